@@ -1,0 +1,314 @@
+"""The normalized cluster model every engine function works on.
+
+Kubernetes objects are parsed once, at the edge (``service.ingest``), into these frozen
+structs. Resources are integers in base units: millicores for ``cpu`` (Quantity.MilliValue),
+bytes or counts for everything else (Quantity.Value). The format of the first quantity seen
+for a resource is kept in ``formats`` so results can print quantities the way
+``resource.Quantity.String()`` would.
+
+msgspec Structs are used instead of dataclasses because the same types are the compact
+stored form of a snapshot (msgpack) and decode about ten times faster than dataclasses.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import cached_property
+
+import msgspec
+
+ResourceList = dict[str, int]
+
+# Annotation keys the engine consults; every other annotation is dropped at ingest.
+CONFIG_SOURCE_ANNOTATION = "kubernetes.io/config.source"
+CONFIG_MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+KEPT_ANNOTATIONS = frozenset({CONFIG_SOURCE_ANNOTATION, CONFIG_MIRROR_ANNOTATION})
+
+
+class _Frozen(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=False):
+    """Base for model structs: immutable, compact when encoded."""
+
+
+class Toleration(_Frozen):
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+
+class Taint(_Frozen):
+    key: str
+    effect: str
+    value: str = ""
+    time_added: datetime | None = None
+
+
+class NodeSelectorRequirement(_Frozen):
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+
+class NodeSelectorTerm(_Frozen):
+    match_expressions: tuple[NodeSelectorRequirement, ...] = ()
+    match_fields: tuple[NodeSelectorRequirement, ...] = ()
+
+
+class LabelSelectorRequirement(_Frozen):
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+
+class LabelSelector(_Frozen):
+    match_labels: dict[str, str] = {}
+    match_expressions: tuple[LabelSelectorRequirement, ...] = ()
+
+
+class ContainerPort(_Frozen):
+    container_port: int
+    host_port: int = 0
+    protocol: str = "TCP"
+    host_ip: str = ""
+
+
+class Container(_Frozen):
+    """One container's resources; key presence matters (scheduler non-zero defaults)."""
+
+    name: str
+    requests: ResourceList = {}
+    limits: ResourceList = {}
+    ports: tuple[ContainerPort, ...] = ()
+    restart_policy: str | None = None  # "Always" on an init container makes it a sidecar
+
+    @property
+    def is_sidecar(self) -> bool:
+        return self.restart_policy == "Always"
+
+
+class PodResources(_Frozen):
+    """spec.resources (pod-level resources); present even when empty."""
+
+    requests: ResourceList = {}
+    limits: ResourceList = {}
+
+
+class OwnerReference(_Frozen):
+    kind: str
+    name: str
+    uid: str = ""
+    controller: bool = False
+
+
+class Pod(_Frozen):
+    namespace: str
+    name: str
+    uid: str = ""
+    node_name: str = ""
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    priority: int | None = None
+    priority_class_name: str = ""
+    preemption_policy: str | None = None
+    qos_class: str = ""  # status.qosClass as stored; empty when the API server has not set it
+    phase: str = ""
+    start_time: datetime | None = None
+    creation_timestamp: datetime | None = None
+    deletion_timestamp: datetime | None = None
+    nominated_node_name: str = ""
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    overhead: ResourceList = {}
+    resources: PodResources | None = None
+    node_selector: dict[str, str] = {}
+    required_node_affinity: tuple[NodeSelectorTerm, ...] | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    os_name: str = ""
+    owner_references: tuple[OwnerReference, ...] = ()
+    host_network: bool = False
+    scheduler_name: str = ""
+    # Scheduler features Verdict does not model that this pod uses (e.g. "InterPodAffinity").
+    unmodelled: tuple[str, ...] = ()
+    # Format of the first quantity seen per resource, for printing sums.
+    formats: dict[str, str] = {}
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def controller(self) -> OwnerReference | None:
+        for ref in self.owner_references:
+            if ref.controller:
+                return ref
+        return None
+
+
+class NodeCondition(_Frozen):
+    type: str
+    status: str
+    last_heartbeat_time: datetime | None = None
+    last_transition_time: datetime | None = None
+    reason: str = ""
+
+
+class Node(_Frozen):
+    name: str
+    uid: str = ""
+    labels: dict[str, str] = {}
+    unschedulable: bool = False
+    taints: tuple[Taint, ...] = ()
+    capacity: ResourceList = {}
+    allocatable: ResourceList = {}
+    conditions: tuple[NodeCondition, ...] = ()
+    creation_timestamp: datetime | None = None
+    formats: dict[str, str] = {}
+
+    def condition(self, type_: str) -> NodeCondition | None:
+        for cond in self.conditions:
+            if cond.type == type_:
+                return cond
+        return None
+
+
+class PodDisruptionBudget(_Frozen):
+    namespace: str
+    name: str
+    selector: LabelSelector | None = None
+    disruptions_allowed: int = 0
+    disrupted_pods: dict[str, datetime] = {}
+
+
+class PriorityClass(_Frozen):
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: str | None = None
+
+
+class Lease(_Frozen):
+    namespace: str
+    name: str
+    holder_identity: str = ""
+    renew_time: datetime | None = None
+    lease_duration_seconds: int | None = None
+
+
+# --- kubelet Summary API (/stats/summary), only the fields the eviction manager reads ---
+
+
+class FsStats(_Frozen):
+    time: datetime | None = None
+    available_bytes: int | None = None
+    capacity_bytes: int | None = None
+    used_bytes: int | None = None
+    inodes_free: int | None = None
+    inodes: int | None = None
+    inodes_used: int | None = None
+
+
+class MemoryStats(_Frozen):
+    time: datetime | None = None
+    available_bytes: int | None = None
+    usage_bytes: int | None = None
+    working_set_bytes: int | None = None
+    rss_bytes: int | None = None
+
+
+class RlimitStats(_Frozen):
+    time: datetime | None = None
+    max_pid: int | None = None
+    num_of_running_processes: int | None = None
+
+
+class ContainerStats(_Frozen):
+    name: str
+    memory: MemoryStats | None = None
+    rootfs: FsStats | None = None
+    logs: FsStats | None = None
+
+
+class VolumeStats(_Frozen):
+    name: str
+    used_bytes: int | None = None
+    inodes_used: int | None = None
+    pvc: bool = False  # backed by a PersistentVolumeClaim (not local ephemeral storage)
+
+
+class PodStats(_Frozen):
+    namespace: str
+    name: str
+    uid: str = ""
+    containers: tuple[ContainerStats, ...] = ()
+    memory: MemoryStats | None = None
+    volumes: tuple[VolumeStats, ...] = ()
+    ephemeral_storage: FsStats | None = None
+    process_count: int | None = None
+
+
+class NodeStats(_Frozen):
+    node_name: str
+    memory: MemoryStats | None = None
+    fs: FsStats | None = None
+    image_fs: FsStats | None = None
+    container_fs: FsStats | None = None
+    rlimit: RlimitStats | None = None
+    allocatable_memory: MemoryStats | None = None  # systemContainers[name="pods"].memory
+    pods: tuple[PodStats, ...] = ()
+
+
+class Snapshot(_Frozen):
+    """A cluster's state at one moment: what the engine decides on. Immutable."""
+
+    nodes: tuple[Node, ...] = ()
+    pods: tuple[Pod, ...] = ()
+    pdbs: tuple[PodDisruptionBudget, ...] = ()
+    priority_classes: tuple[PriorityClass, ...] = ()
+    leases: tuple[Lease, ...] = ()
+    stats: dict[str, NodeStats] = {}
+    captured_at: datetime | None = None
+    ignored: dict[str, int] = {}  # kinds Verdict does not use, counted
+
+
+class Cluster:
+    """A snapshot plus the indexes decisions need, built lazily and kept with it.
+
+    Snapshots are immutable, so a Cluster is cached by snapshot id and shared between
+    requests; its indexes are computed at most once.
+    """
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    @cached_property
+    def nodes_by_name(self) -> dict[str, Node]:
+        return {node.name: node for node in self.snapshot.nodes}
+
+    @cached_property
+    def pods_by_node(self) -> dict[str, tuple[Pod, ...]]:
+        """Pods bound to each node, in snapshot order (terminal pods included)."""
+        grouped: dict[str, list[Pod]] = {node.name: [] for node in self.snapshot.nodes}
+        for pod in self.snapshot.pods:
+            if pod.node_name:
+                grouped.setdefault(pod.node_name, []).append(pod)
+        return {name: tuple(pods) for name, pods in grouped.items()}
+
+    @cached_property
+    def leases_by_node(self) -> dict[str, Lease]:
+        """Node leases live in kube-node-lease and carry the node's name."""
+        return {
+            lease.name: lease
+            for lease in self.snapshot.leases
+            if lease.namespace == "kube-node-lease"
+        }
+
+    @cached_property
+    def priority_classes_by_name(self) -> dict[str, PriorityClass]:
+        return {pc.name: pc for pc in self.snapshot.priority_classes}
+
+    def node(self, name: str) -> Node | None:
+        return self.nodes_by_name.get(name)
+
+    def pods_on(self, node_name: str) -> tuple[Pod, ...]:
+        return self.pods_by_node.get(node_name, ())
