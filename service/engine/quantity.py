@@ -1,0 +1,409 @@
+"""Kubernetes ``resource.Quantity``: parsing, exact arithmetic, integer views, canonical strings.
+
+Mirrors staging/src/k8s.io/apimachinery/pkg/api/resource (quantity.go, suffix.go, amount.go,
+math.go, scale_int.go) as of kubernetes master, k8s 1.3x; see spec/kubelet.md section G.
+Values are held as exact ``Fraction``s; nothing here ever goes through a float.
+
+Deliberate deviations, all for inputs no pod or node carries:
+
+* Parsing rejects (with the ErrNumeric text) a number with more than
+  ``MAX_SIGNIFICANT_DIGITS`` significant digits, or a decimal magnitude of
+  ``10**MAX_DECIMAL_MAGNITUDE`` or more. Upstream keeps such values in an int64-scaled or
+  big-decimal form; an exact ``Fraction`` of ``1e2147483647`` would not fit in memory.
+* The integer views (``milli_value``/``int_value``/``scaled_value``) are exact ceilings
+  with unbounded Python ints. Upstream saturates or overflows int64, and rounds negative
+  values inconsistently between its two internal representations.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+
+__all__ = [
+    "BINARY_SI",
+    "DECIMAL_EXPONENT",
+    "DECIMAL_SI",
+    "ERR_FORMAT_WRONG",
+    "ERR_NUMERIC",
+    "ERR_SUFFIX",
+    "Quantity",
+    "QuantityError",
+    "base_units_to_string",
+    "format_quantity",
+    "parse_quantity",
+    "to_base_units",
+]
+
+DECIMAL_SI = "DecimalSI"
+BINARY_SI = "BinarySI"
+DECIMAL_EXPONENT = "DecimalExponent"
+
+# Upstream error texts (ErrFormatWrong, ErrNumeric, ErrSuffix), word for word.
+ERR_FORMAT_WRONG = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+ERR_NUMERIC = "unable to parse numeric part of quantity"
+ERR_SUFFIX = "unable to parse quantity's suffix"
+
+# Engineering limits (see the module docstring); far beyond any real quantity.
+MAX_SIGNIFICANT_DIGITS = 1000
+MAX_DECIMAL_MAGNITUDE = 1000
+
+_NANO = 10**9
+_MAX_INT64 = 2**63 - 1
+_MAX_INT32 = 2**31 - 1
+# Largest value a BinarySI quantity may parse to, in nano-units.
+_BINARY_CAP_NANO = _MAX_INT64 * _NANO
+# Digits an int64 is trusted to hold in the parser's fast path (maxInt64Factors).
+_MAX_INT64_FACTORS = 18
+
+# Same language as the upstream hand-written scanner (parseQuantityString): optional sign,
+# digits, optional "." and digits, a run of suffix letters, then an optional signed integer.
+_SCAN = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[+-]?[0-9]*)")
+_EXPONENT = re.compile(r"[+-]?[0-9]+")
+
+# suffix -> (base, exponent, format), as quantitySuffixer.interpret's lookup tables.
+_SUFFIXES: dict[str, tuple[int, int, str]] = {
+    "": (10, 0, DECIMAL_SI),
+    "n": (10, -9, DECIMAL_SI),
+    "u": (10, -6, DECIMAL_SI),
+    "m": (10, -3, DECIMAL_SI),
+    "k": (10, 3, DECIMAL_SI),
+    "M": (10, 6, DECIMAL_SI),
+    "G": (10, 9, DECIMAL_SI),
+    "T": (10, 12, DECIMAL_SI),
+    "P": (10, 15, DECIMAL_SI),
+    "E": (10, 18, DECIMAL_SI),
+    "Ki": (2, 10, BINARY_SI),
+    "Mi": (2, 20, BINARY_SI),
+    "Gi": (2, 30, BINARY_SI),
+    "Ti": (2, 40, BINARY_SI),
+    "Pi": (2, 50, BINARY_SI),
+    "Ei": (2, 60, BINARY_SI),
+}
+_DECIMAL_SUFFIX_BY_EXPONENT = {e: s for s, (b, e, _) in _SUFFIXES.items() if b == 10}
+_BINARY_SUFFIX_BY_POWER = {e // 10: s for s, (b, e, _) in _SUFFIXES.items() if b == 2}
+
+
+class QuantityError(ValueError):
+    """A string ParseQuantity rejects; ``str(err)`` is the upstream error text."""
+
+
+def _as_fraction(value: object) -> Fraction:
+    """Exact Fraction for a Fraction/int/Decimal; floats and bools are refused (inexact)."""
+    if type(value) is Fraction:
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | Fraction | Decimal):
+        raise TypeError(f"quantity value must be an exact number, not {type(value).__name__}")
+    return Fraction(value)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Quantity:
+    """An exact quantity and its remembered format (resource.Quantity).
+
+    ``value`` is exact (after parse-time rounding). Equality and hashing use the numeric
+    value only, like Quantity.Equal/Cmp: ``parse_quantity("1Gi") == parse_quantity("1024Mi")``.
+    ``_text`` is what String() returns when already known: the input string when the
+    parser's fast path judged it canonical, else the canonical form once computed.
+    """
+
+    value: Fraction
+    format: str
+    _text: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if type(self.value) is not Fraction:
+            object.__setattr__(self, "value", _as_fraction(self.value))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Quantity):
+            return self.value == other.value
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def milli_value(self) -> int:
+        """ceil(q * 1000): mirrors Quantity.MilliValue (the kubelet/scheduler cpu unit)."""
+        v = self.value
+        return -((-v.numerator * 1000) // v.denominator)
+
+    def int_value(self) -> int:
+        """ceil(q): mirrors Quantity.Value (bytes/counts for every non-cpu resource)."""
+        v = self.value
+        return -(-v.numerator // v.denominator)
+
+    def scaled_value(self, scale: int) -> int:
+        """ceil(q / 10**scale): mirrors Quantity.ScaledValue (scale -3 is milli, 0 is Value)."""
+        v = self.value
+        num, den = v.numerator, v.denominator
+        if scale >= 0:
+            den *= 10**scale
+        else:
+            num *= 10**-scale
+        return -(-num // den)
+
+    def sign(self) -> int:
+        """-1, 0 or 1: mirrors Quantity.Sign."""
+        return (self.value > 0) - (self.value < 0)
+
+    def is_zero(self) -> bool:
+        """Mirrors Quantity.IsZero (format is irrelevant)."""
+        return self.value == 0
+
+    def cmp(self, other: Quantity | int | Fraction) -> int:
+        """-1/0/1 on exact values, format ignored: mirrors Quantity.Cmp."""
+        a = self.value
+        b = other.value if isinstance(other, Quantity) else _as_fraction(other)
+        return (a > b) - (a < b)
+
+    def __add__(self, other: Quantity) -> Quantity:
+        """Exact sum: mirrors Quantity.Add (receiver's format, argument's if receiver is 0).
+
+        Sums are never rounded or capped; only parsing does that.
+        """
+        if not isinstance(other, Quantity):
+            return NotImplemented
+        fmt = other.format if self.value == 0 else self.format
+        return Quantity(self.value + other.value, fmt)
+
+    def __sub__(self, other: Quantity) -> Quantity:
+        """Exact difference: mirrors Quantity.Sub (same format rule as Add)."""
+        if not isinstance(other, Quantity):
+            return NotImplemented
+        fmt = other.format if self.value == 0 else self.format
+        return Quantity(self.value - other.value, fmt)
+
+    def __neg__(self) -> Quantity:
+        """Mirrors Quantity.Neg: same format, negated value."""
+        return Quantity(-self.value, self.format)
+
+    def __str__(self) -> str:
+        """Mirrors Quantity.String: the cached parse input if any, else the canonical form."""
+        text = self._text
+        if text is None:
+            text = format_quantity(self.value, self.format)
+            object.__setattr__(self, "_text", text)
+        return text
+
+
+def _interpret_suffix(suffix: str) -> tuple[int, int, str]:
+    """(base, exponent, format) for a suffix: mirrors quantitySuffixer.interpret.
+
+    Case matters ("K", "mi" are errors). "e<int>"/"E<int>" is DecimalExponent with the
+    exponent limited to [-MaxInt32, MaxInt32] (newer upstream; it used to wrap around).
+    """
+    known = _SUFFIXES.get(suffix)
+    if known is not None:
+        return known
+    if len(suffix) > 1 and suffix[0] in "eE" and _EXPONENT.fullmatch(suffix, 1):
+        exponent = int(suffix[1:])
+        if -_MAX_INT32 <= exponent <= _MAX_INT32:
+            return 10, exponent, DECIMAL_EXPONENT
+    raise QuantityError(ERR_SUFFIX)
+
+
+def _magnitude_nanos(digits: str, base: int, exponent: int, denom_len: int) -> int:
+    """|value| in nano-units, rounded up: the exact part of resource.ParseQuantity.
+
+    ``digits`` are all the digits of the number (integer then fraction part), so
+    |value| = int(digits) * base**exponent / 10**denom_len. Values under 1n become 1n
+    without building huge powers of ten (newer upstream's sub-nano shortcut).
+    """
+    significant = digits.lstrip("0")
+    if not significant:
+        return 0
+    stripped = significant.rstrip("0")
+    # |value| = int(stripped) * 10**power10 * base**exponent, int(stripped) has k digits
+    power10 = (len(significant) - len(stripped)) - denom_len
+    k = len(stripped)
+    if base == 10:
+        power10 += exponent
+        order = k + power10  # |value| < 10**order
+        two_power = 0
+    else:
+        order = k + power10 + 19  # 2**60 < 10**19
+        two_power = exponent
+        if k + power10 - 1 >= 19:  # >= 10**18 * 1024 > 2**63 - 1: capped anyway
+            return _BINARY_CAP_NANO + 1
+    if order <= -9:
+        return 1
+    if k > MAX_SIGNIFICANT_DIGITS or (base == 10 and order > MAX_DECIMAL_MAGNITUDE):
+        raise QuantityError(ERR_NUMERIC)
+    mantissa = int(stripped) << two_power
+    shift = power10 + 9
+    if shift >= 0:
+        return mantissa * 10**shift
+    return -(-mantissa // 10**-shift)
+
+
+def _parse(text: str) -> Quantity:
+    """Mirrors resource.ParseQuantity, k8s 1.3x (value, format, and the string it caches)."""
+    if not text:
+        raise QuantityError(ERR_FORMAT_WRONG)
+    if text == "0":
+        return Quantity(Fraction(0), DECIMAL_SI, "0")
+    match = _SCAN.fullmatch(text)
+    if match is None:
+        raise QuantityError(ERR_FORMAT_WRONG)
+    sign, num_raw, denom, suffix = match.groups()
+    denom = denom or ""
+    base, exponent, fmt = _interpret_suffix(suffix)
+
+    # Upstream has an int64 fast path and a big-decimal slow path. Both are exact, but only
+    # the fast path may keep the input as the String() form, and only the slow path fails
+    # on a number with no digits at all ("Pi", ".e-10").
+    num = num_raw.lstrip("0") or "0"
+    shifted = num + denom
+    cached: str | None = None
+    if base == 10:
+        scale = exponent - len(denom)
+        fast = len(shifted) <= _MAX_INT64_FACTORS and scale >= -9
+        if fast and scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0":
+            cached = text
+    else:
+        fast = not denom and 15 - len(num) - exponent * 3 // 10 - 1 >= 0
+        if fast and int(num) & 7:
+            cached = text
+    if not fast and not num_raw and not denom:
+        raise QuantityError(ERR_NUMERIC)
+
+    nanos = _magnitude_nanos(num_raw + denom, base, exponent, len(denom))
+    if fmt == BINARY_SI:
+        if nanos > _BINARY_CAP_NANO:
+            nanos = _BINARY_CAP_NANO
+        elif 0 < nanos < _NANO:
+            fmt = DECIMAL_SI
+    if sign == "-":
+        nanos = -nanos
+    return Quantity(Fraction(nanos, _NANO), fmt, cached)
+
+
+@functools.lru_cache(maxsize=1 << 16, typed=True)
+def _parse_cached(text: str | int | float) -> Quantity:
+    """Type dispatch for parse_quantity, memoised; ``typed=True`` keeps 1, 1.0 and True apart."""
+    if isinstance(text, str):
+        return _parse(text)
+    if isinstance(text, bool):
+        raise QuantityError(ERR_FORMAT_WRONG)
+    if isinstance(text, int):
+        try:
+            digits = str(text)
+        except ValueError as exc:  # more digits than int->str conversion allows
+            raise QuantityError(ERR_NUMERIC) from exc
+        return _parse(digits)
+    if isinstance(text, float):
+        if not math.isfinite(text):
+            raise QuantityError(ERR_FORMAT_WRONG)
+        return _parse(repr(text))
+    raise QuantityError(ERR_FORMAT_WRONG)
+
+
+def parse_quantity(text: str | int | float) -> Quantity:
+    """Parse a quantity string (or a JSON number): mirrors resource.ParseQuantity, k8s 1.3x.
+
+    Memoised (LRU, 65536 entries) because the same strings recur across hundreds of
+    thousands of containers. An int is parsed as its decimal string, a float as ``repr()``
+    (JSON decoding has already lost the original spelling). Any other type, bools included,
+    is a QuantityError, never a TypeError. Unlike the API server's UnmarshalJSON,
+    surrounding whitespace is an error here, exactly as in ParseQuantity.
+    """
+    try:
+        return _parse_cached(text)
+    except TypeError:  # unhashable input (list, dict): not a quantity
+        raise QuantityError(ERR_FORMAT_WRONG) from None
+
+
+parse_quantity.cache_info = _parse_cached.cache_info  # type: ignore[attr-defined]
+parse_quantity.cache_clear = _parse_cached.cache_clear  # type: ignore[attr-defined]
+
+
+def _decimal_parts(value: Fraction) -> tuple[int, int]:
+    """(m, e) with value == m * 10**e, m free of trailing zeros (removeBigIntFactors).
+
+    Only terminating decimals are representable (upstream holds an inf.Dec); value != 0.
+    """
+    den = value.denominator
+    twos = (den & -den).bit_length() - 1
+    rest = den >> twos
+    fives = 0
+    while rest % 5 == 0:
+        rest //= 5
+        fives += 1
+    if rest != 1:
+        raise ValueError(f"{value} is not a terminating decimal; a Quantity cannot hold it")
+    places = max(twos, fives)
+    mantissa = value.numerator * (10**places // den)
+    exponent = -places
+    while mantissa % 10 == 0:
+        mantissa //= 10
+        exponent += 1
+    return mantissa, exponent
+
+
+def _canonical_decimal(value: Fraction, fmt: str) -> str:
+    """Base-10 canonical form: mirrors AsCanonicalBytes + constructBytes(10, e, fmt).
+
+    The exponent is lowered to a multiple of 3. DecimalSI without a suffix for it (beyond
+    "E" or below "n") falls back to exponent notation, as upstream since #140459; older
+    releases silently dropped the suffix ("1000E" printed as "1").
+    """
+    mantissa, exponent = _decimal_parts(value)
+    drop = exponent % 3
+    mantissa *= 10**drop
+    exponent -= drop
+    if fmt == DECIMAL_SI:
+        suffix = _DECIMAL_SUFFIX_BY_EXPONENT.get(exponent)
+        if suffix is not None:
+            return f"{mantissa}{suffix}"
+    if exponent == 0:
+        return str(mantissa)
+    return f"{mantissa}e{exponent}"
+
+
+def format_quantity(value: Fraction | int, fmt: str) -> str:
+    """Canonical string of an exact value in a format: mirrors Quantity.CanonicalizeBytes.
+
+    Zero is "0". BinarySI prints as DecimalSI when |value| < 1024 or value is not whole;
+    otherwise factors of 1024 become Ki..Ei ("1536Mi", "1025"), and beyond Ei it falls back
+    to exact base-10 exponent form (#140459). An unknown format prints as DecimalExponent.
+    """
+    value = _as_fraction(value)
+    if value == 0:
+        return "0"
+    if fmt == BINARY_SI:
+        if -1024 < value < 1024 or value.denominator != 1:
+            return _canonical_decimal(value, DECIMAL_SI)
+        mantissa = value.numerator
+        power = 0
+        while mantissa % 1024 == 0:
+            mantissa //= 1024
+            power += 1
+        if power == 0:
+            return str(mantissa)
+        suffix = _BINARY_SUFFIX_BY_POWER.get(power)
+        if suffix is None:
+            return _canonical_decimal(value, DECIMAL_EXPONENT)
+        return f"{mantissa}{suffix}"
+    if fmt != DECIMAL_SI:
+        fmt = DECIMAL_EXPONENT
+    return _canonical_decimal(value, fmt)
+
+
+def to_base_units(resource_name: str, q: Quantity) -> int:
+    """The kubelet/scheduler int64 of a quantity: MilliValue for "cpu", Value otherwise."""
+    if resource_name == "cpu":
+        return q.milli_value()
+    return q.int_value()
+
+
+def base_units_to_string(resource_name: str, amount: int, fmt: str) -> str:
+    """Inverse of to_base_units for printing: cpu amounts are millicores, others whole units."""
+    value = Fraction(amount, 1000) if resource_name == "cpu" else Fraction(amount)
+    return format_quantity(value, fmt)
