@@ -128,6 +128,10 @@ class Pod(_Frozen):
     owner_references: tuple[OwnerReference, ...] = ()
     host_network: bool = False
     scheduler_name: str = ""
+    termination_grace_period_seconds: int | None = None
+    # Volumes the kubelet counts as local ephemeral storage (emptyDir on disk, hostPath,
+    # gitRepo, configMap): eviction's disk ranking sums their usage.
+    local_volume_names: tuple[str, ...] = ()
     # Scheduler features Verdict does not model that this pod uses (e.g. "InterPodAffinity").
     unmodelled: tuple[str, ...] = ()
     # Format of the first quantity seen per resource, for printing sums.

@@ -1,0 +1,1 @@
+"""The edge: Kubernetes JSON/YAML bodies → the engine's normalized model."""

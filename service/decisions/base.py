@@ -1,0 +1,67 @@
+"""The contract every decision kind fulfils, and the errors it may raise."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from marshmallow import Schema, ValidationError, fields
+
+from service.engine.objects import Cluster, Pod
+
+
+class DecisionInputError(Exception):
+    """The request is well-formed but does not fit the snapshot (unknown node, no stats...).
+
+    Answered as 422 problem+json naming ``path`` (a dotted field path of the request body).
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Subjects:
+    """What a decision is about, indexed for the history filters (?nodeName=, ?pod=)."""
+
+    node_names: list[str] = field(default_factory=list)
+    pods: list[str] = field(default_factory=list)  # "namespace/name"
+
+
+@dataclass(frozen=True)
+class DecisionKind:
+    name: str  # the URL segment: POST /v1/decisions/<name>
+    schema: type[Schema]  # the request body minus snapshotId/snapshot
+    decide: Callable[[Cluster, dict], dict]  # (cluster, loaded request) -> JSON-ready result
+    subjects: Callable[[dict, dict], Subjects]  # (loaded request, result) -> subjects
+
+
+KINDS: dict[str, DecisionKind] = {}
+
+
+def register(kind: DecisionKind) -> DecisionKind:
+    KINDS[kind.name] = kind
+    return kind
+
+
+class PodField(fields.Field):
+    """A v1 Pod object, decoded into the engine model (API defaulting applied)."""
+
+    default_error_messages = {"invalid": "Not a v1 Pod object."}
+
+    def _deserialize(self, value, attr, data, **kwargs) -> Pod:
+        from service.ingest.errors import IngestError
+        from service.ingest.kube import pod_from_object
+
+        if not isinstance(value, dict):
+            raise self.make_error("invalid")
+        try:
+            return pod_from_object(value)
+        except IngestError as exc:
+            # Field paths relative to the pod; marshmallow prefixes the field name.
+            raise ValidationError({err.path: [err.message] for err in exc.errors}) from exc
+
+    def _serialize(self, value, attr, obj, **kwargs):  # requests are stored as sent
+        raise NotImplementedError

@@ -1,0 +1,590 @@
+"""Kubernetes objects → the engine's normalized model, once, at the edge.
+
+The API server's defaulting that matters for decisions is applied here (a container limit
+without a request gets the request), quantities become base-unit integers, and every problem
+is reported with the path of the offending field. Nothing downstream sees raw JSON.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+import msgspec
+
+from service.engine import objects as m
+from service.engine.quantity import QuantityError, parse_quantity, to_base_units
+from service.ingest import wire
+from service.ingest.errors import FieldError, IngestError
+
+POD_LEVEL_PREFIX = "hugepages-"
+POD_LEVEL_NAMES = frozenset({"cpu", "memory"})
+
+_DECODERS: dict[type, msgspec.json.Decoder] = {}
+_MSGSPEC_PATH = re.compile(r"^(.*?)(?: - at `\$(.*)`)?$", re.S)
+
+
+def _decoder(kind: type) -> msgspec.json.Decoder:
+    decoder = _DECODERS.get(kind)
+    if decoder is None:
+        decoder = _DECODERS[kind] = msgspec.json.Decoder(kind)
+    return decoder
+
+
+def _validation_error(
+    exc: msgspec.ValidationError | msgspec.DecodeError, prefix: str
+) -> IngestError:
+    """Turn msgspec's "Expected `int`, got `str` - at `$.spec.priority`" into a field path."""
+    match = _MSGSPEC_PATH.match(str(exc))
+    message, at = (match.group(1), match.group(2) or "") if match else (str(exc), "")
+    path = at[1:] if at.startswith(".") else at
+    return IngestError([FieldError(path, message)]).prefixed(prefix)
+
+
+def decode_json(data: bytes | memoryview, kind: type, prefix: str = "") -> Any:
+    """Decode JSON bytes into a wire struct; errors name the field."""
+    try:
+        return _decoder(kind).decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise _validation_error(exc, prefix) from None
+    except RecursionError:
+        raise IngestError.one(prefix or "body", "JSON nested too deeply", status=400) from None
+
+
+def convert_object(obj: Any, kind: type, prefix: str = "") -> Any:
+    """Like decode_json, for objects already parsed (YAML, a decision request's ``pod``)."""
+    try:
+        return msgspec.convert(obj, kind, strict=False)
+    except msgspec.ValidationError as exc:
+        raise _validation_error(exc, prefix) from None
+    except RecursionError:
+        raise IngestError.one(prefix or "body", "object nested too deeply", status=400) from None
+
+
+# --- quantities ---
+
+
+@lru_cache(maxsize=65536)
+def _base_units(name: str, value: wire.QuantityValue) -> tuple[int, str]:
+    quantity = parse_quantity(value.strip() if isinstance(value, str) else value)
+    if quantity.sign() < 0:
+        raise QuantityError("must be greater than or equal to 0")
+    return to_base_units(name, quantity), quantity.format
+
+
+def _resources(
+    raw: wire.WireResourceList | None,
+    path: str,
+    errors: list[FieldError],
+    formats: dict[str, str],
+) -> dict[str, int]:
+    if not raw:
+        return {}
+    out: dict[str, int] = {}
+    for name, value in raw.items():
+        try:
+            amount, fmt = _base_units(name, value)
+        except QuantityError as exc:
+            errors.append(FieldError(f"{path}.{name}", f"invalid quantity {value!r}: {exc}"))
+            continue
+        out[name] = amount
+        formats.setdefault(name, fmt)
+    return out
+
+
+# --- pods ---
+
+
+def _selector_requirements(reqs: list[wire.Requirement] | None, cls: type) -> tuple:
+    if not reqs:
+        return ()
+    return tuple(cls(key=r.key, operator=r.operator, values=tuple(r.values or ())) for r in reqs)
+
+
+def _container(
+    raw: wire.Container, path: str, errors: list[FieldError], formats: dict[str, str]
+) -> m.Container:
+    res = raw.resources
+    requests = _resources(
+        res.requests if res else None, f"{path}.resources.requests", errors, formats
+    )
+    limits = _resources(res.limits if res else None, f"{path}.resources.limits", errors, formats)
+    # API defaulting (SetDefaults_Container via defaultRequests): a limit without a request.
+    for name, amount in limits.items():
+        requests.setdefault(name, amount)
+    ports = ()
+    if raw.ports:
+        ports = tuple(
+            m.ContainerPort(
+                container_port=p.container_port,
+                host_port=p.host_port,
+                protocol=p.protocol or "TCP",
+                host_ip=p.host_ip,
+            )
+            for p in raw.ports
+        )
+    return m.Container(
+        name=raw.name,
+        requests=requests,
+        limits=limits,
+        ports=ports,
+        restart_policy=raw.restart_policy,
+    )
+
+
+def _is_pod_level_name(name: str) -> bool:
+    return name in POD_LEVEL_NAMES or name.startswith(POD_LEVEL_PREFIX)
+
+
+def _pod_resources(
+    raw: wire.Resources | None,
+    containers: tuple[m.Container, ...],
+    errors: list[FieldError],
+    formats: dict[str, str],
+) -> m.PodResources | None:
+    if raw is None:
+        return None
+    requests = _resources(raw.requests, "spec.resources.requests", errors, formats)
+    limits = _resources(raw.limits, "spec.resources.limits", errors, formats)
+    # API defaulting of pod-level requests (defaultPodRequests, PodLevelResources): hugepages
+    # default to the aggregated container requests, then any supported name to its limit.
+    for name, amount in limits.items():
+        if not _is_pod_level_name(name) or name in requests:
+            continue
+        if name.startswith(POD_LEVEL_PREFIX):
+            total = sum(c.requests.get(name, 0) for c in containers)
+            if any(name in c.requests for c in containers):
+                requests[name] = total
+                continue
+        requests[name] = amount
+    return m.PodResources(requests=requests, limits=limits)
+
+
+def _unmodelled(spec: wire.PodSpec) -> tuple[str, ...]:
+    found = []
+    if spec.affinity and (spec.affinity.pod_affinity or spec.affinity.pod_anti_affinity):
+        found.append("InterPodAffinity")
+    if spec.topology_spread_constraints:
+        found.append("PodTopologySpread")
+    if spec.volumes and any(v.persistent_volume_claim or v.ephemeral for v in spec.volumes):
+        found.append("VolumeBinding")
+    return tuple(found)
+
+
+def _local_volume_names(volumes: list[wire.Volume] | None) -> tuple[str, ...]:
+    """Mirrors the kubelet's localVolumeNames: hostPath or IsLocalEphemeralVolume."""
+    if not volumes:
+        return ()
+    return tuple(
+        v.name
+        for v in volumes
+        if v.host_path is not None
+        or v.git_repo is not None
+        or v.config_map is not None
+        or (v.empty_dir is not None and v.empty_dir.medium == "")
+    )
+
+
+def _owner_references(refs: list[wire.OwnerRef] | None) -> tuple[m.OwnerReference, ...]:
+    if not refs:
+        return ()
+    return tuple(
+        m.OwnerReference(kind=r.kind, name=r.name, uid=r.uid, controller=bool(r.controller))
+        for r in refs
+    )
+
+
+def _pod(raw: wire.Pod, prefix: str = "") -> m.Pod:
+    errors: list[FieldError] = []
+    meta, spec, status = raw.metadata, raw.spec, raw.status
+    if not meta.name:
+        errors.append(FieldError("metadata.name", "a pod needs a name"))
+    formats: dict[str, str] = {}
+    containers = tuple(
+        _container(c, f"spec.containers[{i}]", errors, formats)
+        for i, c in enumerate(spec.containers or ())
+    )
+    init_containers = tuple(
+        _container(c, f"spec.initContainers[{i}]", errors, formats)
+        for i, c in enumerate(spec.init_containers or ())
+    )
+    overhead = _resources(spec.overhead, "spec.overhead", errors, formats)
+    pod_resources = _pod_resources(spec.resources, containers, errors, formats)
+    affinity = spec.affinity.node_affinity if spec.affinity else None
+    required = affinity.required_during_scheduling_ignored_during_execution if affinity else None
+    terms = None
+    if required is not None:
+        terms = tuple(
+            m.NodeSelectorTerm(
+                match_expressions=_selector_requirements(
+                    t.match_expressions, m.NodeSelectorRequirement
+                ),
+                match_fields=_selector_requirements(t.match_fields, m.NodeSelectorRequirement),
+            )
+            for t in required.node_selector_terms or ()
+        )
+    if errors:
+        raise IngestError(errors).prefixed(prefix)
+    annotations = meta.annotations
+    kept = {k: v for k, v in annotations.items() if k in m.KEPT_ANNOTATIONS} if annotations else {}
+    return m.Pod(
+        namespace=meta.namespace or "default",
+        name=meta.name,
+        uid=meta.uid,
+        node_name=spec.node_name,
+        labels=meta.labels or {},
+        annotations=kept,
+        priority=spec.priority,
+        priority_class_name=spec.priority_class_name,
+        preemption_policy=spec.preemption_policy,
+        qos_class=status.qos_class,
+        phase=status.phase,
+        start_time=status.start_time,
+        creation_timestamp=meta.creation_timestamp,
+        deletion_timestamp=meta.deletion_timestamp,
+        nominated_node_name=status.nominated_node_name,
+        containers=containers,
+        init_containers=init_containers,
+        overhead=overhead,
+        resources=pod_resources,
+        node_selector=spec.node_selector or {},
+        required_node_affinity=terms,
+        tolerations=tuple(
+            m.Toleration(
+                key=t.key,
+                operator=t.operator,
+                value=t.value,
+                effect=t.effect,
+                toleration_seconds=t.toleration_seconds,
+            )
+            for t in spec.tolerations or ()
+        ),
+        os_name=spec.os.name if spec.os else "",
+        owner_references=_owner_references(meta.owner_references),
+        host_network=spec.host_network,
+        scheduler_name=spec.scheduler_name,
+        termination_grace_period_seconds=spec.termination_grace_period_seconds,
+        local_volume_names=_local_volume_names(spec.volumes),
+        unmodelled=_unmodelled(spec),
+        formats=formats,
+    )
+
+
+def pod_from_object(obj: dict, prefix: str = "") -> m.Pod:
+    """A v1 Pod (as the API server or kubectl prints it) → model Pod."""
+    raw = convert_object(obj, wire.Pod, prefix)
+    if raw.kind not in ("", "Pod"):
+        raise IngestError.one(
+            f"{prefix}.kind" if prefix else "kind", f"expected a Pod, got {raw.kind!r}"
+        )
+    return _pod(raw, prefix)
+
+
+# --- nodes and the rest ---
+
+
+def _node(raw: wire.Node, prefix: str = "") -> m.Node:
+    errors: list[FieldError] = []
+    meta, spec, status = raw.metadata, raw.spec, raw.status
+    if not meta.name:
+        errors.append(FieldError("metadata.name", "a node needs a name"))
+    formats: dict[str, str] = {}
+    capacity = _resources(status.capacity, "status.capacity", errors, formats)
+    allocatable = _resources(status.allocatable, "status.allocatable", errors, formats)
+    if errors:
+        raise IngestError(errors).prefixed(prefix)
+    return m.Node(
+        name=meta.name,
+        uid=meta.uid,
+        labels=meta.labels or {},
+        unschedulable=spec.unschedulable,
+        taints=tuple(
+            m.Taint(key=t.key, value=t.value, effect=t.effect, time_added=t.time_added)
+            for t in spec.taints or ()
+        ),
+        capacity=capacity,
+        # A node that does not report allocatable is treated as allocatable == capacity,
+        # as the kubelet does when it sets node status.
+        allocatable=allocatable if status.allocatable is not None else dict(capacity),
+        conditions=tuple(
+            m.NodeCondition(
+                type=c.type,
+                status=c.status,
+                last_heartbeat_time=c.last_heartbeat_time,
+                last_transition_time=c.last_transition_time,
+                reason=c.reason,
+            )
+            for c in status.conditions or ()
+        ),
+        creation_timestamp=meta.creation_timestamp,
+        formats=formats,
+    )
+
+
+def node_from_object(obj: dict, prefix: str = "") -> m.Node:
+    return _node(convert_object(obj, wire.Node, prefix), prefix)
+
+
+def _pdb(raw: wire.PodDisruptionBudget, prefix: str = "") -> m.PodDisruptionBudget:
+    if not raw.metadata.name:
+        raise IngestError.one(f"{prefix}.metadata.name", "a PodDisruptionBudget needs a name")
+    sel = raw.spec.selector
+    selector = None
+    if sel is not None:
+        selector = m.LabelSelector(
+            match_labels=sel.match_labels or {},
+            match_expressions=_selector_requirements(
+                sel.match_expressions, m.LabelSelectorRequirement
+            ),
+        )
+    return m.PodDisruptionBudget(
+        namespace=raw.metadata.namespace or "default",
+        name=raw.metadata.name,
+        selector=selector,
+        disruptions_allowed=raw.status.disruptions_allowed,
+        disrupted_pods=raw.status.disrupted_pods or {},
+    )
+
+
+def _priority_class(raw: wire.PriorityClass, prefix: str = "") -> m.PriorityClass:
+    if not raw.metadata.name:
+        raise IngestError.one(f"{prefix}.metadata.name", "a PriorityClass needs a name")
+    return m.PriorityClass(
+        name=raw.metadata.name,
+        value=raw.value,
+        global_default=raw.global_default,
+        preemption_policy=raw.preemption_policy,
+    )
+
+
+def _lease(raw: wire.Lease, prefix: str = "") -> m.Lease:
+    if not raw.metadata.name:
+        raise IngestError.one(f"{prefix}.metadata.name", "a Lease needs a name")
+    return m.Lease(
+        namespace=raw.metadata.namespace or "default",
+        name=raw.metadata.name,
+        holder_identity=raw.spec.holder_identity or "",
+        renew_time=raw.spec.renew_time,
+        lease_duration_seconds=raw.spec.lease_duration_seconds,
+    )
+
+
+# --- kubelet Summary API ---
+
+
+def _fs(raw: wire.FsStats | None) -> m.FsStats | None:
+    if raw is None:
+        return None
+    return m.FsStats(
+        time=raw.time,
+        available_bytes=raw.available_bytes,
+        capacity_bytes=raw.capacity_bytes,
+        used_bytes=raw.used_bytes,
+        inodes_free=raw.inodes_free,
+        inodes=raw.inodes,
+        inodes_used=raw.inodes_used,
+    )
+
+
+def _memory(raw: wire.MemoryStats | None) -> m.MemoryStats | None:
+    if raw is None:
+        return None
+    return m.MemoryStats(
+        time=raw.time,
+        available_bytes=raw.available_bytes,
+        usage_bytes=raw.usage_bytes,
+        working_set_bytes=raw.working_set_bytes,
+        rss_bytes=raw.rss_bytes,
+    )
+
+
+def node_stats(node_name: str, raw: wire.Summary) -> m.NodeStats:
+    """A node's Summary API object → the fields the eviction manager reads."""
+    node = raw.node
+    pods_memory = None
+    for container in node.system_containers or ():
+        if container.name == "pods":
+            pods_memory = _memory(container.memory)
+    runtime = node.runtime
+    return m.NodeStats(
+        node_name=node_name,
+        memory=_memory(node.memory),
+        fs=_fs(node.fs),
+        image_fs=_fs(runtime.image_fs) if runtime else None,
+        container_fs=_fs(runtime.container_fs) if runtime else None,
+        rlimit=(
+            m.RlimitStats(
+                time=node.rlimit.time,
+                max_pid=node.rlimit.maxpid,
+                num_of_running_processes=node.rlimit.curproc,
+            )
+            if node.rlimit
+            else None
+        ),
+        allocatable_memory=pods_memory,
+        pods=tuple(
+            m.PodStats(
+                namespace=p.pod_ref.namespace,
+                name=p.pod_ref.name,
+                uid=p.pod_ref.uid,
+                containers=tuple(
+                    m.ContainerStats(
+                        name=c.name,
+                        memory=_memory(c.memory),
+                        rootfs=_fs(c.rootfs),
+                        logs=_fs(c.logs),
+                    )
+                    for c in p.containers or ()
+                ),
+                memory=_memory(p.memory),
+                volumes=tuple(
+                    m.VolumeStats(
+                        name=v.name,
+                        used_bytes=v.used_bytes,
+                        inodes_used=v.inodes_used,
+                        pvc=v.pvc_ref is not None,
+                    )
+                    for v in p.volume or ()
+                ),
+                ephemeral_storage=_fs(p.ephemeral_storage),
+                process_count=p.process_stats.process_count if p.process_stats else None,
+            )
+            for p in raw.pods or ()
+        ),
+    )
+
+
+# --- whole snapshots ---
+
+_KINDS = {
+    "Pod": (wire.Pod, _pod),
+    "Node": (wire.Node, _node),
+    "PodDisruptionBudget": (wire.PodDisruptionBudget, _pdb),
+    "PriorityClass": (wire.PriorityClass, _priority_class),
+    "Lease": (wire.Lease, _lease),
+}
+
+
+class SnapshotBuilder:
+    """Collects objects one by one, checks uniqueness, and builds the Snapshot."""
+
+    def __init__(self) -> None:
+        self.nodes: list[m.Node] = []
+        self.pods: list[m.Pod] = []
+        self.pdbs: list[m.PodDisruptionBudget] = []
+        self.priority_classes: list[m.PriorityClass] = []
+        self.leases: list[m.Lease] = []
+        self.ignored: Counter[str] = Counter()
+        self.stats: dict[str, m.NodeStats] = {}
+        self._seen: dict[tuple[str, str, str], str] = {}
+        self.errors: list[FieldError] = []
+
+    def _unique(self, kind: str, namespace: str, name: str, path: str) -> bool:
+        key = (kind, namespace, name)
+        first = self._seen.get(key)
+        if first is not None:
+            what = f"{namespace}/{name}" if namespace else name
+            self.errors.append(
+                FieldError(f"{path}.metadata.name", f"duplicate {kind} {what!r} (first at {first})")
+            )
+            return False
+        self._seen[key] = path
+        return True
+
+    def add_raw(self, kind: str, raw: Any, path: str) -> None:
+        try:
+            obj = _KINDS[kind][1](raw, path)
+        except IngestError as exc:
+            self.errors.extend(exc.errors)
+            return
+        if kind == "Node":
+            if self._unique(kind, "", obj.name, path):
+                self.nodes.append(obj)
+        elif kind == "Pod":
+            if self._unique(kind, obj.namespace, obj.name, path):
+                self.pods.append(obj)
+        elif kind == "PodDisruptionBudget":
+            if self._unique(kind, obj.namespace, obj.name, path):
+                self.pdbs.append(obj)
+        elif kind == "PriorityClass":
+            if self._unique(kind, "", obj.name, path):
+                self.priority_classes.append(obj)
+        elif self._unique(kind, obj.namespace, obj.name, path):
+            self.leases.append(obj)
+
+    def add_json_item(self, data: msgspec.Raw, path: str) -> None:
+        try:
+            head = decode_json(data, wire.TypeOnly, path)
+        except IngestError as exc:
+            self.errors.extend(exc.errors)
+            return
+        entry = _KINDS.get(head.kind)
+        if entry is None:
+            if head.kind in ("", None):
+                self.errors.append(FieldError(f"{path}.kind", "object has no kind"))
+            else:
+                self.ignored[head.kind] += 1
+            return
+        try:
+            raw = decode_json(data, entry[0], path)
+        except IngestError as exc:
+            self.errors.extend(exc.errors)
+            return
+        self.add_raw(head.kind, raw, path)
+
+    def add_object(self, obj: Any, path: str) -> None:
+        if not isinstance(obj, dict):
+            self.errors.append(FieldError(path, "expected a Kubernetes object"))
+            return
+        kind = obj.get("kind")
+        entry = _KINDS.get(kind) if isinstance(kind, str) else None
+        if entry is None:
+            if not kind:
+                self.errors.append(FieldError(f"{path}.kind", "object has no kind"))
+            else:
+                self.ignored[str(kind)] += 1
+            return
+        try:
+            raw = convert_object(obj, entry[0], path)
+        except IngestError as exc:
+            self.errors.extend(exc.errors)
+            return
+        self.add_raw(kind, raw, path)
+
+    def add_stats(self, node_name: str, summary: wire.Summary) -> None:
+        self.stats[node_name] = node_stats(node_name, summary)
+
+    def build(self, captured_at: datetime | None = None) -> m.Snapshot:
+        node_names = {n.name for n in self.nodes}
+        for name in self.stats:
+            if name not in node_names:
+                self.errors.append(
+                    FieldError(f"stats.{name}", "no node of that name in the snapshot")
+                )
+        if self.errors:
+            raise IngestError(self.errors)
+        return m.Snapshot(
+            nodes=tuple(self.nodes),
+            pods=tuple(self.pods),
+            pdbs=tuple(self.pdbs),
+            priority_classes=tuple(self.priority_classes),
+            leases=tuple(self.leases),
+            stats=self.stats,
+            captured_at=captured_at,
+            ignored=dict(sorted(self.ignored.items())),
+        )
+
+
+def snapshot_from_objects(
+    objects: list[dict], stats: dict[str, dict] | None = None, captured_at: datetime | None = None
+) -> m.Snapshot:
+    """Build a Snapshot from already-parsed Kubernetes objects (tests, YAML, small inputs)."""
+    builder = SnapshotBuilder()
+    for i, obj in enumerate(objects):
+        builder.add_object(obj, f"objects[{i}]")
+    for name, summary in (stats or {}).items():
+        builder.add_stats(name, convert_object(summary, wire.Summary, f"stats.{name}"))
+    return builder.build(captured_at)

@@ -1,0 +1,323 @@
+"""The Kubernetes JSON shapes Verdict reads, as sparse msgspec structs.
+
+Only the fields a decision uses are declared; msgspec skips everything else (managedFields,
+container statuses, env...) while scanning, without building Python objects for it. That is
+what keeps ingest of a 350 MB kubectl dump fast and small in memory.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+QuantityValue = str | int | float
+WireResourceList = dict[str, QuantityValue]
+
+
+class _Wire(msgspec.Struct, rename="camel", forbid_unknown_fields=False):
+    pass
+
+
+class OwnerRef(_Wire):
+    kind: str = ""
+    name: str = ""
+    uid: str = ""
+    controller: bool | None = None
+
+
+class Metadata(_Wire):
+    name: str = ""
+    generate_name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    creation_timestamp: datetime | None = None
+    deletion_timestamp: datetime | None = None
+    owner_references: list[OwnerRef] | None = None
+
+
+class Resources(_Wire):
+    requests: WireResourceList | None = None
+    limits: WireResourceList | None = None
+
+
+class Port(_Wire):
+    container_port: int = 0
+    host_port: int = 0
+    protocol: str = ""
+    host_ip: str = msgspec.field(default="", name="hostIP")
+
+
+class Container(_Wire):
+    name: str = ""
+    resources: Resources | None = None
+    ports: list[Port] | None = None
+    restart_policy: str | None = None
+
+
+class Requirement(_Wire):
+    key: str = ""
+    operator: str = ""
+    values: list[str] | None = None
+
+
+class NodeSelectorTerm(_Wire):
+    match_expressions: list[Requirement] | None = None
+    match_fields: list[Requirement] | None = None
+
+
+class NodeSelector(_Wire):
+    node_selector_terms: list[NodeSelectorTerm] | None = None
+
+
+class NodeAffinity(_Wire):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: msgspec.Raw | None = None
+
+
+class Affinity(_Wire):
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: msgspec.Raw | None = None
+    pod_anti_affinity: msgspec.Raw | None = None
+
+
+class Toleration(_Wire):
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+
+class EmptyDir(_Wire):
+    medium: str = ""
+
+
+class Volume(_Wire):
+    name: str = ""
+    empty_dir: EmptyDir | None = None
+    host_path: msgspec.Raw | None = None
+    git_repo: msgspec.Raw | None = None
+    config_map: msgspec.Raw | None = None
+    persistent_volume_claim: msgspec.Raw | None = None
+    ephemeral: msgspec.Raw | None = None
+
+
+class PodOS(_Wire):
+    name: str = ""
+
+
+class PodSpec(_Wire):
+    node_name: str = ""
+    containers: list[Container] | None = None
+    init_containers: list[Container] | None = None
+    overhead: WireResourceList | None = None
+    resources: Resources | None = None
+    node_selector: dict[str, str] | None = None
+    affinity: Affinity | None = None
+    tolerations: list[Toleration] | None = None
+    priority: int | None = None
+    priority_class_name: str = ""
+    preemption_policy: str | None = None
+    os: PodOS | None = None
+    host_network: bool = False
+    scheduler_name: str = ""
+    termination_grace_period_seconds: int | None = None
+    topology_spread_constraints: list[msgspec.Raw] | None = None
+    volumes: list[Volume] | None = None
+
+
+class PodStatus(_Wire):
+    phase: str = ""
+    qos_class: str = msgspec.field(default="", name="qosClass")
+    start_time: datetime | None = None
+    nominated_node_name: str = ""
+
+
+class Pod(_Wire):
+    kind: str = ""
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: PodSpec = msgspec.field(default_factory=PodSpec)
+    status: PodStatus = msgspec.field(default_factory=PodStatus)
+
+
+class Taint(_Wire):
+    key: str = ""
+    value: str = ""
+    effect: str = ""
+    time_added: datetime | None = None
+
+
+class NodeSpec(_Wire):
+    unschedulable: bool = False
+    taints: list[Taint] | None = None
+
+
+class NodeCondition(_Wire):
+    type: str = ""
+    status: str = ""
+    last_heartbeat_time: datetime | None = None
+    last_transition_time: datetime | None = None
+    reason: str = ""
+
+
+class NodeStatus(_Wire):
+    capacity: WireResourceList | None = None
+    allocatable: WireResourceList | None = None
+    conditions: list[NodeCondition] | None = None
+
+
+class Node(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: NodeSpec = msgspec.field(default_factory=NodeSpec)
+    status: NodeStatus = msgspec.field(default_factory=NodeStatus)
+
+
+class LabelSelector(_Wire):
+    match_labels: dict[str, str] | None = None
+    match_expressions: list[Requirement] | None = None
+
+
+class PDBSpec(_Wire):
+    selector: LabelSelector | None = None
+
+
+class PDBStatus(_Wire):
+    disruptions_allowed: int = 0
+    disrupted_pods: dict[str, datetime] | None = None
+
+
+class PodDisruptionBudget(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: PDBSpec = msgspec.field(default_factory=PDBSpec)
+    status: PDBStatus = msgspec.field(default_factory=PDBStatus)
+
+
+class PriorityClass(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    value: int = 0
+    global_default: bool = False
+    preemption_policy: str | None = None
+
+
+class LeaseSpec(_Wire):
+    holder_identity: str | None = None
+    renew_time: datetime | None = None
+    lease_duration_seconds: int | None = None
+
+
+class Lease(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: LeaseSpec = msgspec.field(default_factory=LeaseSpec)
+
+
+class TypeOnly(_Wire):
+    """First look at a list item: which kind it is, the rest left unparsed."""
+
+    kind: str = ""
+    api_version: str = ""
+
+
+class KubeList(_Wire):
+    kind: str = ""
+    items: list[msgspec.Raw] | None = None
+
+
+class Envelope(_Wire):
+    """Either Verdict's envelope or a bare Kubernetes List (then ``items`` is set)."""
+
+    kind: str = ""
+    api_version: str = ""
+    items: list[msgspec.Raw] | None = None
+    name: str | None = None
+    cluster: str | None = None
+    labels: dict[str, str] | None = None
+    objects: msgspec.Raw | None = None
+    stats: dict[str, msgspec.Raw] | None = None
+    captured_at: datetime | None = None
+
+
+# --- kubelet Summary API (stats/v1alpha1) ---
+
+
+class FsStats(_Wire):
+    time: datetime | None = None
+    available_bytes: int | None = None
+    capacity_bytes: int | None = None
+    used_bytes: int | None = None
+    inodes_free: int | None = None
+    inodes: int | None = None
+    inodes_used: int | None = None
+
+
+class MemoryStats(_Wire):
+    time: datetime | None = None
+    available_bytes: int | None = None
+    usage_bytes: int | None = None
+    working_set_bytes: int | None = None
+    rss_bytes: int | None = None
+
+
+class RuntimeStats(_Wire):
+    image_fs: FsStats | None = None
+    container_fs: FsStats | None = None
+
+
+class RlimitStats(_Wire):
+    time: datetime | None = None
+    maxpid: int | None = None
+    curproc: int | None = None
+
+
+class SystemContainer(_Wire):
+    name: str = ""
+    memory: MemoryStats | None = None
+
+
+class NodeSummary(_Wire):
+    node_name: str = ""
+    memory: MemoryStats | None = None
+    fs: FsStats | None = None
+    runtime: RuntimeStats | None = None
+    rlimit: RlimitStats | None = None
+    system_containers: list[SystemContainer] | None = None
+
+
+class PodReference(_Wire):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+
+
+class ContainerStats(_Wire):
+    name: str = ""
+    memory: MemoryStats | None = None
+    rootfs: FsStats | None = None
+    logs: FsStats | None = None
+
+
+class VolumeStats(_Wire):
+    name: str = ""
+    used_bytes: int | None = None
+    inodes_used: int | None = None
+    pvc_ref: msgspec.Raw | None = None
+
+
+class ProcessStats(_Wire):
+    process_count: int | None = msgspec.field(default=None, name="process_count")
+
+
+class PodSummary(_Wire):
+    pod_ref: PodReference = msgspec.field(default_factory=PodReference)
+    containers: list[ContainerStats] | None = None
+    memory: MemoryStats | None = None
+    volume: list[VolumeStats] | None = None
+    ephemeral_storage: FsStats | None = msgspec.field(default=None, name="ephemeral-storage")
+    process_stats: ProcessStats | None = msgspec.field(default=None, name="process_stats")
+
+
+class Summary(_Wire):
+    node: NodeSummary = msgspec.field(default_factory=NodeSummary)
+    pods: list[PodSummary] | None = None
