@@ -1,0 +1,80 @@
+"""Host port conflicts, as the scheduler's NodePorts filter and the kubelet's admission see
+them (pkg/scheduler/framework HostPortInfo, plugins/nodeports, k8s 1.35).
+
+Only regular containers' ports count, on both sides (upstream getContainerPorts and
+NodeInfo's used ports read ``spec.containers`` only). A host port of 0 (or less) is ignored;
+an empty host IP means 0.0.0.0 and an empty protocol TCP. 0.0.0.0 conflicts with the same
+(protocol, port) on any IP; a specific IP conflicts with itself and with 0.0.0.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from service.engine.objects import ContainerPort, Pod
+
+__all__ = ["DEFAULT_BIND_ALL_HOST_IP", "HostPorts", "host_ports_conflict", "wanted_host_ports"]
+
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+
+
+def wanted_host_ports(pod: Pod) -> list[ContainerPort]:
+    """nodeports getContainerPorts (k8s 1.35): the pod's container ports with a host port."""
+    return [p for c in pod.containers for p in c.ports if p.host_port > 0]
+
+
+class HostPorts:
+    """framework.HostPortInfo: host ports in use on a node, by IP then (protocol, port)."""
+
+    __slots__ = ("_by_ip",)
+
+    def __init__(self) -> None:
+        self._by_ip: dict[str, set[tuple[str, int]]] = {}
+
+    @classmethod
+    def of_pods(cls, pods: Iterable[Pod]) -> HostPorts:
+        used = cls()
+        for pod in pods:
+            used.add_pod(pod)
+        return used
+
+    def add_pod(self, pod: Pod) -> None:
+        for c in pod.containers:
+            for p in c.ports:
+                self.add(p.host_ip, p.protocol, p.host_port)
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        """HostPortInfo.Add."""
+        if port <= 0:
+            return
+        self._by_ip.setdefault(ip or DEFAULT_BIND_ALL_HOST_IP, set()).add((protocol or "TCP", port))
+
+    def conflicts(self, ip: str, protocol: str, port: int) -> bool:
+        """HostPortInfo.CheckConflict."""
+        if port <= 0 or not self._by_ip:
+            return False
+        ip = ip or DEFAULT_BIND_ALL_HOST_IP
+        key = (protocol or "TCP", port)
+        if ip == DEFAULT_BIND_ALL_HOST_IP:
+            return any(key in used for used in self._by_ip.values())
+        for candidate in (DEFAULT_BIND_ALL_HOST_IP, ip):
+            used = self._by_ip.get(candidate)
+            if used is not None and key in used:
+                return True
+        return False
+
+    def fits(self, pod: Pod) -> bool:
+        """nodeports fitsPorts: none of the pod's wanted host ports conflicts."""
+        for c in pod.containers:
+            for p in c.ports:
+                if self.conflicts(p.host_ip, p.protocol, p.host_port):
+                    return False
+        return True
+
+
+def host_ports_conflict(pod: Pod, node_pods: Iterable[Pod]) -> bool:
+    """nodeports.Fits negated (k8s 1.35): True when one of the pod's host ports is already
+    used on the node by ``node_pods``."""
+    if not any(p.host_port > 0 for c in pod.containers for p in c.ports):
+        return False
+    return not HostPorts.of_pods(node_pods).fits(pod)
