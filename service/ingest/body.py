@@ -69,7 +69,7 @@ def yaml_to_json(data: bytes) -> bytes:
 
 
 def _objects(builder: SnapshotBuilder, raw: msgspec.Raw, prefix: str) -> None:
-    text = bytes(raw[:64]).lstrip() if len(raw) else b""
+    text = memoryview(raw)[:64].tobytes().lstrip()
     if text.startswith(b"["):
         items = decode_json(raw, list[msgspec.Raw], prefix)
         item_prefix = prefix
@@ -99,7 +99,7 @@ def parse_snapshot(data: bytes, *, content_type: str = "application/json") -> Pa
     if envelope.items is not None:
         for i, item in enumerate(envelope.items):
             builder.add_json_item(item, f"items[{i}]")
-    elif envelope.objects is not None:
+    elif envelope.objects:
         _objects(builder, envelope.objects, "objects")
     elif envelope.kind:
         builder.add_json_item(msgspec.Raw(data), "")

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 import msgspec
+import orjson
 
 from service.engine import objects as m
 from service.engine.quantity import QuantityError, parse_quantity, to_base_units
@@ -56,12 +57,14 @@ def decode_json(data: bytes | memoryview, kind: type, prefix: str = "") -> Any:
 
 def convert_object(obj: Any, kind: type, prefix: str = "") -> Any:
     """Like decode_json, for objects already parsed (YAML, a decision request's ``pod``)."""
+    # Through JSON bytes, so that the same decoder (and its Raw fields) serves both paths.
     try:
-        return msgspec.convert(obj, kind, strict=False)
-    except msgspec.ValidationError as exc:
-        raise _validation_error(exc, prefix) from None
-    except RecursionError:
-        raise IngestError.one(prefix or "body", "object nested too deeply", status=400) from None
+        data = orjson.dumps(obj)
+    except (orjson.JSONEncodeError, TypeError) as exc:
+        raise IngestError.one(
+            prefix or "body", f"not representable as JSON: {exc}", status=400
+        ) from None
+    return decode_json(data, kind, prefix)
 
 
 # --- quantities ---
@@ -181,9 +184,9 @@ def _local_volume_names(volumes: list[wire.Volume] | None) -> tuple[str, ...]:
     return tuple(
         v.name
         for v in volumes
-        if v.host_path is not None
-        or v.git_repo is not None
-        or v.config_map is not None
+        if v.host_path
+        or v.git_repo
+        or v.config_map
         or (v.empty_dir is not None and v.empty_dir.medium == "")
     )
 
@@ -445,7 +448,7 @@ def node_stats(node_name: str, raw: wire.Summary) -> m.NodeStats:
                         name=v.name,
                         used_bytes=v.used_bytes,
                         inodes_used=v.inodes_used,
-                        pvc=v.pvc_ref is not None,
+                        pvc=bool(v.pvc_ref),
                     )
                     for v in p.volume or ()
                 ),

@@ -74,13 +74,13 @@ class NodeSelector(_Wire):
 
 class NodeAffinity(_Wire):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
-    preferred_during_scheduling_ignored_during_execution: msgspec.Raw | None = None
+    preferred_during_scheduling_ignored_during_execution: msgspec.Raw = msgspec.Raw()
 
 
 class Affinity(_Wire):
     node_affinity: NodeAffinity | None = None
-    pod_affinity: msgspec.Raw | None = None
-    pod_anti_affinity: msgspec.Raw | None = None
+    pod_affinity: msgspec.Raw = msgspec.Raw()
+    pod_anti_affinity: msgspec.Raw = msgspec.Raw()
 
 
 class Toleration(_Wire):
@@ -98,11 +98,11 @@ class EmptyDir(_Wire):
 class Volume(_Wire):
     name: str = ""
     empty_dir: EmptyDir | None = None
-    host_path: msgspec.Raw | None = None
-    git_repo: msgspec.Raw | None = None
-    config_map: msgspec.Raw | None = None
-    persistent_volume_claim: msgspec.Raw | None = None
-    ephemeral: msgspec.Raw | None = None
+    host_path: msgspec.Raw = msgspec.Raw()
+    git_repo: msgspec.Raw = msgspec.Raw()
+    config_map: msgspec.Raw = msgspec.Raw()
+    persistent_volume_claim: msgspec.Raw = msgspec.Raw()
+    ephemeral: msgspec.Raw = msgspec.Raw()
 
 
 class PodOS(_Wire):
@@ -234,7 +234,7 @@ class Envelope(_Wire):
     name: str | None = None
     cluster: str | None = None
     labels: dict[str, str] | None = None
-    objects: msgspec.Raw | None = None
+    objects: msgspec.Raw = msgspec.Raw()
     stats: dict[str, msgspec.Raw] | None = None
     captured_at: datetime | None = None
 
@@ -302,7 +302,7 @@ class VolumeStats(_Wire):
     name: str = ""
     used_bytes: int | None = None
     inodes_used: int | None = None
-    pvc_ref: msgspec.Raw | None = None
+    pvc_ref: msgspec.Raw = msgspec.Raw()
 
 
 class ProcessStats(_Wire):

@@ -1,0 +1,66 @@
+"""Bearer API keys with roles read < decide < admin; a loopback-only development mode."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from flask import Flask, current_app, g, request
+
+from service.api.errors import ApiError
+from service.store import keys
+
+PUBLIC_ENDPOINTS = {"ops.healthz", "ops.readyz", "ops.metrics"}
+
+
+def required_role() -> str:
+    if request.method in ("GET", "HEAD", "OPTIONS"):
+        return "read"
+    if request.method == "DELETE":
+        return "admin"
+    return "decide"
+
+
+def _is_loopback(address: str | None) -> bool:
+    try:
+        return ipaddress.ip_address(address or "").is_loopback
+    except ValueError:
+        return False
+
+
+def register(app: Flask) -> None:
+    from service.api.docs import PUBLIC_ENDPOINTS as DOCS_PUBLIC
+
+    public = PUBLIC_ENDPOINTS | set(DOCS_PUBLIC)
+
+    @app.before_request
+    def _authenticate():
+        g.key_id = None
+        if request.method == "OPTIONS" or request.endpoint in public or request.endpoint is None:
+            return None
+        settings = current_app.config["VERDICT"]
+        if not settings.AUTH_ENABLED:
+            if not _is_loopback(request.remote_addr):
+                raise ApiError(403, "development mode (auth off) serves loopback clients only")
+            return None
+        header = request.headers.get("Authorization", "")
+        scheme, _, secret = header.partition(" ")
+        if scheme.lower() != "bearer" or not secret.strip():
+            raise ApiError(
+                401,
+                "missing bearer API key",
+                headers={"WWW-Authenticate": 'Bearer realm="verdict"'},
+            )
+        with current_app.extensions["verdict.db"].session() as session:
+            key = keys.find(session, secret.strip())
+            if key is None:
+                raise ApiError(
+                    401,
+                    "invalid or revoked API key",
+                    headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+                )
+            role, key_id = key.role, key.id
+        needed = required_role()
+        if needed not in keys.GRANTS[role]:
+            raise ApiError(403, f"this operation needs the {needed!r} role; the key has {role!r}")
+        g.key_id = key_id
+        return None

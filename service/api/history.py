@@ -1,0 +1,116 @@
+"""Decision history for auditors: list, read, replay, verify the chain, export NDJSON."""
+
+from __future__ import annotations
+
+import orjson
+from flask import Blueprint, Response, current_app, request, stream_with_context
+
+from service.api.errors import ApiError
+from service.api.requests import decode_cursor, encode_cursor, limit_arg, time_arg
+from service.api.responses import json_response
+from service.decisions import KINDS
+from service.decisions.diff import differences
+from service.decisions.run import compute, decision_params
+from service.store import records
+from service.store import snapshots as store
+
+bp = Blueprint("history", __name__)
+
+
+def _db():
+    return current_app.extensions["verdict.db"]
+
+
+@bp.get("/v1/decisions")
+def list_decisions():
+    limit = limit_arg()
+    pod = request.args.get("pod")
+    if pod is not None and pod.count("/") != 1:
+        raise ApiError(
+            400,
+            "pod filter is namespace/name",
+            [{"path": "pod", "message": "expected namespace/name"}],
+        )
+    cursor = decode_cursor()
+    try:
+        before = int(cursor) if cursor else None
+    except ValueError:
+        raise ApiError(
+            400, "invalid cursor", [{"path": "cursor", "message": "not a cursor this API issued"}]
+        ) from None
+    filters = records.Filters(
+        kind=request.args.get("kind"),
+        snapshot_id=request.args.get("snapshotId"),
+        node_name=request.args.get("nodeName"),
+        pod=pod,
+        key_id=request.args.get("keyId"),
+        since=time_arg("since"),
+        until=time_arg("until"),
+    )
+    with _db().session() as session:
+        rows = records.page(session, filters, limit + 1, before)
+    items = [records.to_json(r) for r in rows[:limit]]
+    next_cursor = encode_cursor(str(rows[limit - 1].seq)) if len(rows) > limit else None
+    return json_response({"items": items, "nextCursor": next_cursor})
+
+
+def _record_or_404(session, decision_id: str):
+    row = records.get(session, decision_id)
+    if row is None:
+        raise ApiError(404, f"no decision {decision_id}", [{"path": "id", "message": "not found"}])
+    return row
+
+
+@bp.get("/v1/decisions/<decision_id>")
+def get_decision(decision_id: str):
+    with _db().session() as session:
+        row = _record_or_404(session, decision_id)
+    response = json_response(records.to_json(row))
+    response.headers["ETag"] = f'"{row.record_hash}"'
+    return response
+
+
+@bp.post("/v1/decisions/<decision_id>/replay")
+def replay(decision_id: str):
+    with _db().session() as session:
+        row = _record_or_404(session, decision_id)
+        kind = KINDS.get(row.kind)
+        if kind is None or row.snapshot_id is None:
+            raise ApiError(409, f"decisions of kind {row.kind!r} cannot be replayed")
+        cluster = store.load_cluster(
+            session, current_app.extensions["verdict.cache"], row.snapshot_id
+        )
+    outcome = compute(kind, cluster, decision_params(row.request))
+    diffs = differences(row.result, outcome.result)
+    return json_response(
+        {
+            "id": row.id,
+            "matches": not diffs,
+            "storedEngineVersion": row.engine_version,
+            "stored": row.result,
+            "replayed": outcome.result,
+            "differences": diffs,
+        }
+    )
+
+
+@bp.get("/v1/audit/verify")
+def verify():
+    with _db().session() as session:
+        outcome = records.verify(session)
+    return json_response(
+        {"ok": outcome.ok, "records": outcome.records, "firstBadId": outcome.first_bad_id}
+    )
+
+
+@bp.get("/v1/decisions/export")
+def export():
+    since = time_arg("since")
+    db = _db()
+
+    def lines():
+        with db.session() as session:
+            for row in records.iterate(session, since):
+                yield orjson.dumps(records.to_json(row)) + b"\n"
+
+    return Response(stream_with_context(lines()), mimetype="application/x-ndjson")

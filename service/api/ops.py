@@ -1,0 +1,39 @@
+"""Liveness, readiness and metrics."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app
+from sqlalchemy import text
+
+from service.api.metrics import exposition
+from service.api.responses import json_response
+from service.store import migrate
+
+bp = Blueprint("ops", __name__)
+
+
+@bp.get("/healthz")
+def healthz():
+    """The process is up; never touches the database."""
+    return json_response({"status": "ok"})
+
+
+@bp.get("/readyz")
+def readyz():
+    db = current_app.extensions["verdict.db"]
+    try:
+        with db.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        current = migrate.is_current(db)
+    except Exception as exc:  # any database failure means not ready
+        return json_response(
+            {"status": "unavailable", "database": f"unreachable: {exc.__class__.__name__}"}, 503
+        )
+    if not current:
+        return json_response({"status": "unavailable", "database": "migrations not at head"}, 503)
+    return json_response({"status": "ok", "database": "ok"})
+
+
+@bp.get("/metrics")
+def metrics():
+    return exposition()

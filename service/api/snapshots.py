@@ -1,0 +1,238 @@
+"""/v1/snapshots: ingest a cluster's state, list and read it back, delete it."""
+
+from __future__ import annotations
+
+import gc
+
+from flask import Blueprint, Response, current_app, g, request, url_for
+from sqlalchemy import and_, or_, select
+
+from service.api.errors import ApiError
+from service.api.requests import decode_cursor, encode_cursor, limit_arg
+from service.api.responses import json_response
+from service.engine.objects import Cluster, Snapshot
+from service.engine.summary import node_view, pod_view
+from service.ingest.body import YAML_TYPES, gunzip, parse_snapshot
+from service.store import snapshots as store
+from service.store.models import SnapshotRow
+from service.store.records import as_utc, iso
+
+bp = Blueprint("snapshots", __name__, url_prefix="/v1/snapshots")
+ACCEPTED_TYPES = ("application/json", *YAML_TYPES)
+
+
+def summary_json(row) -> dict:
+    return {
+        "id": row.id,
+        "name": row.name,
+        "cluster": row.cluster,
+        "labels": row.labels or {},
+        "createdAt": iso(row.created_at),
+        "capturedAt": iso(row.captured_at),
+        "digest": row.digest,
+        "counts": row.counts,
+        "ignored": row.ignored or {},
+    }
+
+
+def read_snapshot_body() -> tuple[bytes, str]:
+    """The body, decompressed and bounded by the configured limit."""
+    limit = current_app.config["VERDICT"].MAX_BODY_BYTES
+    content_type = (request.mimetype or "application/json").lower()
+    if content_type not in ACCEPTED_TYPES:
+        raise ApiError(415, f"expected application/json or application/yaml, got {content_type}")
+    if request.content_length is not None and request.content_length > limit:
+        raise ApiError(413, f"body exceeds the limit of {limit} bytes")
+    data = request.stream.read(limit + 1)
+    if len(data) > limit:
+        raise ApiError(413, f"body exceeds the limit of {limit} bytes")
+    encoding = (request.headers.get("Content-Encoding") or "identity").lower()
+    if encoding == "gzip":
+        data = gunzip(data, limit)
+    elif encoding != "identity":
+        raise ApiError(415, f"unsupported Content-Encoding {encoding}")
+    return data, content_type
+
+
+def parse(data: bytes, content_type: str):
+    """Parse a snapshot body; the collector is paused (millions of short-lived objects)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return parse_snapshot(data, content_type=content_type)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def save(session, parsed) -> SnapshotRow:
+    """Store a parsed snapshot in the caller's transaction and put it in the cache."""
+    row = store.save(
+        session,
+        parsed.snapshot,
+        name=parsed.name,
+        cluster=parsed.cluster,
+        labels=parsed.labels,
+        key_id=g.get("key_id"),
+    )
+    current_app.extensions["verdict.cache"].put(row.id, Cluster(parsed.snapshot))
+    return row
+
+
+@bp.post("")
+def create_snapshot():
+    data, content_type = read_snapshot_body()
+    parsed = parse(data, content_type)
+    with current_app.extensions["verdict.db"].session(write=True) as session:
+        row = save(session, parsed)
+    response = json_response(summary_json(row), 201)
+    response.headers["Location"] = url_for("snapshots.get_snapshot", snapshot_id=row.id)
+    response.headers["ETag"] = f'"{row.digest}"'
+    return response
+
+
+@bp.get("")
+def list_snapshots():
+    limit = limit_arg()
+    cluster = request.args.get("cluster")
+    wanted_labels = {}
+    for item in request.args.getlist("label"):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ApiError(
+                400,
+                "label filters are key=value",
+                [{"path": "label", "message": f"not key=value: {item!r}"}],
+            )
+        wanted_labels[key] = value
+    cursor = decode_cursor()
+    query = select(*store.summary_columns())
+    if cluster:
+        query = query.where(SnapshotRow.cluster == cluster)
+    if cursor:
+        stamp, _, last_id = cursor.partition("|")
+        try:
+            from datetime import datetime
+
+            moment = datetime.fromisoformat(stamp)
+        except ValueError:
+            raise ApiError(
+                400,
+                "invalid cursor",
+                [{"path": "cursor", "message": "not a cursor this API issued"}],
+            ) from None
+        query = query.where(
+            or_(
+                SnapshotRow.created_at < moment,
+                and_(SnapshotRow.created_at == moment, SnapshotRow.id < last_id),
+            )
+        )
+    query = query.order_by(SnapshotRow.created_at.desc(), SnapshotRow.id.desc())
+    items, last = [], None
+    db = current_app.extensions["verdict.db"]
+    with db.session() as session:
+        # Label filters are applied here rather than in SQL (JSON operators differ per
+        # database); snapshots are few, so scanning their summaries is cheap.
+        for row in session.execute(query.execution_options(yield_per=200)):
+            if any((row.labels or {}).get(k) != v for k, v in wanted_labels.items()):
+                continue
+            if len(items) == limit:
+                break
+            items.append(summary_json(row))
+            last = row
+        else:
+            last = None if len(items) < limit else last
+    next_cursor = None
+    if last is not None and len(items) == limit:
+        next_cursor = encode_cursor(f"{as_utc(last.created_at).isoformat()}|{last.id}")
+    return json_response({"items": items, "nextCursor": next_cursor})
+
+
+def _summary_or_404(session, snapshot_id: str):
+    row = store.get_summary(session, snapshot_id)
+    if row is None:
+        raise ApiError(404, f"no snapshot {snapshot_id}", [{"path": "id", "message": "not found"}])
+    return row
+
+
+def _with_etag(payload: dict, digest: str, suffix: str = "") -> Response:
+    tag = f'"{digest}{suffix}"'
+    if request.if_none_match.contains(f"{digest}{suffix}"):
+        response = Response(status=304)
+    else:
+        response = json_response(payload)
+    response.headers["ETag"] = tag
+    return response
+
+
+@bp.get("/<snapshot_id>")
+def get_snapshot(snapshot_id: str):
+    with current_app.extensions["verdict.db"].session() as session:
+        row = _summary_or_404(session, snapshot_id)
+    return _with_etag(summary_json(row), row.digest)
+
+
+def load_cluster(snapshot_id: str, path: str = "snapshotId") -> Cluster:
+    db, cache = current_app.extensions["verdict.db"], current_app.extensions["verdict.cache"]
+    with db.session() as session:
+        cluster = store.load_cluster(session, cache, snapshot_id)
+    if cluster is None:
+        raise ApiError(404, f"no snapshot {snapshot_id}", [{"path": path, "message": "not found"}])
+    return cluster
+
+
+def _offset_page(items: list, limit: int) -> tuple[list, str | None]:
+    cursor = decode_cursor()
+    try:
+        start = int(cursor) if cursor else 0
+    except ValueError:
+        raise ApiError(
+            400, "invalid cursor", [{"path": "cursor", "message": "not a cursor this API issued"}]
+        ) from None
+    chunk = items[start : start + limit]
+    more = start + limit < len(items)
+    return chunk, encode_cursor(str(start + limit)) if more else None
+
+
+@bp.get("/<snapshot_id>/nodes")
+def list_nodes(snapshot_id: str):
+    limit = limit_arg()
+    with current_app.extensions["verdict.db"].session() as session:
+        row = _summary_or_404(session, snapshot_id)
+    cluster = load_cluster(snapshot_id, "id")
+    nodes, next_cursor = _offset_page(list(cluster.snapshot.nodes), limit)
+    payload = {"items": [node_view(cluster, n) for n in nodes], "nextCursor": next_cursor}
+    return _with_etag(payload, row.digest, f"/nodes?{request.query_string.decode()}")
+
+
+@bp.get("/<snapshot_id>/pods")
+def list_pods(snapshot_id: str):
+    limit = limit_arg()
+    node_name = request.args.get("node")
+    namespace = request.args.get("namespace")
+    with current_app.extensions["verdict.db"].session() as session:
+        row = _summary_or_404(session, snapshot_id)
+    cluster = load_cluster(snapshot_id, "id")
+    snapshot: Snapshot = cluster.snapshot
+    pods = cluster.pods_on(node_name) if node_name else snapshot.pods
+    if namespace:
+        pods = [p for p in pods if p.namespace == namespace]
+    chunk, next_cursor = _offset_page(list(pods), limit)
+    items = [pod_view(p, cluster.node(p.node_name)) for p in chunk]
+    return _with_etag(
+        {"items": items, "nextCursor": next_cursor},
+        row.digest,
+        f"/pods?{request.query_string.decode()}",
+    )
+
+
+@bp.delete("/<snapshot_id>")
+def delete_snapshot(snapshot_id: str):
+    db = current_app.extensions["verdict.db"]
+    with db.session(write=True) as session:
+        _summary_or_404(session, snapshot_id)
+        if store.is_referenced(session, snapshot_id):
+            raise ApiError(409, "recorded decisions refer to this snapshot; it cannot be deleted")
+        session.query(SnapshotRow).filter(SnapshotRow.id == snapshot_id).delete()
+    current_app.extensions["verdict.cache"].drop(snapshot_id)
+    return Response(status=204)

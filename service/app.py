@@ -1,0 +1,50 @@
+"""The application factory: wires blueprints, errors, auth, metrics and the database."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from service.config import Settings
+from service.decisions import load_kinds
+from service.store import migrate
+from service.store.db import Database
+from service.store.snapshots import ClusterCache
+
+
+def create_app(config: dict | Settings | None = None) -> Flask:
+    settings = config if isinstance(config, Settings) else Settings.from_env(config)
+    app = Flask(__name__, instance_path=settings.INSTANCE_PATH)
+    app.config["VERDICT"] = settings
+    app.config["TESTING"] = settings.TESTING
+    app.config["MAX_CONTENT_LENGTH"] = None  # snapshot bodies are bounded by their own reader
+
+    from service.api import logs
+
+    logs.configure(settings.LOG_LEVEL)
+    db = Database(settings.DATABASE_URL)
+    if settings.AUTO_MIGRATE and db.is_sqlite and migrate.is_empty(db):
+        migrate.upgrade(db.url)
+    app.extensions["verdict.db"] = db
+    app.extensions["verdict.cache"] = ClusterCache(settings.SNAPSHOT_CACHE_SIZE)
+    load_kinds()
+
+    from service.api import auth, decisions, docs, errors, history, metrics, ops, snapshots
+
+    metrics.register(app)
+    logs.register(app)
+    auth.register(app)
+    errors.register(app)
+    app.register_blueprint(ops.bp)
+    app.register_blueprint(docs.docs_bp)
+    app.register_blueprint(snapshots.bp)
+    app.register_blueprint(history.bp)
+    app.register_blueprint(decisions.bp)
+    if settings.CORS_ORIGINS:
+        from flask_cors import CORS
+
+        CORS(
+            app,
+            origins=settings.CORS_ORIGINS,
+            expose_headers=["X-Request-ID", "X-Decision-ID", "ETag", "Location"],
+        )
+    return app

@@ -1,0 +1,62 @@
+"""One settings object, read from VERDICT_* environment variables, with safe defaults."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+GIB = 1024**3
+
+
+def _bool(text: str) -> bool:
+    return text.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def default_instance_path() -> Path:
+    return Path(os.environ.get("VERDICT_INSTANCE_PATH", Path.cwd() / "instance"))
+
+
+@dataclass
+class Settings:
+    # SQLAlchemy URL; default: a SQLite file in the instance folder.
+    DATABASE_URL: str = ""
+    # Auth on by default. Off means development mode: only loopback clients are served.
+    AUTH_ENABLED: bool = True
+    # Largest snapshot body accepted, after gzip decompression.
+    MAX_BODY_BYTES: int = GIB
+    # Origins allowed by CORS (comma-separated in the environment); empty = CORS off.
+    CORS_ORIGINS: list[str] = field(default_factory=list)
+    # Parsed snapshots kept in memory per process.
+    SNAPSHOT_CACHE_SIZE: int = 4
+    # Apply migrations on start when the database is empty (SQLite default: on).
+    AUTO_MIGRATE: bool = True
+    LOG_LEVEL: str = "INFO"
+    TESTING: bool = False
+    INSTANCE_PATH: str = ""
+
+    @classmethod
+    def from_env(cls, overrides: dict | None = None) -> Settings:
+        settings = cls()
+        converters = {bool: _bool, int: int, list: _list}
+        for f in fields(cls):
+            raw = os.environ.get(f"VERDICT_{f.name}")
+            if raw is None and f.name == "AUTH_ENABLED":
+                raw = os.environ.get("VERDICT_AUTH")
+            if raw is not None:
+                kind = f.type if isinstance(f.type, type) else type(getattr(settings, f.name))
+                setattr(settings, f.name, converters.get(kind, str)(raw))
+        for key, value in (overrides or {}).items():
+            if not hasattr(settings, key):
+                raise KeyError(f"unknown setting {key}")
+            setattr(settings, key, value)
+        if not settings.INSTANCE_PATH:
+            settings.INSTANCE_PATH = str(default_instance_path())
+        if not settings.DATABASE_URL:
+            Path(settings.INSTANCE_PATH).mkdir(parents=True, exist_ok=True)
+            settings.DATABASE_URL = f"sqlite:///{Path(settings.INSTANCE_PATH) / 'verdict.db'}"
+        return settings

@@ -1,0 +1,46 @@
+"""Computing a decision the one way: validate the request, then ask the engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from marshmallow import ValidationError
+
+from service.decisions.base import DecisionKind, Subjects
+from service.engine.objects import Cluster
+
+SNAPSHOT_FIELDS = ("snapshotId", "snapshot")
+
+
+@dataclass
+class Outcome:
+    request: dict  # what is stored: the body minus any inline snapshot
+    result: dict
+    subjects: Subjects
+
+
+def decision_params(body: dict) -> dict:
+    return {k: v for k, v in body.items() if k not in SNAPSHOT_FIELDS}
+
+
+def compute(kind: DecisionKind, cluster: Cluster, params: dict) -> Outcome:
+    """Validate ``params`` with the kind's schema and decide on ``cluster``."""
+    loaded = kind.schema().load(params)
+    result = kind.decide(cluster, loaded)
+    return Outcome(request=params, result=result, subjects=kind.subjects(loaded, result))
+
+
+def check_snapshot_reference(body: dict) -> None:
+    given = [f for f in SNAPSHOT_FIELDS if body.get(f) is not None]
+    if len(given) != 1:
+        raise ValidationError(
+            {
+                "snapshotId": [
+                    "exactly one of snapshotId (a stored snapshot) or snapshot (inline) is required"
+                ]
+            }
+        )
+    if "snapshotId" in given and not isinstance(body["snapshotId"], str):
+        raise ValidationError({"snapshotId": ["must be a string"]})
+    if "snapshot" in given and not isinstance(body["snapshot"], dict | list):
+        raise ValidationError({"snapshot": ["must be a snapshot body: a List or an envelope"]})

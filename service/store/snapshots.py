@@ -1,0 +1,128 @@
+"""Snapshots: stored once in compact normalized form, read back through an in-memory cache."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import uuid
+import zlib
+from collections import OrderedDict
+from datetime import UTC, datetime
+
+import msgspec
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.engine.objects import Cluster, Snapshot
+from service.store.models import DecisionRow, SnapshotRow
+
+_ENCODER = msgspec.msgpack.Encoder()
+_DECODER = msgspec.msgpack.Decoder(Snapshot)
+
+
+def encode(snapshot: Snapshot) -> tuple[bytes, str]:
+    """Compressed stored form and content digest (same content → same digest)."""
+    packed = _ENCODER.encode(snapshot)
+    return zlib.compress(packed, 1), "sha256:" + hashlib.sha256(packed).hexdigest()
+
+
+def decode(content: bytes) -> Snapshot:
+    return _DECODER.decode(zlib.decompress(content))
+
+
+def counts(snapshot: Snapshot) -> dict[str, int]:
+    return {
+        "nodes": len(snapshot.nodes),
+        "pods": len(snapshot.pods),
+        "podDisruptionBudgets": len(snapshot.pdbs),
+        "priorityClasses": len(snapshot.priority_classes),
+        "leases": len(snapshot.leases),
+        "stats": len(snapshot.stats),
+    }
+
+
+def save(
+    session: Session,
+    snapshot: Snapshot,
+    *,
+    name: str | None,
+    cluster: str | None,
+    labels: dict[str, str],
+    key_id: str | None,
+) -> SnapshotRow:
+    content, digest = encode(snapshot)
+    row = SnapshotRow(
+        id=str(uuid.uuid4()),
+        name=name,
+        cluster=cluster,
+        labels=labels,
+        created_at=datetime.now(UTC),
+        captured_at=snapshot.captured_at,
+        digest=digest,
+        counts=counts(snapshot),
+        ignored=dict(snapshot.ignored),
+        content=content,
+        key_id=key_id,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def summary_columns():
+    """Every column but the content blob: listing must not load megabytes per row."""
+    return [c for c in SnapshotRow.__table__.columns if c.name != "content"]
+
+
+def get_summary(session: Session, snapshot_id: str):
+    return session.execute(select(*summary_columns()).where(SnapshotRow.id == snapshot_id)).first()
+
+
+def is_referenced(session: Session, snapshot_id: str) -> bool:
+    return (
+        session.scalar(
+            select(DecisionRow.seq).where(DecisionRow.snapshot_id == snapshot_id).limit(1)
+        )
+        is not None
+    )
+
+
+class ClusterCache:
+    """Parsed snapshots by id, least recently used dropped first (snapshots are immutable)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(size, 0)
+        self._items: OrderedDict[str, Cluster] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, snapshot_id: str) -> Cluster | None:
+        with self._lock:
+            cluster = self._items.get(snapshot_id)
+            if cluster is not None:
+                self._items.move_to_end(snapshot_id)
+            return cluster
+
+    def put(self, snapshot_id: str, cluster: Cluster) -> None:
+        if self.size == 0:
+            return
+        with self._lock:
+            self._items[snapshot_id] = cluster
+            self._items.move_to_end(snapshot_id)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def drop(self, snapshot_id: str) -> None:
+        with self._lock:
+            self._items.pop(snapshot_id, None)
+
+
+def load_cluster(session: Session, cache: ClusterCache, snapshot_id: str) -> Cluster | None:
+    cluster = cache.get(snapshot_id)
+    if cluster is not None:
+        return cluster
+    content = session.scalar(select(SnapshotRow.content).where(SnapshotRow.id == snapshot_id))
+    if content is None:
+        return None
+    cluster = Cluster(decode(content))
+    cache.put(snapshot_id, cluster)
+    return cluster

@@ -1,0 +1,229 @@
+"""POST/GET/DELETE /v1/snapshots through the real app and database."""
+
+from __future__ import annotations
+
+import gzip
+
+import orjson
+import pytest
+import yaml
+
+from tests.conftest import kube_list, node, pod
+
+
+def _cluster():
+    return kube_list(
+        node("n1", labels={"topology.kubernetes.io/zone": "eu-1a"}),
+        node("n2", cpu="2", memory="4Gi"),
+        pod("a", "n1", cpu="500m", memory="1Gi"),
+        pod("b", "n1", cpu="250m", memory="512Mi", limits={"memory": "1Gi"}),
+        pod("c", "n2", limits={"cpu": "1", "memory": "1Gi"}),
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "svc", "namespace": "default"},
+        },
+    )
+
+
+def test_post_list_is_stored_and_read_back(api):
+    response = api.post("/v1/snapshots", json=_cluster(), role="decide")
+    assert response.status_code == 201, response.json
+    body = response.json
+    assert body["counts"] == {
+        "nodes": 2,
+        "pods": 3,
+        "podDisruptionBudgets": 0,
+        "priorityClasses": 0,
+        "leases": 0,
+        "stats": 0,
+    }
+    assert body["ignored"] == {"Service": 1}
+    assert body["digest"].startswith("sha256:")
+    assert response.headers["ETag"] == f'"{body["digest"]}"'
+
+    again = api.get(f"/v1/snapshots/{body['id']}", role="read")
+    assert again.status_code == 200
+    assert again.json["digest"] == body["digest"]
+    not_modified = api.get(
+        f"/v1/snapshots/{body['id']}",
+        role="read",
+        headers={"If-None-Match": again.headers["ETag"]},
+        validate=False,
+    )
+    assert not_modified.status_code == 304
+
+
+def test_same_content_same_digest_different_content_different_digest(api):
+    first = api.post("/v1/snapshots", json=_cluster(), role="decide").json
+    second = api.post(
+        "/v1/snapshots", json={"name": "again", "objects": _cluster()}, role="decide"
+    ).json
+    assert first["id"] != second["id"]
+    assert first["digest"] == second["digest"]
+    changed = _cluster()
+    changed["items"][2]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "501m"
+    third = api.post("/v1/snapshots", json=changed, role="decide").json
+    assert third["digest"] != first["digest"]
+
+
+def test_yaml_and_gzip_bodies(api):
+    text = yaml.safe_dump(_cluster()).encode()
+    response = api.post("/v1/snapshots", data=text, content_type="application/yaml", role="decide")
+    assert response.status_code == 201, response.json
+    packed = gzip.compress(orjson.dumps(_cluster()))
+    zipped = api.post(
+        "/v1/snapshots",
+        data=packed,
+        content_type="application/json",
+        headers={"Content-Encoding": "gzip"},
+        role="decide",
+    )
+    assert zipped.status_code == 201, zipped.json
+    assert zipped.json["digest"] == response.json["digest"]
+
+
+def test_envelope_with_stats_and_labels(api):
+    summary = {
+        "node": {"nodeName": "n1", "memory": {"availableBytes": 1000, "workingSetBytes": 2000}},
+        "pods": [],
+    }
+    envelope = {
+        "name": "prod before upgrade",
+        "cluster": "prod-eu1",
+        "labels": {"team": "platform"},
+        "objects": _cluster()["items"],
+        "stats": {"n1": summary},
+        "capturedAt": "2026-11-20T10:00:00Z",
+    }
+    body = api.post("/v1/snapshots", json=envelope, role="decide").json
+    assert body["name"] == "prod before upgrade"
+    assert body["cluster"] == "prod-eu1"
+    assert body["capturedAt"].startswith("2026-11-20T10:00:00")
+    assert body["counts"]["stats"] == 1
+    listed = api.get("/v1/snapshots?cluster=prod-eu1&label=team=platform", role="read").json
+    assert [item["id"] for item in listed["items"]] == [body["id"]]
+    assert api.get("/v1/snapshots?label=team=other", role="read").json["items"] == []
+
+
+def test_pagination_is_newest_first(api):
+    ids = [
+        api.post(
+            "/v1/snapshots", json={"name": f"s{i}", "objects": _cluster()}, role="decide"
+        ).json["id"]
+        for i in range(3)
+    ]
+    page1 = api.get("/v1/snapshots?limit=2", role="read").json
+    assert [i["id"] for i in page1["items"]] == ids[::-1][:2]
+    page2 = api.get(f"/v1/snapshots?limit=2&cursor={page1['nextCursor']}", role="read").json
+    assert [i["id"] for i in page2["items"]] == [ids[0]]
+    assert page2["nextCursor"] is None
+
+
+def test_nodes_and_pods_views(api):
+    snap = api.post("/v1/snapshots", json=_cluster(), role="decide").json
+    nodes = api.get(f"/v1/snapshots/{snap['id']}/nodes", role="read").json["items"]
+    n1 = nodes[0]
+    assert n1["name"] == "n1" and n1["zone"] == "eu-1a" and n1["ready"] == "True"
+    assert n1["requested"] == {"cpu": "750m", "memory": "1536Mi"}
+    assert n1["podCount"] == 2
+    assert n1["allocatable"]["memory"] == "8Gi"
+    pods = api.get(f"/v1/snapshots/{snap['id']}/pods?node=n2", role="read").json["items"]
+    assert [p["name"] for p in pods] == ["c"]
+    c = pods[0]
+    # A limit without a request is defaulted: the pod is Guaranteed.
+    assert c["qosClass"] == "Guaranteed" and c["requests"] == {"cpu": "1", "memory": "1Gi"}
+    assert c["oomScoreAdj"] == {"app": -997}
+    b = api.get(f"/v1/snapshots/{snap['id']}/pods?node=n1", role="read").json["items"][1]
+    assert b["qosClass"] == "Burstable"
+    assert b["oomScoreAdj"] == {"app": 1000 - (1000 * 512 * 2**20) // (8 * 2**30)}
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (
+            lambda c: c["items"][2]["spec"]["containers"][0]["resources"]["requests"].update(
+                cpu="12x"
+            ),
+            "items[2].spec.containers[0].resources.requests.cpu",
+        ),
+        (lambda c: c["items"][2]["metadata"].pop("name"), "items[2].metadata.name"),
+        (lambda c: c["items"][1]["metadata"].update(name="n1"), "items[1].metadata.name"),
+        (lambda c: c["items"][2]["spec"].update(priority="high"), "items[2].spec.priority"),
+        (
+            lambda c: c["items"][3]["spec"]["containers"][0]["resources"].update(
+                requests={"memory": "-1Gi"}
+            ),
+            "items[3].spec.containers[0].resources.requests.memory",
+        ),
+    ],
+    ids=[
+        "malformed-quantity",
+        "pod-without-name",
+        "duplicate-node",
+        "wrong-type",
+        "negative-quantity",
+    ],
+)
+def test_bad_input_names_the_field_and_stores_nothing(api, mutate, path):
+    cluster = _cluster()
+    mutate(cluster)
+    response = api.post("/v1/snapshots", json=cluster, role="decide")
+    assert response.status_code == 422
+    assert response.headers["Content-Type"] == "application/problem+json"
+    assert path in [e["path"] for e in response.json["errors"]]
+    assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
+def test_deep_nesting_truncated_gzip_and_oversize_are_4xx(api, app):
+    deep = b'{"kind":"List","items":[' + b"[" * 5000 + b"]" * 5000 + b"]}"
+    assert (
+        api.post(
+            "/v1/snapshots", data=deep, content_type="application/json", role="decide"
+        ).status_code
+        == 400
+    )
+    packed = gzip.compress(orjson.dumps(_cluster()))
+    cut = api.post(
+        "/v1/snapshots",
+        data=packed[:-20],
+        content_type="application/json",
+        headers={"Content-Encoding": "gzip"},
+        role="decide",
+    )
+    assert cut.status_code == 400 and "gzip" in cut.json["detail"]
+    app.config["VERDICT"].MAX_BODY_BYTES = 1000
+    bomb = gzip.compress(b" " * 5000 + orjson.dumps(_cluster()))
+    assert len(bomb) < 1000
+    big = api.post(
+        "/v1/snapshots",
+        data=bomb,
+        content_type="application/json",
+        headers={"Content-Encoding": "gzip"},
+        role="decide",
+    )
+    assert big.status_code == 413
+    plain = api.post("/v1/snapshots", json=_cluster(), role="decide")
+    assert plain.status_code == 413
+    assert (
+        api.post("/v1/snapshots", data=b"x", content_type="text/plain", role="decide").status_code
+        == 415
+    )
+    assert (
+        api.post(
+            "/v1/snapshots",
+            data=b"a: &x [1]\nb: *x\n",
+            content_type="application/yaml",
+            role="decide",
+        ).status_code
+        == 400
+    )
+    assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
+def test_delete_needs_admin_and_unknown_is_404(api):
+    snap = api.post("/v1/snapshots", json=_cluster(), role="decide").json
+    assert api.delete(f"/v1/snapshots/{snap['id']}", role="decide").status_code == 403
+    assert api.delete(f"/v1/snapshots/{snap['id']}", role="admin").status_code == 204
+    assert api.get(f"/v1/snapshots/{snap['id']}", role="read").status_code == 404
