@@ -22,6 +22,7 @@ take short paths.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from service.engine.objects import Container, Pod, ResourceList
@@ -32,9 +33,11 @@ __all__ = [
     "DEFAULT_MEMORY_REQUEST_BYTES",
     "aggregate_container_limits",
     "aggregate_container_requests",
+    "is_extended_resource_name",
     "is_pod_level_limits_set",
     "is_pod_level_requests_set",
     "is_pod_level_resources_set",
+    "is_scalar_resource_name",
     "is_supported_pod_level_resource",
     "pod_limits",
     "pod_requests",
@@ -49,6 +52,43 @@ DEFAULT_MEMORY_REQUEST_BYTES = 200 * 1024 * 1024
 
 _HUGEPAGES_PREFIX = "hugepages-"
 _GATE_ON = EngineSettings(pod_level_resources=True)
+
+
+# validation.IsQualifiedName: optional DNS-1123 subdomain prefix and "/", then a name part.
+_QUALIFIED_NAME_PART = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
+_DNS1123_SUBDOMAIN = re.compile(
+    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z"
+)
+
+
+def _is_qualified_name(value: str) -> bool:
+    prefix, slash, name = value.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
+        return False
+    if not name or len(name) > 63:
+        return False
+    return _QUALIFIED_NAME_PART.match(name) is not None
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """v1helper.IsExtendedResourceName (k8s 1.35): a name with a "/" outside the
+    ``kubernetes.io/`` namespace, not starting with "requests.", whose "requests." form is a
+    qualified name (e.g. ``example.com/gpu``)."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return _is_qualified_name("requests." + name)
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """schedutil.IsScalarResourceName (k8s 1.35): extended, hugepages-*, prefixed native
+    (``*kubernetes.io/*``) or attachable-volumes-* resources, the ones a scheduler
+    framework.Resource keeps besides cpu, memory, ephemeral-storage and pods."""
+    return (
+        name.startswith(_HUGEPAGES_PREFIX)
+        or "kubernetes.io/" in name
+        or name.startswith("attachable-volumes-")
+        or is_extended_resource_name(name)
+    )
 
 
 def is_supported_pod_level_resource(name: str) -> bool:

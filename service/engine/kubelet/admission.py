@@ -1,0 +1,429 @@
+"""Kubelet pod admission on one node: the eviction manager's admit handler, the predicate
+admit handler, and the critical pod admission handler behind it (spec/kubelet.md D.2, D.3,
+E.9).
+
+Mirrors, as of k8s 1.35:
+
+* pkg/kubelet/eviction/eviction_manager.go ``managerImpl.Admit`` (registered first);
+* pkg/kubelet/lifecycle/predicate.go ``predicateAdmitHandler.Admit`` and ``generalFilter``,
+  which calls pkg/scheduler ``AdmissionCheck`` (NodeResourcesFit ``Fits``, NodeAffinity,
+  NodeName, NodePorts) and adds the NoExecute taint check;
+* pkg/kubelet/preemption ``HandleAdmissionFailure`` (see ``kubelet.preemption``).
+
+The kubelet's handlers run in registration order and the first rejection wins, so a pod
+rejected by the eviction manager or the OS checks is not fitted at all. Within the
+general filter every failure is collected; the FIRST one gives the pod's rejection reason
+and message.
+
+Choices made for a snapshot (documented, deterministic):
+
+* The kubelet is a Linux kubelet (``KUBELET_OS``).
+* The node's pressure conditions are the node's ``MemoryPressure`` / ``DiskPressure`` /
+  ``PIDPressure`` conditions with status True, in the node's condition order (the
+  eviction manager keeps them in Go map order).
+* Scalar resources (hugepages, extended, ...) are checked in name order (Go map order
+  upstream). The node's other pods are taken in snapshot order (the kubelet's pod manager
+  returns them in map order), which only matters for preemption tie-breaks.
+* Not modelled: SupplementalGroupsPolicy=Strict (the model has neither the pod's security
+  context nor the node's status.features), the re-fetch of the Node when node affinity is
+  the only failure (the snapshot's node is the only node there is), the
+  NotEvictPodOnKubeletRestart shortcut (irrelevant for a new pod), device-plugin resource
+  updates, DRA-backed extended resources, in-place resize status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from service.engine.kubelet.preemption import (
+    AdmissionFailureOutcome,
+    Requirement,
+    handle_admission_failure,
+)
+from service.engine.nodeaffinity import matches_node_selector_and_affinity
+from service.engine.objects import Node, Pod, Taint
+from service.engine.ports import HostPorts
+from service.engine.qos import BEST_EFFORT, get_pod_qos, is_critical_pod, is_static_pod
+from service.engine.resources import (
+    is_extended_resource_name,
+    is_scalar_resource_name,
+    pod_requests,
+)
+from service.engine.tolerations import find_untolerated, tolerates_any
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+
+__all__ = [
+    "KUBELET_OS",
+    "AdmissionResult",
+    "AdmitRejection",
+    "InsufficientResource",
+    "PredicateFailure",
+    "active_pods",
+    "admit",
+    "eviction_admit",
+    "fits_resources",
+    "general_filter",
+    "node_pressure_conditions",
+    "reject_pod_admission_based_on_os_field",
+    "reject_pod_admission_based_on_os_selector",
+]
+
+KUBELET_OS = "linux"
+LABEL_OS = "kubernetes.io/os"
+
+# Pod status reasons the kubelet sets on rejection (lifecycle/predicate.go, eviction/types.go).
+POD_OS_SELECTOR_NODE_LABEL_DOES_NOT_MATCH = "PodOSSelectorNodeLabelDoesNotMatch"
+POD_OS_NOT_SUPPORTED = "PodOSNotSupported"
+UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
+EVICTED = "Evicted"
+
+# Predicate names and descriptions (scheduler plugin names and ErrReason texts).
+NODE_AFFINITY = "NodeAffinity"
+NODE_AFFINITY_DESC = "node(s) didn't match Pod's node affinity/selector"
+NODE_NAME = "NodeName"
+NODE_NAME_DESC = "node(s) didn't match the requested node name"
+NODE_PORTS = "NodePorts"
+NODE_PORTS_DESC = "node(s) didn't have free ports for the requested pod ports"
+TAINT_TOLERATION = "TaintToleration"
+TAINT_TOLERATION_DESC = "node(s) had taints that the pod didn't tolerate"
+
+_PRESSURE_CONDITIONS = ("MemoryPressure", "DiskPressure", "PIDPressure")
+_MEMORY_PRESSURE_TAINT = Taint(key="node.kubernetes.io/memory-pressure", effect="NoSchedule")
+_NO_EXECUTE = frozenset({"NoExecute"})
+_TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+_OUT_OF = {
+    "cpu": "OutOfcpu",
+    "memory": "OutOfmemory",
+    "ephemeral-storage": "OutOfephemeral-storage",
+    "pods": "OutOfpods",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """lifecycle.InsufficientResourceError (k8s 1.35). Amounts in base units."""
+
+    resource: str
+    requested: int
+    used: int
+    capacity: int
+    is_resource: ClassVar[bool] = True
+
+    @property
+    def reason(self) -> str:
+        """GetReason: "Insufficient cpu"."""
+        return f"Insufficient {self.resource}"
+
+    @property
+    def message(self) -> str:
+        """Error(): the text the kubelet puts in the rejection event and pod status."""
+        return (
+            f"Node didn't have enough resource: {self.resource}, requested: {self.requested}, "
+            f"used: {self.used}, capacity: {self.capacity}"
+        )
+
+    @property
+    def insufficient_amount(self) -> int:
+        """GetInsufficientAmount: requested - (capacity - used)."""
+        return self.requested - (self.capacity - self.used)
+
+    @property
+    def kubelet_reason(self) -> str:
+        """The pod status reason: OutOfcpu, OutOfmemory, ..., OutOf<name>."""
+        return _OUT_OF.get(self.resource) or f"OutOf{self.resource}"
+
+
+@dataclass(frozen=True, slots=True)
+class PredicateFailure:
+    """lifecycle.PredicateFailureError (k8s 1.35)."""
+
+    name: str
+    desc: str
+    is_resource: ClassVar[bool] = False
+
+    @property
+    def reason(self) -> str:
+        """GetReason: the predicate description."""
+        return self.desc
+
+    @property
+    def message(self) -> str:
+        return f"Predicate {self.name} failed: {self.desc}"
+
+    @property
+    def kubelet_reason(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class AdmitRejection:
+    """A whole admit handler's rejection (OS checks, eviction manager, preemption error):
+    ``kubelet_reason`` and ``message`` are the PodAdmitResult's Reason and Message."""
+
+    kubelet_reason: str
+    message: str
+    is_resource: ClassVar[bool] = False
+
+    @property
+    def reason(self) -> str:
+        return self.message
+
+
+Reason = InsufficientResource | PredicateFailure | AdmitRejection
+
+
+@dataclass(frozen=True)
+class AdmissionResult:
+    """The kubelet's answer for one pod on one node.
+
+    ``reasons``: every failure found by the handler that rejected (or, for a critical pod
+    admitted after preemption, the resource failures that preemption cleared), in kubelet
+    order. ``kubelet_reason`` / ``message``: the pod status reason and message of the
+    rejection (None / "" when admitted). ``victims``: pods the critical pod admission
+    handler kills first, in kill order. ``requirements``: what preemption had to free.
+    """
+
+    admitted: bool
+    critical: bool
+    reasons: list[Reason] = field(default_factory=list)
+    kubelet_reason: str | None = None
+    message: str = ""
+    victims: list[Pod] = field(default_factory=list)
+    requirements: list[Requirement] = field(default_factory=list)
+    preemption_error: str | None = None
+
+
+# --- which pods count ------------------------------------------------------------------------
+
+
+def active_pods(pods: Sequence[Pod]) -> list[Pod]:
+    """Kubelet.filterOutInactivePods (k8s 1.35) as far as a snapshot shows it: pods bound to
+    the node whose phase is not terminal (Succeeded / Failed). Terminating pods still count
+    (their containers may still run); the kubelet's private pod-worker state is not in a
+    snapshot."""
+    return [p for p in pods if p.phase not in _TERMINAL_PHASES]
+
+
+# --- eviction manager admission (E.9) ------------------------------------------------------
+
+
+def node_pressure_conditions(node: Node) -> list[str]:
+    """The eviction manager's current node conditions, read back from the node's status."""
+    return [
+        c.type for c in node.conditions if c.type in _PRESSURE_CONDITIONS and c.status == "True"
+    ]
+
+
+def eviction_admit(
+    pod: Pod, node: Node, *, settings: EngineSettings = DEFAULT_SETTINGS
+) -> AdmitRejection | None:
+    """eviction managerImpl.Admit (k8s 1.35): None when admitted.
+
+    No pressure → admit; critical pods → admit. Under MemoryPressure alone, non-BestEffort
+    pods are admitted, and BestEffort pods only when they tolerate the
+    node.kubernetes.io/memory-pressure:NoSchedule taint. Otherwise (DiskPressure or
+    PIDPressure present, or an intolerant BestEffort pod) reject with reason Evicted and
+    "The node had condition: [<conditions>]. ".
+    """
+    conditions = node_pressure_conditions(node)
+    if not conditions:
+        return None
+    if is_critical_pod(pod):
+        return None
+    if conditions == ["MemoryPressure"]:
+        if get_pod_qos(pod, settings=settings) != BEST_EFFORT:
+            return None
+        if tolerates_any(pod.tolerations, _MEMORY_PRESSURE_TAINT):
+            return None
+    return AdmitRejection(EVICTED, f"The node had condition: [{' '.join(conditions)}]. ")
+
+
+# --- predicate admit handler (D.2) ---------------------------------------------------------
+
+
+def reject_pod_admission_based_on_os_selector(
+    pod: Pod, node: Node, kubelet_os: str = KUBELET_OS
+) -> bool:
+    """rejectPodAdmissionBasedOnOSSelector (k8s 1.35): the pod's ``kubernetes.io/os`` label,
+    when present, must equal the kubelet's OS (the node label is overridden by it)."""
+    del node  # the node's own label is replaced by the kubelet's OS before comparing
+    wanted = pod.labels.get(LABEL_OS)
+    return wanted is not None and wanted != kubelet_os
+
+
+def reject_pod_admission_based_on_os_field(pod: Pod, kubelet_os: str = KUBELET_OS) -> bool:
+    """rejectPodAdmissionBasedOnOSField (k8s 1.35): ``spec.os.name``, when set, must equal
+    the kubelet's OS."""
+    return bool(pod.os_name) and pod.os_name != kubelet_os
+
+
+def _fit_request(pod: Pod, node: Node, settings: EngineSettings) -> dict[str, int]:
+    """The pod's request as NodeResourcesFit sees it in the kubelet: PodRequests (overhead
+    included) after removeMissingExtendedResources (extended resources absent from node
+    allocatable are dropped from the containers' requests; overhead is left alone)."""
+    allocatable = node.allocatable
+    missing = [
+        name
+        for c in pod.containers + pod.init_containers
+        for name in c.requests
+        if name not in allocatable and is_extended_resource_name(name)
+    ]
+    if not missing:
+        return pod_requests(pod, settings=settings)
+    request = pod_requests(pod, exclude_overhead=True, settings=settings)
+    for name in missing:
+        request.pop(name, None)
+    for name, value in pod.overhead.items():
+        request[name] = request.get(name, 0) + value
+    return request
+
+
+def fits_resources(
+    pod: Pod,
+    node: Node,
+    other_pods: Sequence[Pod],
+    *,
+    settings: EngineSettings = DEFAULT_SETTINGS,
+) -> list[InsufficientResource]:
+    """noderesources.Fits as the kubelet calls it (k8s 1.35), after
+    removeMissingExtendedResources.
+
+    Pod count first (requested 1, used = number of other pods, capacity = allocatable
+    ``pods``, 0 when absent); then, unless the pod requests nothing, cpu, memory,
+    ephemeral-storage and each scalar resource (name order) with a non-zero request that
+    exceeds allocatable minus the other pods' requests (PodRequests, overhead included).
+    """
+    allocatable = node.allocatable
+    failures: list[InsufficientResource] = []
+    pod_count = len(other_pods)
+    allowed = allocatable.get("pods", 0)
+    if pod_count + 1 > allowed:
+        failures.append(InsufficientResource("pods", 1, pod_count, allowed))
+
+    request = _fit_request(pod, node, settings)
+    scalars = sorted(name for name in request if is_scalar_resource_name(name))
+    wanted = [name for name in ("cpu", "memory", "ephemeral-storage") if request.get(name, 0) != 0]
+    if not wanted and not scalars:
+        return failures
+    wanted.extend(name for name in scalars if request[name] != 0)
+    if not wanted:
+        return failures
+
+    used = dict.fromkeys(wanted, 0)
+    for other in other_pods:
+        other_request = pod_requests(other, settings=settings)
+        for name in wanted:
+            value = other_request.get(name)
+            if value:
+                used[name] += value
+    for name in wanted:
+        requested = request[name]
+        capacity = allocatable.get(name, 0)
+        if requested > 0 and requested > capacity - used[name]:
+            failures.append(InsufficientResource(name, requested, used[name], capacity))
+    return failures
+
+
+def general_filter(
+    pod: Pod,
+    node: Node,
+    other_pods: Sequence[Pod],
+    *,
+    settings: EngineSettings = DEFAULT_SETTINGS,
+) -> list[InsufficientResource | PredicateFailure]:
+    """lifecycle generalFilter (k8s 1.35) = scheduler AdmissionCheck with all failures
+    (resources, NodeAffinity, NodeName, NodePorts) plus, except for static pods, an
+    untolerated NoExecute taint (TaintToleration)."""
+    reasons: list[InsufficientResource | PredicateFailure] = list(
+        fits_resources(pod, node, other_pods, settings=settings)
+    )
+    if not matches_node_selector_and_affinity(pod, node):
+        reasons.append(PredicateFailure(NODE_AFFINITY, NODE_AFFINITY_DESC))
+    if pod.node_name and pod.node_name != node.name:
+        reasons.append(PredicateFailure(NODE_NAME, NODE_NAME_DESC))
+    if any(p.host_port > 0 for c in pod.containers for p in c.ports) and not HostPorts.of_pods(
+        other_pods
+    ).fits(pod):
+        reasons.append(PredicateFailure(NODE_PORTS, NODE_PORTS_DESC))
+    if (
+        node.taints
+        and not is_static_pod(pod)
+        and find_untolerated(node.taints, pod.tolerations, _NO_EXECUTE) is not None
+    ):
+        reasons.append(PredicateFailure(TAINT_TOLERATION, TAINT_TOLERATION_DESC))
+    return reasons
+
+
+def admit(
+    pod: Pod,
+    node: Node,
+    other_pods: Sequence[Pod],
+    *,
+    settings: EngineSettings = DEFAULT_SETTINGS,
+    kubelet_os: str = KUBELET_OS,
+) -> AdmissionResult:
+    """The kubelet's admission of ``pod`` on ``node`` next to ``other_pods`` (the node's
+    other active pods, see ``active_pods``), with critical-pod preemption.
+
+    Eviction manager first, then the predicate handler: OS label, OS field, the general
+    filter; failures go to the critical pod admission handler, which may clear resource
+    failures by preempting pods. The first remaining failure is the rejection.
+    """
+    critical = is_critical_pod(pod)
+    rejection = eviction_admit(pod, node, settings=settings)
+    if rejection is None and reject_pod_admission_based_on_os_selector(pod, node, kubelet_os):
+        rejection = AdmitRejection(
+            POD_OS_SELECTOR_NODE_LABEL_DOES_NOT_MATCH,
+            "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+        )
+    if rejection is None and reject_pod_admission_based_on_os_field(pod, kubelet_os):
+        rejection = AdmitRejection(
+            POD_OS_NOT_SUPPORTED, "Failed to admit pod as the OS field doesn't match node OS"
+        )
+    if rejection is not None:
+        return AdmissionResult(
+            admitted=False,
+            critical=critical,
+            reasons=[rejection],
+            kubelet_reason=rejection.kubelet_reason,
+            message=rejection.message,
+        )
+
+    reasons = general_filter(pod, node, other_pods, settings=settings)
+    if not reasons:
+        return AdmissionResult(admitted=True, critical=critical)
+
+    outcome: AdmissionFailureOutcome = handle_admission_failure(
+        pod, reasons, other_pods, settings=settings
+    )
+    if outcome.error is not None:
+        return AdmissionResult(
+            admitted=False,
+            critical=critical,
+            reasons=list(reasons),
+            kubelet_reason=UNEXPECTED_ADMISSION_ERROR,
+            message=(
+                "Unexpected error while attempting to recover from admission failure: "
+                f"{outcome.error_message}"
+            ),
+            requirements=outcome.requirements,
+            preemption_error=outcome.error_message,
+        )
+    if not outcome.reasons:
+        return AdmissionResult(
+            admitted=True,
+            critical=critical,
+            reasons=list(reasons),
+            victims=outcome.victims,
+            requirements=outcome.requirements,
+        )
+    first = outcome.reasons[0]
+    return AdmissionResult(
+        admitted=False,
+        critical=critical,
+        reasons=list(reasons),
+        kubelet_reason=first.kubelet_reason,
+        message=first.message,
+    )
