@@ -1,0 +1,778 @@
+"""kube-scheduler Filter plugins of the default profile, and the scheduler's view of a snapshot.
+
+Mirrors, from kubernetes/kubernetes (master, about v1.35/1.36; spec/scheduler.md):
+
+* ``pkg/scheduler/framework/plugins/nodeunschedulable`` (NodeUnschedulable),
+  ``nodename`` (NodeName), ``tainttoleration`` (TaintToleration, filter part),
+  ``nodeaffinity`` (NodeAffinity, required part + nodeSelector), ``nodeports`` (NodePorts),
+  ``noderesources/fit.go`` (NodeResourcesFit PreFilter/Filter, ``fitsRequest`` with the newest
+  ``unresolvable`` flag);
+* ``pkg/scheduler/framework/runtime`` ``RunFilterPlugins``: plugins run in the default
+  profile's order and the first rejection ends the run (its status is the node's status);
+* ``pkg/scheduler/framework/types.go`` NodeInfo aggregates (Requested, NonZeroRequested, pod
+  count, used host ports).
+
+The filters of the default profile that Verdict does not model (volume filters,
+PodTopologySpread, InterPodAffinity) are never silently passed over: ``not_modelled`` names
+them whenever the pod (or, for InterPodAffinity, an existing pod's anti-affinity) would make
+them matter, and every result built on these filters reports that list.
+
+Performance: a ``SchedulerView`` (per-node aggregates over 150,000 pods) is built once per
+``Cluster`` and cached in a ``WeakKeyDictionary`` keyed by the Cluster object, so a request
+never re-sums the snapshot's pods.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from service.engine.nodeaffinity import matches_node_selector_and_affinity
+from service.engine.objects import Cluster, ContainerPort, Node, Pod, Taint
+from service.engine.ports import HostPorts, wanted_host_ports
+from service.engine.resources import pod_requests, pod_requests_non_zero
+from service.engine.tolerations import find_untolerated, tolerates_any
+
+__all__ = [
+    "DEFAULT_FILTER_ORDER",
+    "ERROR",
+    "MODELLED_FILTERS",
+    "SKIP",
+    "SUCCESS",
+    "UNRESOLVABLE",
+    "UNSCHEDULABLE",
+    "FitArgs",
+    "InsufficientResource",
+    "NodeInfo",
+    "NodeState",
+    "PodContext",
+    "PodInfo",
+    "SchedulerView",
+    "Status",
+    "base_state",
+    "fits_request",
+    "is_extended_resource_name",
+    "is_scalar_resource_name",
+    "node_affinity",
+    "node_name",
+    "node_ports",
+    "node_resources_fit",
+    "node_unschedulable",
+    "pod_context",
+    "pod_info",
+    "run_filter_plugins",
+    "scheduler_view",
+    "taint_toleration",
+]
+
+# --- status codes (framework.Code) ---
+SUCCESS = "Success"
+UNSCHEDULABLE = "Unschedulable"
+UNRESOLVABLE = "UnschedulableAndUnresolvable"
+ERROR = "Error"
+SKIP = "Skip"
+
+# --- reasons, in the plugins' own words ---
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+ERR_REASON_NODE_NAME = "node(s) didn't match the requested node name"
+ERR_REASON_NODE_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_NODE_PORTS = "node(s) didn't have free ports for the requested pod ports"
+ERR_REASON_SIDECARS_DISABLED = (
+    "Pod has a restartable init container and the SidecarContainers feature is disabled"
+)
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+# The default profile's Filter plugins, in order (pkg/scheduler/apis/config/v1
+# default_plugins.go). Verdict evaluates the first six; the rest are reported as not modelled.
+DEFAULT_FILTER_ORDER = (
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
+)
+MODELLED_FILTERS = DEFAULT_FILTER_ORDER[:6]
+
+# A pod without status.startTime counts as started "now" (util.GetPodStartTime): the newest.
+START_TIME_NOW = 2**63 - 1
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """framework.Status: a code, the reasons, and the plugin that produced it."""
+
+    code: str = SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @property
+    def is_success(self) -> bool:
+        return self.code == SUCCESS
+
+    @property
+    def is_rejected(self) -> bool:
+        return self.code == UNSCHEDULABLE or self.code == UNRESOLVABLE
+
+    @property
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+
+OK = Status()
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """noderesources.InsufficientResource (newest: with the ``Unresolvable`` flag)."""
+
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FitArgs:
+    """NodeResourcesFitArgs.ignoredResources / ignoredResourceGroups."""
+
+    ignored_resources: frozenset[str] = frozenset()
+    ignored_resource_groups: frozenset[str] = frozenset()
+
+
+DEFAULT_FIT_ARGS = FitArgs()
+
+
+# --- resource name classes (pkg/apis/core/v1/helper, scheduler util) ---
+
+
+def _is_native_resource(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: not native, not "requests."-prefixed, and (being a
+    qualified name with a "/") a valid quota resource name."""
+    return not (_is_native_resource(name) or name.startswith("requests."))
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """schedutil.IsScalarResourceName: extended, hugepages-*, prefixed native
+    (``*kubernetes.io/*``) or attachable-volumes-*."""
+    return (
+        is_extended_resource_name(name)
+        or name.startswith("hugepages-")
+        or "kubernetes.io/" in name
+        or name.startswith("attachable-volumes-")
+    )
+
+
+def _start_ns(moment: datetime | None) -> int:
+    if moment is None:
+        return START_TIME_NOW
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+
+
+class PodInfo:
+    """A pod as the scheduler's cache holds it: effective requests (PodRequests), the non-zero
+    cpu/memory used for NonZeroRequested, priority, start time in ns, host ports."""
+
+    __slots__ = (
+        "has_ports",
+        "key",
+        "name",
+        "namespace",
+        "nz_cpu",
+        "nz_mem",
+        "pod",
+        "priority",
+        "requests",
+        "start_ns",
+        "uid",
+    )
+
+    def __init__(
+        self,
+        pod: Pod | None,
+        *,
+        namespace: str,
+        name: str,
+        uid: str,
+        priority: int,
+        requests: dict[str, int],
+        nz_cpu: int,
+        nz_mem: int,
+        start_ns: int = START_TIME_NOW,
+        has_ports: bool = False,
+    ) -> None:
+        self.pod = pod
+        self.namespace = namespace
+        self.name = name
+        self.key = f"{namespace}/{name}"
+        self.uid = uid
+        self.priority = priority
+        self.requests = requests
+        self.nz_cpu = nz_cpu
+        self.nz_mem = nz_mem
+        self.start_ns = start_ns
+        self.has_ports = has_ports
+
+    def same_pod(self, other: PodInfo) -> bool:
+        """Pods compared by UID (upstream); by namespace/name when a UID is missing."""
+        if self.uid and other.uid:
+            return self.uid == other.uid
+        return self.key == other.key
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"PodInfo({self.key}, priority={self.priority})"
+
+
+def pod_info(pod: Pod) -> PodInfo:
+    """Precompute what the scheduler reads of a pod (NodeInfo.AddPod's calculateResource)."""
+    nz = pod_requests_non_zero(pod)
+    has_ports = False
+    for c in pod.containers:
+        for p in c.ports:
+            if p.host_port > 0:
+                has_ports = True
+    return PodInfo(
+        pod,
+        namespace=pod.namespace,
+        name=pod.name,
+        uid=pod.uid,
+        priority=pod.priority if pod.priority is not None else 0,
+        requests=pod_requests(pod),
+        nz_cpu=nz.get("cpu", 0),
+        nz_mem=nz.get("memory", 0),
+        start_ns=_start_ns(pod.start_time),
+        has_ports=has_ports,
+    )
+
+
+class NodeInfo:
+    """framework.NodeInfo for one node of the snapshot: allocatable, the node's pods (bound,
+    not terminal, terminating included, snapshot order) and their aggregates."""
+
+    __slots__ = (
+        "_by_importance",
+        "allocatable",
+        "allowed_pods",
+        "index",
+        "node",
+        "nz_cpu",
+        "nz_mem",
+        "pod_count",
+        "pods",
+        "requested",
+        "used_ports",
+    )
+
+    def __init__(self, node: Node, index: int, pods: list[PodInfo]) -> None:
+        self.node = node
+        self.index = index
+        self.allocatable = node.allocatable
+        self.allowed_pods = node.allocatable.get("pods", 0)
+        self.pods = pods
+        requested: dict[str, int] = {}
+        nz_cpu = nz_mem = 0
+        any_ports = False
+        for pi in pods:
+            for name, value in pi.requests.items():
+                requested[name] = requested.get(name, 0) + value
+            nz_cpu += pi.nz_cpu
+            nz_mem += pi.nz_mem
+            any_ports = any_ports or pi.has_ports
+        self.requested = requested
+        self.nz_cpu = nz_cpu
+        self.nz_mem = nz_mem
+        self.pod_count = len(pods)
+        self.used_ports = (
+            HostPorts.of_pods(pi.pod for pi in pods if pi.has_ports) if any_ports else None
+        )
+        self._by_importance: list[PodInfo] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def pods_by_importance(self) -> list[PodInfo]:
+        """The node's pods, most important first (util.MoreImportantPod: higher priority, then
+        earlier start; a missing start time is "now"). Ties keep snapshot order (upstream's
+        sort is unstable there). Computed once per node."""
+        if self._by_importance is None:
+            self._by_importance = sorted(self.pods, key=_importance_key)
+        return self._by_importance
+
+    def base_state(self) -> NodeState:
+        return NodeState(self.requested, self.pod_count, self.used_ports, self.nz_cpu, self.nz_mem)
+
+
+def _importance_key(pi: PodInfo) -> tuple[int, int]:
+    return (-pi.priority, pi.start_ns)
+
+
+@dataclass(slots=True)
+class NodeState:
+    """The mutable part of a NodeInfo copy: what adding/removing pods changes."""
+
+    requested: dict[str, int]
+    pod_count: int
+    used_ports: HostPorts | None
+    nz_cpu: int = 0
+    nz_mem: int = 0
+
+    def with_pods(self, added: list[PodInfo], removed: list[PodInfo] = ()) -> NodeState:  # type: ignore[assignment]
+        """A copy with ``added`` pods added and ``removed`` pods taken away (ports rebuilt)."""
+        requested = dict(self.requested)
+        nz_cpu, nz_mem = self.nz_cpu, self.nz_mem
+        for pi in added:
+            for name, value in pi.requests.items():
+                requested[name] = requested.get(name, 0) + value
+            nz_cpu += pi.nz_cpu
+            nz_mem += pi.nz_mem
+        for pi in removed:
+            for name, value in pi.requests.items():
+                requested[name] = requested.get(name, 0) - value
+            nz_cpu -= pi.nz_cpu
+            nz_mem -= pi.nz_mem
+        ports = self.used_ports
+        if any(pi.has_ports for pi in added):
+            ports = _copy_ports(ports)
+            for pi in added:
+                if pi.has_ports and pi.pod is not None:
+                    ports.add_pod(pi.pod)
+        return NodeState(
+            requested, self.pod_count + len(added) - len(removed), ports, nz_cpu, nz_mem
+        )
+
+
+def _copy_ports(ports: HostPorts | None) -> HostPorts:
+    copy = HostPorts()
+    if ports is not None:
+        for ip, used in ports._by_ip.items():
+            for protocol, port in used:
+                copy.add(ip, protocol, port)
+    return copy
+
+
+def ports_without(pods: list[PodInfo]) -> HostPorts | None:
+    """Used host ports of ``pods`` (NodeInfo.UsedPorts rebuilt after removals)."""
+    with_ports = [pi.pod for pi in pods if pi.has_ports and pi.pod is not None]
+    return HostPorts.of_pods(with_ports) if with_ports else None
+
+
+@dataclass(frozen=True, slots=True)
+class PdbInfo:
+    """A PodDisruptionBudget as preemption reads it (status.disruptionsAllowed only)."""
+
+    index: int
+    namespace: str
+    name: str
+    match_labels: tuple[tuple[str, str], ...]
+    match_expressions: tuple[tuple[str, str, frozenset[str]], ...]
+    valid: bool  # LabelSelectorAsSelector succeeded
+    empty: bool  # nil or empty selector: matches nothing for preemption
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str]
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        """labels.Selector.Matches for the PDB's selector (In, NotIn, Exists,
+        DoesNotExist); False for an invalid or nil/empty selector."""
+        if not self.valid or self.empty:
+            return False
+        for key, value in self.match_labels:
+            if labels.get(key) != value:
+                return False
+        for key, op, values in self.match_expressions:
+            have = labels.get(key)
+            if op == "In":
+                if have is None or have not in values:
+                    return False
+            elif op == "NotIn":
+                if have is not None and have in values:
+                    return False
+            elif op == "Exists":
+                if have is None:
+                    return False
+            elif op == "DoesNotExist" and have is not None:
+                return False
+        return True
+
+
+def _pdb_info(index: int, pdb) -> PdbInfo:
+    sel = pdb.selector
+    if sel is None:
+        return PdbInfo(
+            index,
+            pdb.namespace,
+            pdb.name,
+            (),
+            (),
+            True,
+            True,
+            pdb.disruptions_allowed,
+            frozenset(pdb.disrupted_pods),
+        )
+    valid = True
+    exprs = []
+    for req in sel.match_expressions:
+        op = req.operator
+        if op in ("In", "NotIn"):
+            if not req.values:
+                valid = False
+        elif op in ("Exists", "DoesNotExist"):
+            if req.values:
+                valid = False
+        else:
+            valid = False
+        exprs.append((req.key, op, frozenset(req.values)))
+    empty = not sel.match_labels and not sel.match_expressions
+    return PdbInfo(
+        index,
+        pdb.namespace,
+        pdb.name,
+        tuple(sel.match_labels.items()),
+        tuple(exprs),
+        valid,
+        empty,
+        pdb.disruptions_allowed,
+        frozenset(pdb.disrupted_pods),
+    )
+
+
+class SchedulerView:
+    """The scheduler's cache/snapshot for one Cluster: NodeInfos in snapshot order, the
+    nominator's pods by node, PDBs by namespace. Build with ``scheduler_view(cluster)``."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        snapshot = cluster.snapshot
+        nodes = snapshot.nodes
+        index = {node.name: i for i, node in enumerate(nodes)}
+        per_node: list[list[PodInfo]] = [[] for _ in nodes]
+        nominated: dict[str, list[PodInfo]] = {}
+        terminating_sts: list[tuple[str, PodInfo]] = []
+        inter_pod_affinity = False
+        for pod in snapshot.pods:
+            # The scheduler's pod informer skips terminal pods (status.phase!=Succeeded,Failed).
+            if pod.phase == "Succeeded" or pod.phase == "Failed":
+                continue
+            if pod.node_name:
+                i = index.get(pod.node_name)
+                if i is None:
+                    continue  # bound to a node missing from the snapshot
+                pi = pod_info(pod)
+                per_node[i].append(pi)
+                if pod.unmodelled and "InterPodAffinity" in pod.unmodelled:
+                    inter_pod_affinity = True
+                if pod.deletion_timestamp is not None:
+                    ctrl = pod.controller
+                    if ctrl is not None and ctrl.kind == "StatefulSet":
+                        terminating_sts.append((pod.node_name, pi))
+            elif pod.nominated_node_name:
+                nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
+        self.cluster_ref = weakref.ref(cluster)
+        self.nodes: list[NodeInfo] = [
+            NodeInfo(node, i, per_node[i]) for i, node in enumerate(nodes)
+        ]
+        self.by_name: dict[str, NodeInfo] = {ni.name: ni for ni in self.nodes}
+        self.nominated = nominated
+        self.terminating_statefulset_pods = terminating_sts
+        self.inter_pod_affinity_in_use = inter_pod_affinity
+        self.pdbs = [_pdb_info(i, pdb) for i, pdb in enumerate(snapshot.pdbs)]
+        self.pdbs_by_namespace: dict[str, list[PdbInfo]] = {}
+        for info in self.pdbs:
+            self.pdbs_by_namespace.setdefault(info.namespace, []).append(info)
+        self._pdb_matches: dict[int, tuple[int, ...]] = {}
+
+    def nominated_for(self, node_name: str) -> list[PodInfo]:
+        """PodNominator.NominatedPodsForNode: pending pods whose status.nominatedNodeName is
+        the node (unbound, not terminal), in snapshot order."""
+        return self.nominated.get(node_name, [])
+
+    def matching_pdbs(self, pi: PodInfo) -> tuple[int, ...]:
+        """Indexes of the PDBs whose selector matches the pod (same namespace, labelled pod).
+        Cached per pod: the PDB set of a snapshot never changes."""
+        key = id(pi)
+        found = self._pdb_matches.get(key)
+        if found is None:
+            labels = pi.pod.labels if pi.pod is not None else {}
+            if not labels:
+                found = ()
+            else:
+                found = tuple(
+                    info.index
+                    for info in self.pdbs_by_namespace.get(pi.namespace, ())
+                    if info.matches(labels)
+                )
+            self._pdb_matches[key] = found
+        return found
+
+
+_VIEWS: weakref.WeakKeyDictionary[Cluster, SchedulerView] = weakref.WeakKeyDictionary()
+_VIEWS_LOCK = threading.Lock()
+
+
+def scheduler_view(cluster: Cluster) -> SchedulerView:
+    """The SchedulerView of ``cluster``, built at most once per Cluster object (weakly cached:
+    it goes when the Cluster goes)."""
+    view = _VIEWS.get(cluster)
+    if view is None:
+        with _VIEWS_LOCK:
+            view = _VIEWS.get(cluster)
+            if view is None:
+                view = SchedulerView(cluster)
+                _VIEWS[cluster] = view
+    return view
+
+
+# --- the pod being scheduled: PreFilter state ---
+
+
+@dataclass(slots=True)
+class PodContext:
+    """Per-pod state computed once per scheduling attempt (the plugins' PreFilter): effective
+    request as NodeResourcesFit's preFilterState, wanted host ports, and the nominated pods /
+    holds that count against each node for this pod."""
+
+    pod: Pod
+    info: PodInfo
+    fit_args: FitArgs
+    cpu: int
+    memory: int
+    ephemeral: int
+    scalars: tuple[tuple[str, int], ...]  # (name, request) sorted by name, request 0 kept
+    checks: tuple[tuple[str, int], ...]  # resources actually checked (request > 0, not ignored)
+    wanted_ports: list[ContainerPort]
+    prefilter_status: Status | None
+    not_modelled: tuple[str, ...]
+    # node name -> pods counted in pass 1 of the nominated-pods filter (nominated pods of
+    # priority >= the pod's, explicit holds), set by nominated.prepare_nominated.
+    nominated: dict[str, list[PodInfo]] = field(default_factory=dict)
+    # node name -> pods taken off that node for this pod (a StatefulSet predecessor).
+    removed: dict[str, list[PodInfo]] = field(default_factory=dict)
+
+    @property
+    def priority(self) -> int:
+        return self.info.priority
+
+
+def pod_context(
+    pod: Pod, view: SchedulerView | None = None, fit_args: FitArgs = DEFAULT_FIT_ARGS
+) -> PodContext:
+    """PreFilter for the modelled plugins (NodeResourcesFit computePodResourceRequest, NodePorts
+    getContainerPorts) and the list of default-profile filters Verdict does not evaluate."""
+    info = pod_info(pod)
+    reqs = info.requests
+    cpu = reqs.get("cpu", 0)
+    memory = reqs.get("memory", 0)
+    ephemeral = reqs.get("ephemeral-storage", 0)
+    scalars = tuple(sorted((n, v) for n, v in reqs.items() if is_scalar_resource_name(n)))
+    checks: list[tuple[str, int]] = []
+    if cpu > 0:
+        checks.append(("cpu", cpu))
+    if memory > 0:
+        checks.append(("memory", memory))
+    if ephemeral > 0:
+        checks.append(("ephemeral-storage", ephemeral))
+    for name, value in scalars:
+        if value == 0:
+            continue
+        if is_extended_resource_name(name) and _ignored(name, fit_args):
+            continue
+        checks.append((name, value))
+    not_modelled = set(pod.unmodelled)
+    if view is not None and view.inter_pod_affinity_in_use:
+        not_modelled.add("InterPodAffinity")
+    ordered = tuple(p for p in DEFAULT_FILTER_ORDER if p in not_modelled) + tuple(
+        sorted(n for n in not_modelled if n not in DEFAULT_FILTER_ORDER)
+    )
+    return PodContext(
+        pod=pod,
+        info=info,
+        fit_args=fit_args,
+        cpu=cpu,
+        memory=memory,
+        ephemeral=ephemeral,
+        scalars=scalars,
+        checks=tuple(checks),
+        wanted_ports=wanted_host_ports(pod),
+        prefilter_status=None,
+        not_modelled=ordered,
+    )
+
+
+def _ignored(name: str, args: FitArgs) -> bool:
+    if name in args.ignored_resources:
+        return True
+    if args.ignored_resource_groups:
+        group = name.split("/", 1)[0]
+        return group in args.ignored_resource_groups
+    return False
+
+
+# --- the Filter plugins ---
+
+
+def node_unschedulable(pod: Pod, node: Node) -> Status | None:
+    """nodeunschedulable.Filter: an unschedulable node rejects pods that do not tolerate the
+    node.kubernetes.io/unschedulable:NoSchedule taint."""
+    if not node.unschedulable:
+        return None
+    taint = Taint(key=TAINT_NODE_UNSCHEDULABLE, effect="NoSchedule")
+    if tolerates_any(pod.tolerations, taint):
+        return None
+    return Status(UNRESOLVABLE, (ERR_REASON_UNSCHEDULABLE,), "NodeUnschedulable")
+
+
+def node_name(pod: Pod, node: Node) -> Status | None:
+    """nodename.Filter: spec.nodeName, when set, must be the node's name."""
+    if not pod.node_name or pod.node_name == node.name:
+        return None
+    return Status(UNRESOLVABLE, (ERR_REASON_NODE_NAME,), "NodeName")
+
+
+_DO_NOT_SCHEDULE = ("NoSchedule", "NoExecute")
+
+
+def taint_toleration(pod: Pod, node: Node) -> Status | None:
+    """tainttoleration.Filter: the first NoSchedule/NoExecute taint the pod does not tolerate."""
+    if not node.taints:
+        return None
+    taint = find_untolerated(node.taints, pod.tolerations, _DO_NOT_SCHEDULE)
+    if taint is None:
+        return None
+    reason = f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+    return Status(UNRESOLVABLE, (reason,), "TaintToleration")
+
+
+def node_affinity(pod: Pod, node: Node) -> Status | None:
+    """nodeaffinity.Filter (required terms and spec.nodeSelector; no addedAffinity args)."""
+    if not pod.node_selector and pod.required_node_affinity is None:
+        return None
+    if matches_node_selector_and_affinity(pod, node):
+        return None
+    return Status(UNRESOLVABLE, (ERR_REASON_NODE_AFFINITY,), "NodeAffinity")
+
+
+def node_ports(wanted: list[ContainerPort], used: HostPorts | None) -> Status | None:
+    """nodeports.Filter: a wanted host port already in use on the node."""
+    if not wanted or used is None:
+        return None
+    for p in wanted:
+        if used.conflicts(p.host_ip, p.protocol, p.host_port):
+            return Status(UNSCHEDULABLE, (ERR_REASON_NODE_PORTS,), "NodePorts")
+    return None
+
+
+def fits_request(
+    ctx: PodContext,
+    allocatable: dict[str, int],
+    requested: dict[str, int],
+    pod_count: int,
+) -> list[InsufficientResource]:
+    """noderesources fitsRequest (newest): every failure, in order pods, cpu, memory,
+    ephemeral-storage, then scalar resources (sorted by name: upstream iterates a Go map).
+
+    A resource is checked only when the pod requests it (> 0); a scalar request of 0 and
+    ignored extended resources (ignoredResources / ignoredResourceGroups) are skipped. A
+    record is *unresolvable* when the request alone exceeds the node's allocatable.
+    """
+    out: list[InsufficientResource] = []
+    allowed = allocatable.get("pods", 0)
+    if pod_count + 1 > allowed:
+        out.append(InsufficientResource("pods", "Too many pods", 1, pod_count, allowed))
+    if not ctx.checks:
+        return out
+    for name, want in ctx.checks:
+        have = allocatable.get(name, 0)
+        used = requested.get(name, 0)
+        if want > have - used:
+            out.append(
+                InsufficientResource(name, f"Insufficient {name}", want, used, have, want > have)
+            )
+    return out
+
+
+def node_resources_fit(
+    ctx: PodContext, allocatable: dict[str, int], requested: dict[str, int], pod_count: int
+) -> Status | None:
+    """noderesources Fit.Filter: Unschedulable with every reason, UnschedulableAndUnresolvable
+    when any insufficient resource is unresolvable (newest)."""
+    allowed = allocatable.get("pods", 0)
+    if pod_count + 1 <= allowed:
+        # Fast path: most nodes pass; only build records on failure.
+        for name, want in ctx.checks:
+            if want > allocatable.get(name, 0) - requested.get(name, 0):
+                break
+        else:
+            return None
+    failures = fits_request(ctx, allocatable, requested, pod_count)
+    if not failures:
+        return None
+    code = UNRESOLVABLE if any(f.unresolvable for f in failures) else UNSCHEDULABLE
+    return Status(code, tuple(f.reason for f in failures), "NodeResourcesFit")
+
+
+def static_filters(ctx: PodContext, node: Node) -> Status | None:
+    """The filters whose answer does not depend on the node's pods, in profile order."""
+    pod = ctx.pod
+    if node.unschedulable:
+        status = node_unschedulable(pod, node)
+        if status is not None:
+            return status
+    if pod.node_name and pod.node_name != node.name:
+        return node_name(pod, node)
+    if node.taints:
+        status = taint_toleration(pod, node)
+        if status is not None:
+            return status
+    if pod.node_selector or pod.required_node_affinity is not None:
+        status = node_affinity(pod, node)
+        if status is not None:
+            return status
+    return None
+
+
+def base_state(ctx: PodContext, ni: NodeInfo) -> NodeState:
+    """The node as this pod sees it: its pods, minus any predecessor taken off for the pod
+    (holds.py), without nominated pods."""
+    removed = ctx.removed.get(ni.name)
+    if not removed:
+        return ni.base_state()
+    state = ni.base_state().with_pods([], removed)
+    if ni.used_ports is not None:
+        state.used_ports = ports_without([pi for pi in ni.pods if pi not in removed])
+    return state
+
+
+def run_filter_plugins(ctx: PodContext, ni: NodeInfo, state: NodeState | None = None) -> Status:
+    """frameworkImpl.RunFilterPlugins over the modelled default-profile filters: the first
+    plugin that rejects decides the node's status."""
+    if ctx.prefilter_status is not None:
+        return ctx.prefilter_status
+    status = static_filters(ctx, ni.node)
+    if status is not None:
+        return status
+    if state is None:
+        state = base_state(ctx, ni)
+    status = node_ports(ctx.wanted_ports, state.used_ports)
+    if status is not None:
+        return status
+    status = node_resources_fit(ctx, ni.allocatable, state.requested, state.pod_count)
+    if status is not None:
+        return status
+    return OK

@@ -1,0 +1,101 @@
+"""Nominated pods, the two-pass filter, and the scheduling queue's order.
+
+Mirrors kubernetes/kubernetes (master, about v1.35/1.36; spec/scheduler.md §2.3, §4):
+
+* ``pkg/scheduler/framework/runtime/framework.go`` ``RunFilterPluginsWithNominatedPods`` and
+  ``addGENominatedPods``: pass 1 with the pods nominated to the node whose priority is >= the
+  incoming pod's (the pod itself excluded by UID), pass 2 without them; the pod must pass
+  both. Nominated pods are never part of the node state otherwise (no Requested, no score,
+  never victims).
+* the PodNominator (``NominatedPodsForNode``): a pending pod with ``status.nominatedNodeName``.
+* ``pkg/scheduler/framework/preemption`` ``getLowerPriorityNominatedPods``: nominations a
+  successful preemption clears.
+* ``pkg/scheduler/framework/plugins/queuesort`` ``PrioritySort.Less``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from service.engine.scheduler.filters import (
+    NodeInfo,
+    NodeState,
+    PodContext,
+    PodInfo,
+    SchedulerView,
+    Status,
+    base_state,
+    run_filter_plugins,
+)
+
+__all__ = [
+    "lower_priority_nominated_pods",
+    "prepare_nominated",
+    "queue_sort_less",
+    "run_filters_with_nominated",
+]
+
+
+def prepare_nominated(ctx: PodContext, view: SchedulerView) -> None:
+    """addGENominatedPods' selection, once per pod: for every node, the nominated pods with
+    priority >= the pod's, other than the pod itself. Holds (holds.py) are added to the same
+    lists before or after this call."""
+    for node_name, pods in view.nominated.items():
+        kept = [pi for pi in pods if pi.priority >= ctx.priority and not pi.same_pod(ctx.info)]
+        if kept:
+            ctx.nominated.setdefault(node_name, []).extend(kept)
+
+
+def run_filters_with_nominated(
+    ctx: PodContext,
+    ni: NodeInfo,
+    state: NodeState | None = None,
+    additions: list[PodInfo] | None = None,
+) -> Status:
+    """RunFilterPluginsWithNominatedPods (k8s master, framework/runtime): if nominated pods of
+    equal or higher priority are added to the node, the filters run with them (pass 1) and,
+    when that passes, again without them (pass 2); a pass-1 failure is the answer.
+
+    ``state`` overrides the node's pods (preemption's node copy); ``additions`` overrides the
+    pass-1 pods (used to explain holds)."""
+    if additions is None:
+        additions = ctx.nominated.get(ni.name)
+    if not additions:
+        return run_filter_plugins(ctx, ni, state)
+    if state is None:
+        state = base_state(ctx, ni)
+    first = run_filter_plugins(ctx, ni, state.with_pods(additions))
+    if not first.is_success:
+        return first
+    return run_filter_plugins(ctx, ni, state)
+
+
+def lower_priority_nominated_pods(
+    view: SchedulerView, priority: int, node_name: str
+) -> list[PodInfo]:
+    """getLowerPriorityNominatedPods: pods nominated to ``node_name`` with a priority lower
+    than ``priority``; a successful preemption on that node clears their nomination."""
+    return [pi for pi in view.nominated_for(node_name) if pi.priority < priority]
+
+
+def queue_sort_less(
+    priority1: int | None,
+    queued_at1: datetime | None,
+    priority2: int | None,
+    queued_at2: datetime | None,
+) -> bool:
+    """PrioritySort.Less (k8s master, plugins/queuesort): the higher priority goes first; at
+    equal priority, the earlier queue timestamp (the time the pod was (re)added to the
+    scheduling queue, not creationTimestamp). A missing priority is 0 and a missing timestamp
+    the zero time."""
+    p1 = priority1 or 0
+    p2 = priority2 or 0
+    if p1 != p2:
+        return p1 > p2
+    if queued_at1 is None and queued_at2 is None:
+        return False
+    if queued_at1 is None:
+        return True  # the zero time is before any real time
+    if queued_at2 is None:
+        return False
+    return queued_at1 < queued_at2

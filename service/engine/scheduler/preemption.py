@@ -1,0 +1,583 @@
+"""DefaultPreemption: the scheduler's PostFilter, exactly as upstream decides it.
+
+Mirrors kubernetes/kubernetes (master, about v1.35/1.36; spec/scheduler.md §3):
+
+* ``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go``:
+  ``PostFilter`` (the "preemption: " prefix), ``calculateNumCandidates``,
+  ``SelectVictimsOnNode``, ``PodEligibleToPreemptOthers``, ``podTerminatingByPreemption``,
+  ``filterPodsWithPDBViolation``, ``isPreemptionAllowed`` (default ``IsEligiblePod``: true);
+* ``pkg/scheduler/framework/preemption/preemption.go``: ``Evaluator.Preempt``,
+  ``findCandidates``, ``DryRunPreemption`` (bounded non-violating / violating lists, early
+  stop), ``SelectCandidate``, ``pickOneNodeForPreemption``, ``getLowerPriorityNominatedPods``;
+* ``pkg/scheduler/framework/types.go``: ``NodeToStatus.NodesForStatusCode``,
+  ``FitError.Error`` (the "0/N nodes are available: ..." histogram);
+* ``pkg/scheduler/util``: ``MoreImportantPod``, ``GetEarliestPodStartTime``.
+
+Where upstream is random, Verdict is deterministic and says so: the start offset is an input
+(potential nodes in snapshot order, visited from ``offset``), nodes are evaluated
+sequentially (upstream runs 16 in parallel, which may overshoot the early stop), equal pods
+keep snapshot order (upstream's sort is unstable), a pod without ``status.startTime`` is the
+newest ("now"), and pickOneNodeForPreemption's final tie goes to the first candidate in
+evaluation order (upstream: Go map order). Extenders are not modelled.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from service.engine.objects import Cluster, Pod
+from service.engine.ports import HostPorts
+from service.engine.scheduler.filters import (
+    DEFAULT_FIT_ARGS,
+    ERROR,
+    SUCCESS,
+    UNRESOLVABLE,
+    UNSCHEDULABLE,
+    FitArgs,
+    NodeInfo,
+    PodContext,
+    PodInfo,
+    SchedulerView,
+    Status,
+    base_state,
+    pod_context,
+    ports_without,
+    scheduler_view,
+)
+from service.engine.scheduler.holds import Hold, HoldPlan, apply_holds, hold_reasons
+from service.engine.scheduler.nominated import (
+    lower_priority_nominated_pods,
+    prepare_nominated,
+    run_filters_with_nominated,
+)
+
+__all__ = [
+    "MSG_NEVER",
+    "MSG_NOT_HELPFUL",
+    "MSG_NO_VICTIMS",
+    "MSG_TERMINATING",
+    "Candidate",
+    "PreemptionArgs",
+    "PreemptionOutcome",
+    "calculate_num_candidates",
+    "dry_run_preemption",
+    "filter_pods_with_pdb_violation",
+    "fit_error_message",
+    "nodes_for_status_code",
+    "nodes_where_preemption_might_help_legacy",
+    "pick_one_node_for_preemption",
+    "pod_eligible_to_preempt_others",
+    "preempt",
+    "select_candidate",
+    "select_victims_on_node",
+    "terminating_by_preemption",
+]
+
+MSG_NEVER = "not eligible due to preemptionPolicy=Never."
+MSG_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
+MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+MSG_NO_CANDIDATE = "no candidate node for preemption"
+PREFIX = "preemption: "
+
+_INT32_MIN = -(2**31)
+_MAX_INT32_PLUS_ONE = 2**31
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionArgs:
+    """DefaultPreemptionArgs (defaults 10 and 100)."""
+
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+
+
+@dataclass(slots=True)
+class Candidate:
+    """preemption.Candidate: a node and its victims (most important first)."""
+
+    node_name: str
+    victims: list[PodInfo]
+    num_pdb_violations: int
+
+
+def _int32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - 0x100000000 if x & 0x80000000 else x
+
+
+def calculate_num_candidates(num_nodes: int, percentage: int, absolute: int) -> int:
+    """DefaultPreemption.calculateNumCandidates: floor(n * pct / 100) in int32, at least
+    ``absolute``, at most n."""
+    n = _int32(_int32(num_nodes * percentage) // 100) if num_nodes * percentage >= 0 else 0
+    if n < absolute:
+        n = absolute
+    if n > num_nodes:
+        n = num_nodes
+    return n
+
+
+def nodes_for_status_code(
+    node_names: Sequence[str],
+    statuses: Mapping[str, str],
+    absent_code: str,
+    code: str,
+) -> list[str]:
+    """NodeToStatus.NodesForStatusCode: the nodes whose status code (explicit, or the absent
+    status for unlisted nodes) equals ``code``. When the absent code matches, every node is
+    considered in snapshot order; otherwise only listed nodes (upstream iterates its map in
+    random order; Verdict keeps snapshot order)."""
+    if absent_code == code:
+        return [n for n in node_names if statuses.get(n, absent_code) == code]
+    return [n for n in node_names if n in statuses and statuses[n] == code]
+
+
+def nodes_where_preemption_might_help_legacy(
+    node_names: Sequence[str], statuses: Mapping[str, str]
+) -> list[str]:
+    """The legacy nodesWherePreemptionMightHelp (before NodeToStatus): every node whose
+    status is not UnschedulableAndUnresolvable, nodes without a status included."""
+    return [n for n in node_names if statuses.get(n) != UNRESOLVABLE]
+
+
+def terminating_by_preemption(pod: Pod) -> bool:
+    """podTerminatingByPreemption: deletionTimestamp set and the first DisruptionTarget
+    condition is True with reason PreemptionByScheduler.
+
+    The normalized Pod model carries no ``status.conditions``; when it does not, a terminating
+    pod is never taken as terminating *by preemption* (so it does not block eligibility)."""
+    if pod.deletion_timestamp is None:
+        return False
+    for cond in getattr(pod, "conditions", None) or ():
+        if cond.type == "DisruptionTarget":
+            return cond.status == "True" and cond.reason == "PreemptionByScheduler"
+    return False
+
+
+def pod_eligible_to_preempt_others(
+    view: SchedulerView, pod: Pod, nominated_node_code: str | None
+) -> tuple[bool, str]:
+    """DefaultPreemption.PodEligibleToPreemptOthers. ``nominated_node_code`` is this cycle's
+    status code for the pod's nominated node (None: no status, i.e. Success)."""
+    if pod.preemption_policy == "Never":
+        return False, MSG_NEVER
+    nominated = pod.nominated_node_name
+    if nominated:
+        if nominated_node_code == UNRESOLVABLE:
+            return True, ""
+        ni = view.by_name.get(nominated)
+        if ni is not None:
+            priority = pod.priority if pod.priority is not None else 0
+            for pi in ni.pods:
+                if (
+                    pi.priority < priority
+                    and pi.pod is not None
+                    and terminating_by_preemption(pi.pod)
+                ):
+                    return False, MSG_TERMINATING
+    return True, ""
+
+
+def filter_pods_with_pdb_violation(
+    view: SchedulerView, pods: Sequence[PodInfo]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    """filterPodsWithPDBViolation: split ``pods`` (kept in order) into PDB-violating and
+    non-violating, on a fresh copy of each PDB's status.disruptionsAllowed. A pod without
+    labels matches nothing; a PDB must be in the pod's namespace, with a valid, non-empty
+    selector that matches; a pod listed (by name) in status.disruptedPods does not count."""
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    if not view.pdbs:
+        return violating, list(pods)
+    allowed: dict[int, int] = {}
+    pdbs = view.pdbs
+    for pi in pods:
+        violated = False
+        for idx in view.matching_pdbs(pi):
+            pdb = pdbs[idx]
+            if pi.name in pdb.disrupted_pods:
+                continue
+            left = allowed.get(idx, pdb.disruptions_allowed) - 1
+            allowed[idx] = left
+            if left < 0:
+                violated = True
+        (violating if violated else non_violating).append(pi)
+    return violating, non_violating
+
+
+def _potential_victims(ctx: PodContext, ni: NodeInfo) -> list[PodInfo]:
+    """The node's pods with a priority strictly below the preemptor's, most important first
+    (isPreemptionAllowed with the default IsEligiblePod, then the importance sort)."""
+    ordered = ni.pods_by_importance()
+    priority = ctx.priority
+    i = len(ordered)
+    while i > 0 and ordered[i - 1].priority < priority:
+        i -= 1
+    victims = ordered[i:]
+    removed = ctx.removed.get(ni.name)
+    if removed:
+        victims = [pi for pi in victims if pi not in removed]
+    return victims
+
+
+def select_victims_on_node(
+    ctx: PodContext, view: SchedulerView, ni: NodeInfo
+) -> tuple[list[PodInfo], int, Status]:
+    """DefaultPreemption.SelectVictimsOnNode: remove every potential victim; if the preemptor
+    then fits (filters with nominated pods), reprieve the PDB-violating victims first, then
+    the others, most important first, keeping each one the preemptor still fits with.
+
+    Only NodePorts and NodeResourcesFit depend on the node's pods among the modelled filters,
+    and both only get stricter when pods are added, so each reprieve test is the pass-1 check
+    of those two on running sums (equal to the full two-pass filter run)."""
+    potential = _potential_victims(ctx, ni)
+    if not potential:
+        return [], 0, Status(UNRESOLVABLE, (MSG_NO_VICTIMS,))
+    state = base_state(ctx, ni).with_pods([], potential)
+    if ctx.wanted_ports and state.used_ports is not None:
+        gone = set(map(id, potential))
+        removed = ctx.removed.get(ni.name) or ()
+        state.used_ports = ports_without(
+            [pi for pi in ni.pods if id(pi) not in gone and pi not in removed]
+        )
+    status = run_filters_with_nominated(ctx, ni, state)
+    if not status.is_success:
+        return [], 0, status
+
+    violating, non_violating = filter_pods_with_pdb_violation(view, potential)
+
+    additions = ctx.nominated.get(ni.name) or ()
+    alloc = ni.allocatable
+    requested = state.requested
+    checks = ctx.checks
+    remaining = []
+    for name, want in checks:
+        extra = 0
+        for pi in additions:
+            extra += pi.requests.get(name, 0)
+        remaining.append(alloc.get(name, 0) - requested.get(name, 0) - extra - want)
+    slots = alloc.get("pods", 0) - (state.pod_count + len(additions)) - 1
+    wanted = ctx.wanted_ports
+
+    victims: list[PodInfo] = []
+    num_violating = 0
+    for group, is_violating in ((violating, True), (non_violating, False)):
+        for pi in group:
+            fits = slots >= 1
+            if fits:
+                reqs = pi.requests
+                new_remaining = [
+                    left - reqs.get(name, 0)
+                    for left, (name, _) in zip(remaining, checks, strict=True)
+                ]
+                for left in new_remaining:
+                    if left < 0:
+                        fits = False
+                        break
+                if fits and wanted and pi.has_ports and pi.pod is not None:
+                    own = HostPorts.of_pods([pi.pod])
+                    for p in wanted:
+                        if own.conflicts(p.host_ip, p.protocol, p.host_port):
+                            fits = False
+                            break
+            if fits:
+                remaining = new_remaining
+                slots -= 1
+            else:
+                victims.append(pi)
+                if is_violating:
+                    num_violating += 1
+    if violating and non_violating:
+        victims.sort(key=lambda v: (-v.priority, v.start_ns))
+    return victims, num_violating, Status(SUCCESS)
+
+
+def dry_run_preemption(
+    ctx: PodContext,
+    view: SchedulerView,
+    potential: Sequence[NodeInfo],
+    offset: int,
+    num_candidates: int,
+) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+    """Evaluator.DryRunPreemption, sequentially: visit ``potential[(offset + i) % n]``; a node
+    with victims is a candidate (non-violating when it violates no PDB); each list keeps at
+    most ``num_candidates`` entries; stop once there is a non-violating candidate and the two
+    lists together hold ``num_candidates``. Returns non-violating + violating candidates, the
+    status of every visited node that is not a candidate, and the error messages."""
+    non_violating: list[Candidate] = []
+    violating: list[Candidate] = []
+    statuses: dict[str, Status] = {}
+    errors: list[str] = []
+    n = len(potential)
+    for i in range(n):
+        ni = potential[(offset + i) % n]
+        victims, num_pdb, status = select_victims_on_node(ctx, view, ni)
+        if status.is_success and victims:
+            candidate = Candidate(ni.name, victims, num_pdb)
+            target = non_violating if num_pdb == 0 else violating
+            if len(target) < num_candidates:
+                target.append(candidate)
+            if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                break
+            continue
+        if status.is_success:
+            status = Status(ERROR, (f'expected at least one victim pod on node "{ni.name}"',))
+        if status.code == ERROR:
+            errors.append(status.message)
+        statuses[ni.name] = status
+    return non_violating + violating, statuses, errors
+
+
+def pick_one_node_for_preemption(candidates: Sequence[Candidate]) -> Candidate | None:
+    """pickOneNodeForPreemption with the default criteria, each keeping the nodes with the
+    highest score: fewest PDB violations; lowest priority of the first (most important)
+    victim; lowest sum of (priority + 2^31); fewest victims; latest earliest-start-time among
+    the highest-priority victims. A remaining tie goes to the first candidate in evaluation
+    order (upstream: Go map order, i.e. random)."""
+    if not candidates:
+        return None
+
+    def pdb_score(c: Candidate) -> int:
+        return -c.num_pdb_violations
+
+    def highest_priority_score(c: Candidate) -> int:
+        return -c.victims[0].priority
+
+    def sum_priorities_score(c: Candidate) -> int:
+        return -sum(v.priority + _MAX_INT32_PLUS_ONE for v in c.victims)
+
+    def num_pods_score(c: Candidate) -> int:
+        return -len(c.victims)
+
+    def latest_start_score(c: Candidate) -> int:
+        if not c.victims:
+            return -(2**63)
+        earliest = c.victims[0].start_ns
+        top = c.victims[0].priority
+        for v in c.victims:
+            if v.priority == top:
+                if v.start_ns < earliest:
+                    earliest = v.start_ns
+            elif v.priority > top:
+                top = v.priority
+                earliest = v.start_ns
+        return earliest
+
+    remaining = list(candidates)
+    for score in (
+        pdb_score,
+        highest_priority_score,
+        sum_priorities_score,
+        num_pods_score,
+        latest_start_score,
+    ):
+        best = None
+        kept: list[Candidate] = []
+        for c in remaining:
+            s = score(c)
+            if best is None or s > best:
+                best = s
+                kept = [c]
+            elif s == best:
+                kept.append(c)
+        if len(kept) == 1:
+            return kept[0]
+        remaining = kept
+    return remaining[0]
+
+
+def select_candidate(candidates: Sequence[Candidate]) -> Candidate | None:
+    """Evaluator.SelectCandidate: none, the only one, or pickOneNodeForPreemption's choice."""
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return candidates[0]
+    return pick_one_node_for_preemption(candidates)
+
+
+def fit_error_message(
+    num_all_nodes: int,
+    statuses: Mapping[str, Status],
+    absent_reasons: Sequence[str] = (MSG_NOT_HELPFUL,),
+) -> str:
+    """FitError.Error: "0/N nodes are available: " and the reason histogram, each entry
+    "<count> <reason>", sorted as whole strings, joined by ", ", ending with ".". Nodes without
+    an explicit status count once for each absent reason."""
+    counts: Counter[str] = Counter()
+    for status in statuses.values():
+        for reason in status.reasons:
+            counts[reason] += 1
+    if len(statuses) < num_all_nodes:
+        for reason in absent_reasons:
+            counts[reason] += num_all_nodes - len(statuses)
+    message = f"0/{num_all_nodes} nodes are available:"
+    entries = sorted(f"{count} {reason}" for reason, count in counts.items())
+    if entries:
+        message += " " + ", ".join(entries) + "."
+    return message
+
+
+def _aggregate_errors(messages: Sequence[str]) -> str:
+    """utilerrors.NewAggregate(...).Error(): one message as is, several de-duplicated in
+    brackets."""
+    if len(messages) == 1:
+        return messages[0]
+    seen: list[str] = []
+    for m in messages:
+        if m not in seen:
+            seen.append(m)
+    if len(seen) == 1:
+        return seen[0]
+    return "[" + ", ".join(seen) + "]"
+
+
+@dataclass(slots=True)
+class PreemptionOutcome:
+    """Everything the preemption decision reports.
+
+    ``nominated_node_name``: None when PostFilter returns no result (the pod's nomination is
+    left unchanged: ineligible, error, or preemption not needed); "" when the result clears
+    the nomination (no candidate); otherwise the chosen node."""
+
+    eligible: bool
+    code: str
+    message: str
+    nominated_node_name: str | None
+    victims: list[PodInfo] = field(default_factory=list)
+    num_pdb_violations: int = 0
+    candidates: list[Candidate] = field(default_factory=list)
+    # filter statuses of this scheduling cycle, snapshot order (None when given as input)
+    filter_statuses: dict[str, Status] | None = None
+    dry_run_statuses: dict[str, Status] = field(default_factory=dict)
+    potential_nodes: list[str] = field(default_factory=list)
+    num_candidates: int = 0
+    offset: int = 0
+    cleared_nominations: list[PodInfo] = field(default_factory=list)
+    not_modelled: tuple[str, ...] = ()
+    fits_without_preemption: list[str] = field(default_factory=list)
+    holds_freed: dict[str, list[str]] = field(default_factory=dict)
+
+
+def filter_statuses(
+    ctx: PodContext, view: SchedulerView, plan: HoldPlan | None = None
+) -> dict[str, Status]:
+    """The Filter phase over every node (RunFilterPluginsWithNominatedPods per node), with hold
+    reasons added where a hold changed the verdict."""
+    out: dict[str, Status] = {}
+    hold_nodes = plan.nodes() if plan is not None else ()
+    for ni in view.nodes:
+        status = run_filters_with_nominated(ctx, ni)
+        if hold_nodes and ni.name in hold_nodes:
+            extra = hold_reasons(ctx, ni, status, plan)  # type: ignore[arg-type]
+            if extra:
+                status = Status(status.code, status.reasons + tuple(extra), status.plugin)
+        out[ni.name] = status
+    return out
+
+
+def preempt(
+    cluster: Cluster,
+    pod: Pod,
+    *,
+    args: PreemptionArgs = PreemptionArgs(),
+    offset: int = 0,
+    node_statuses: Mapping[str, str] | None = None,
+    absent_status: str = UNRESOLVABLE,
+    hold_statefulset_upgrades: bool = False,
+    holds: Sequence[Hold] = (),
+    fit_args: FitArgs = DEFAULT_FIT_ARGS,
+) -> PreemptionOutcome:
+    """DefaultPreemption.PostFilter (Evaluator.Preempt) for ``pod`` on the snapshot.
+
+    Node statuses come from Verdict's own filters (with nominated pods and holds), unless
+    ``node_statuses`` (node name -> status code, plus ``absent_status`` for unlisted nodes)
+    is given, as the upstream unit tests do. If the pod fits some node, the scheduler would
+    not run PostFilter: the outcome says so and preempts nothing. ``offset`` replaces the
+    random start (taken modulo the number of potential nodes).
+    """
+    view = scheduler_view(cluster)
+    ctx = pod_context(pod, view, fit_args)
+    prepare_nominated(ctx, view)
+    plan = apply_holds(ctx, view, hold_statefulset_upgrades=hold_statefulset_upgrades, holds=holds)
+    node_names = [ni.name for ni in view.nodes]
+    computed: dict[str, Status] | None = None
+    if node_statuses is None:
+        computed = filter_statuses(ctx, view, plan)
+        codes: Mapping[str, str] = {name: st.code for name, st in computed.items()}
+        absent = UNRESOLVABLE
+    else:
+        codes = node_statuses
+        absent = absent_status
+
+    nominated_code = None
+    if pod.nominated_node_name:
+        nominated_code = codes.get(pod.nominated_node_name, absent)
+        if nominated_code == SUCCESS:
+            nominated_code = None
+    eligible, why = pod_eligible_to_preempt_others(view, pod, nominated_code)
+    outcome = PreemptionOutcome(
+        eligible=eligible,
+        code=UNSCHEDULABLE,
+        message="",
+        nominated_node_name=None,
+        filter_statuses=computed,
+        not_modelled=ctx.not_modelled,
+        holds_freed=plan.freed,
+        offset=offset,
+    )
+    fits = [name for name in node_names if codes.get(name, absent) == SUCCESS]
+    if fits:
+        outcome.fits_without_preemption = fits
+        outcome.code = SUCCESS
+        outcome.message = (
+            f"preemption not needed: the pod fits on {len(fits)}/{len(node_names)} nodes "
+            f'without preempting (first: "{fits[0]}")'
+        )
+        return outcome
+    if not eligible:
+        outcome.message = PREFIX + why
+        return outcome
+
+    potential_names = nodes_for_status_code(node_names, codes, absent, UNSCHEDULABLE)
+    outcome.potential_nodes = potential_names
+    if not node_names:
+        outcome.code = ERROR
+        outcome.message = PREFIX + "no nodes available"
+        return outcome
+    if not potential_names:
+        outcome.nominated_node_name = ""
+        outcome.message = PREFIX + fit_error_message(len(node_names), {})
+        return outcome
+
+    potential = [view.by_name[name] for name in potential_names]
+    num_candidates = calculate_num_candidates(
+        len(potential), args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute
+    )
+    start = offset % len(potential)
+    outcome.num_candidates = num_candidates
+    outcome.offset = start
+    candidates, dry_statuses, errors = dry_run_preemption(
+        ctx, view, potential, start, num_candidates
+    )
+    outcome.dry_run_statuses = dry_statuses
+    outcome.candidates = candidates
+    if not candidates:
+        if errors:
+            outcome.code = ERROR
+            outcome.message = PREFIX + _aggregate_errors(errors)
+            return outcome
+        outcome.nominated_node_name = ""
+        outcome.message = PREFIX + fit_error_message(len(node_names), dry_statuses)
+        return outcome
+    best = select_candidate(candidates)
+    if best is None:  # pragma: no cover - only extenders can empty the list
+        outcome.message = PREFIX + MSG_NO_CANDIDATE
+        return outcome
+    outcome.code = SUCCESS
+    outcome.nominated_node_name = best.node_name
+    outcome.victims = best.victims
+    outcome.num_pdb_violations = best.num_pdb_violations
+    outcome.cleared_nominations = lower_priority_nominated_pods(view, ctx.priority, best.node_name)
+    return outcome

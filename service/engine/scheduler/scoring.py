@@ -1,0 +1,426 @@
+"""Resource scoring: NodeResourcesFit's strategies and NodeResourcesBalancedAllocation.
+
+Mirrors kubernetes/kubernetes (master, about v1.35/1.36; spec/scheduler.md §5):
+
+* ``plugins/noderesources/resource_allocation.go`` ``resourceAllocationScorer.score``,
+  ``calculateResourceAllocatableRequest`` and ``calculatePodResourceRequestList``;
+* ``least_allocated.go`` ``leastResourceScorer`` / ``leastRequestedScore``;
+* ``most_allocated.go`` ``mostResourceScorer`` / ``mostRequestedScore``;
+* ``requested_to_capacity_ratio.go`` ``buildRequestedToCapacityRatioScorerFunction`` and
+  ``plugins/helper`` ``BuildBrokenLinearFunction``;
+* ``balanced_allocation.go`` ``balancedResourceScorer`` and its PreScore Skip for pods whose
+  considered requests are all zero (newest);
+* ``pkg/scheduler/apis/config/validation`` ``validateResources``, ``validateFunctionShape``,
+  ``ValidateNodeResourcesBalancedAllocationArgs``.
+
+Integer arithmetic where upstream uses int64 (Least, Most, utilization), float64 where it
+uses float64 (RequestedToCapacityRatio's mean then ``math.Round``, BalancedAllocation's
+standard deviation then truncation), with the same operation order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+from service.engine.objects import Pod
+from service.engine.resources import pod_requests, pod_requests_non_zero
+from service.engine.scheduler.filters import is_scalar_resource_name
+
+__all__ = [
+    "DEFAULT_RESOURCES",
+    "LEAST_ALLOCATED",
+    "MAX_CUSTOM_PRIORITY_SCORE",
+    "MAX_NODE_SCORE",
+    "MOST_ALLOCATED",
+    "REQUESTED_TO_CAPACITY_RATIO",
+    "STRATEGIES",
+    "BalancedAllocationScorer",
+    "ResourceAllocationScorer",
+    "ResourceSpec",
+    "ScoringError",
+    "balanced_resource_score",
+    "broken_linear_function",
+    "least_requested_score",
+    "least_resource_score",
+    "most_requested_score",
+    "most_resource_score",
+    "requested_to_capacity_ratio_score",
+    "validate_balanced_resources",
+    "validate_scoring_strategy",
+]
+
+MAX_NODE_SCORE = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+MAX_UTILIZATION = 100
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+
+
+class ResourceSpec(NamedTuple):
+    """config.ResourceSpec: a resource name and its weight."""
+
+    name: str
+    weight: int = 1
+
+
+DEFAULT_RESOURCES = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
+
+
+class ScoringError(Exception):
+    """A Score plugin returned an Error status (e.g. "resources not found")."""
+
+
+# --- configuration validation (config/validation) ---
+
+
+def validate_scoring_strategy(
+    strategy: str,
+    resources: Sequence[ResourceSpec],
+    shape: Sequence[tuple[int, int]] | None,
+    path: str = "scoringStrategy",
+) -> list[tuple[str, str]]:
+    """ValidateNodeResourcesFitArgs' scoring-strategy part: (field path, message) pairs.
+
+    The strategy must be one of the three; each resource weight must be in (0, 100]; for
+    RequestedToCapacityRatio the shape needs at least one point, utilizations strictly
+    increasing, utilization in [0, 100] and score in [0, 10]."""
+    errors: list[tuple[str, str]] = []
+    if strategy not in STRATEGIES:
+        errors.append(
+            (
+                f"{path}.type",
+                f"Unsupported value: {strategy!r}: supported values: "
+                + ", ".join(f'"{s}"' for s in sorted(STRATEGIES)),
+            )
+        )
+    for i, res in enumerate(resources):
+        if res.weight <= 0 or res.weight > 100:
+            errors.append(
+                (
+                    f"{path}.resources[{i}].weight",
+                    f"resource weight of {res.name} not in valid range (0, 100]",
+                )
+            )
+    if strategy == REQUESTED_TO_CAPACITY_RATIO and shape is not None:
+        errors.extend(validate_function_shape(shape, f"{path}.shape"))
+    return errors
+
+
+def validate_function_shape(shape: Sequence[tuple[int, int]], path: str) -> list[tuple[str, str]]:
+    """validateFunctionShape (config/validation)."""
+    if not shape:
+        return [(path, "at least one point must be specified")]
+    errors: list[tuple[str, str]] = []
+    for i in range(1, len(shape)):
+        if shape[i - 1][0] >= shape[i][0]:
+            errors.append((f"{path}[{i}].utilization", "values must be sorted in increasing order"))
+            break
+    for i, (utilization, score) in enumerate(shape):
+        if utilization < 0 or utilization > MAX_UTILIZATION:
+            errors.append((f"{path}[{i}].utilization", "not in valid range [0, 100]"))
+        if score < 0 or score > MAX_CUSTOM_PRIORITY_SCORE:
+            errors.append((f"{path}[{i}].score", "not in valid range [0, 10]"))
+    return errors
+
+
+def validate_balanced_resources(
+    resources: Sequence[ResourceSpec], path: str = "resources"
+) -> list[tuple[str, str]]:
+    """ValidateNodeResourcesBalancedAllocationArgs: names unique, every weight exactly 1."""
+    errors: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for i, res in enumerate(resources):
+        if res.name in seen:
+            errors.append((f"{path}[{i}].name", f"Duplicate value: {res.name!r}"))
+        seen.add(res.name)
+        if res.weight != 1:
+            errors.append((f"{path}[{i}].weight", "must be 1"))
+    return errors
+
+
+# --- per-resource and per-node score functions ---
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    """leastRequestedScore: (capacity - requested) * 100 / capacity, 0 when over capacity."""
+    if capacity == 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    """mostRequestedScore: requested * 100 / capacity, capped at capacity."""
+    if capacity == 0:
+        return 0
+    if requested > capacity:
+        requested = capacity
+    return requested * MAX_NODE_SCORE // capacity
+
+
+def _weighted_mean(
+    per: Callable[[int, int], int],
+    requested: Sequence[int],
+    allocatable: Sequence[int],
+    weights: Sequence[int],
+) -> int:
+    node_score = weight_sum = 0
+    for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
+        if alloc == 0:
+            continue
+        node_score += per(req, alloc) * weight
+        weight_sum += weight
+    if weight_sum == 0:
+        return 0
+    return node_score // weight_sum
+
+
+def least_resource_score(
+    requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]
+) -> int:
+    """leastResourceScorer: integer weighted mean of leastRequestedScore over resources whose
+    allocatable is non-zero."""
+    return _weighted_mean(least_requested_score, requested, allocatable, weights)
+
+
+def most_resource_score(
+    requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]
+) -> int:
+    """mostResourceScorer: integer weighted mean of mostRequestedScore."""
+    return _weighted_mean(most_requested_score, requested, allocatable, weights)
+
+
+def _div_trunc(a: int, b: int) -> int:
+    """Go's integer division: truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def broken_linear_function(points: Sequence[tuple[int, int]]) -> Callable[[int], int]:
+    """helper.BuildBrokenLinearFunction: piecewise-linear over (utilization, score) points,
+    integer interpolation truncating toward zero; flat before the first and after the last
+    point. Points are used as given (no scaling)."""
+    pts = [(int(u), int(s)) for u, s in points]
+
+    def f(p: int) -> int:
+        for i, (util, score) in enumerate(pts):
+            if p <= util:
+                if i == 0:
+                    return pts[0][1]
+                pu, ps = pts[i - 1]
+                return ps + _div_trunc((score - ps) * (p - pu), util - pu)
+        return pts[-1][1]
+
+    return f
+
+
+def _go_round(x: float) -> int:
+    """math.Round: half away from zero, exact (no x + 0.5 rounding error)."""
+    t = math.trunc(x)
+    if abs(x - t) >= 0.5:
+        t += 1 if x > 0 else -1
+    return int(t)
+
+
+def requested_to_capacity_ratio_score(
+    requested: Sequence[int],
+    allocatable: Sequence[int],
+    weights: Sequence[int],
+    shape: Callable[[int], int],
+) -> int:
+    """buildRequestedToCapacityRatioScorerFunction: per resource f(utilization) with
+    utilization = requested * 100 / allocatable (f(100) when over capacity); resources scoring
+    0 contribute neither score nor weight; the mean is float64 and rounded half away from
+    zero. ``shape`` is the broken-linear function on the 0..100 node-score scale."""
+    node_score = weight_sum = 0
+    for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
+        if alloc == 0:
+            continue
+        if req > alloc:
+            value = shape(MAX_UTILIZATION)
+        else:
+            value = shape(req * MAX_UTILIZATION // alloc)
+        if value > 0:
+            node_score += value * weight
+            weight_sum += weight
+    if weight_sum == 0:
+        return 0
+    return _go_round(float(node_score) / float(weight_sum))
+
+
+def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """balancedResourceScorer (newest): fractions requested/allocatable (float64, capped at
+    1) over resources with allocatable > 0; std = |f0 - f1| / 2 for two, the population
+    standard deviation for more, 0 otherwise; score = int64((1 - std) * 100)."""
+    fractions: list[float] = []
+    total = 0.0
+    for req, alloc in zip(requested, allocatable, strict=True):
+        if alloc == 0:
+            continue
+        fraction = float(req) / float(alloc)
+        if fraction > 1:
+            fraction = 1.0
+        total += fraction
+        fractions.append(fraction)
+    std = 0.0
+    if len(fractions) == 2:
+        std = math.fabs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total / len(fractions)
+        acc = 0.0
+        for fraction in fractions:
+            acc = acc + (fraction - mean) * (fraction - mean)
+        std = math.sqrt(acc / len(fractions))
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+# --- plugin-level scorers ---
+
+_CPU, _MEM, _EPHEMERAL, _SCALAR, _NONE = range(5)
+
+
+def _kind(name: str) -> int:
+    if name == "cpu":
+        return _CPU
+    if name == "memory":
+        return _MEM
+    if name == "ephemeral-storage":
+        return _EPHEMERAL
+    if is_scalar_resource_name(name):
+        return _SCALAR
+    return _NONE
+
+
+class _Allocation:
+    """calculateResourceAllocatableRequest for a fixed resource list and pod request."""
+
+    __slots__ = ("_items", "use_requested")
+
+    def __init__(
+        self, resources: Sequence[ResourceSpec], pod_reqs: Sequence[int], use_requested: bool
+    ) -> None:
+        self.use_requested = use_requested
+        items = []
+        for res, req in zip(resources, pod_reqs, strict=True):
+            kind = _kind(res.name)
+            if req == 0 and kind == _SCALAR:
+                kind = _NONE  # an extended resource the pod does not request: skipped
+            items.append((res.name, kind, req))
+        self._items = items
+
+    def pairs(
+        self,
+        allocatable: dict[str, int],
+        requested: dict[str, int],
+        nz_cpu: int,
+        nz_mem: int,
+    ) -> tuple[list[int], list[int]]:
+        reqs: list[int] = []
+        allocs: list[int] = []
+        for name, kind, pod_req in self._items:
+            if kind == _CPU:
+                used = requested.get("cpu", 0) if self.use_requested else nz_cpu
+            elif kind == _MEM:
+                used = requested.get("memory", 0) if self.use_requested else nz_mem
+            elif kind == _EPHEMERAL:
+                used = requested.get(name, 0)
+            elif kind == _SCALAR:
+                if name not in allocatable:
+                    reqs.append(0)
+                    allocs.append(0)
+                    continue
+                used = requested.get(name, 0)
+            else:
+                reqs.append(0)
+                allocs.append(0)
+                continue
+            alloc = allocatable.get(name, 0)
+            if alloc == 0:
+                reqs.append(0)
+                allocs.append(0)
+                continue
+            reqs.append(used + pod_req)
+            allocs.append(alloc)
+        return reqs, allocs
+
+
+class ResourceAllocationScorer:
+    """NodeResourcesFit's Score for one strategy (the plugin's resourceAllocationScorer).
+
+    ``prepare(pod)`` is PreScore (the pod's non-zero requests per configured resource, once);
+    ``score(prepared, ...)`` scores one node from its allocatable and aggregates.
+    """
+
+    def __init__(
+        self,
+        strategy: str = LEAST_ALLOCATED,
+        resources: Sequence[ResourceSpec] = DEFAULT_RESOURCES,
+        shape: Sequence[tuple[int, int]] | None = None,
+    ) -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(f"scoring strategy {strategy} is not supported")
+        self.strategy = strategy
+        self.resources = tuple(resources)
+        self.weights = [r.weight for r in self.resources]
+        self._shape = None
+        if strategy == REQUESTED_TO_CAPACITY_RATIO:
+            scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+            self._shape = broken_linear_function([(u, s * scale) for u, s in shape or ()])
+
+    def prepare(self, pod: Pod) -> _Allocation:
+        """calculatePodResourceRequestList with the non-zero defaults (useRequested false)."""
+        nz = pod_requests_non_zero(pod)
+        reqs = [nz.get(r.name, 0) for r in self.resources]
+        return _Allocation(self.resources, reqs, use_requested=False)
+
+    def score(
+        self,
+        prepared: _Allocation,
+        allocatable: dict[str, int],
+        requested: dict[str, int],
+        nz_cpu: int,
+        nz_mem: int,
+    ) -> int:
+        """resourceAllocationScorer.score; ScoringError("resources not found") when no
+        resource is configured."""
+        if not self.resources:
+            raise ScoringError("resources not found")
+        reqs, allocs = prepared.pairs(allocatable, requested, nz_cpu, nz_mem)
+        if self.strategy == LEAST_ALLOCATED:
+            return least_resource_score(reqs, allocs, self.weights)
+        if self.strategy == MOST_ALLOCATED:
+            return most_resource_score(reqs, allocs, self.weights)
+        assert self._shape is not None
+        return requested_to_capacity_ratio_score(reqs, allocs, self.weights, self._shape)
+
+
+class BalancedAllocationScorer:
+    """NodeResourcesBalancedAllocation (weights ignored, actual requests)."""
+
+    def __init__(self, resources: Sequence[ResourceSpec] = DEFAULT_RESOURCES) -> None:
+        self.resources = tuple(resources)
+
+    def prepare(self, pod: Pod) -> _Allocation | None:
+        """PreScore: None (Skip) when every considered pod request is 0 (best-effort pod)."""
+        reqs_map = pod_requests(pod)
+        reqs = [reqs_map.get(r.name, 0) for r in self.resources]
+        if all(r == 0 for r in reqs):
+            return None
+        return _Allocation(self.resources, reqs, use_requested=True)
+
+    def score(
+        self,
+        prepared: _Allocation,
+        allocatable: dict[str, int],
+        requested: dict[str, int],
+        nz_cpu: int = 0,
+        nz_mem: int = 0,
+    ) -> int:
+        if not self.resources:
+            raise ScoringError("resources not found")
+        reqs, allocs = prepared.pairs(allocatable, requested, nz_cpu, nz_mem)
+        return balanced_resource_score(reqs, allocs)
