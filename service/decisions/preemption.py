@@ -1,0 +1,179 @@
+"""Decision kind "preemption": kube-scheduler DefaultPreemption's victims for a pending pod
+(POST /v1/decisions/preemption).
+
+Request (API.md): ``{"pod": <v1 Pod>, "options": {"minCandidateNodesPercentage": 10,
+"minCandidateNodesAbsolute": 100, "offset": 0}, "holdStatefulSetUpgrades": bool,
+"holds": [...]}`` (holds as for placement). Percentage 0..100, absolute >= 0, not both 0
+(DefaultPreemptionArgs validation); offset >= 0, taken modulo the number of potential nodes.
+A pod with ``spec.nodeName`` is rejected (``pod.spec.nodeName``).
+
+Result: ``{"eligible", "nominatedNodeName", "victims", "numPDBViolations", "candidates",
+"nodes", "message"}`` plus:
+
+* ``notModelled``: default-profile filters not evaluated for this pod (see placement).
+* ``numCandidates``, ``offset``: the candidate count and the start index actually used.
+* ``clearedNominations``: pods nominated to the chosen node with a lower priority, whose
+  nomination the scheduler clears.
+
+``nominatedNodeName`` is null when the scheduler's PostFilter returns no result (the pod is
+not eligible, an error, or no preemption is needed because the pod fits a node), "" when the
+result clears the pod's nomination (no node can be made to fit), else the chosen node.
+``nodes[name]``: ``status`` / ``reasons`` are the node's filter verdict in this cycle
+("Fits", "Unschedulable", "UnschedulableAndUnresolvable"); ``preemption`` says what the
+dry run made of it: "Candidate", "NotPotential" (not Unschedulable, so never tried),
+"NotVisited" (the dry run stopped before it), "NotAttempted" (no preemption was attempted:
+the pod is not eligible or fits a node), or the dry-run status code, with the dry run's
+reasons in ``preemptionReasons``. ``message`` is the scheduler's PostFilter message
+("preemption: ..."; empty on success), or says that no preemption is needed.
+"""
+
+from __future__ import annotations
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validates_schema
+
+from service.decisions.base import DecisionKind, PodField, Subjects, register
+from service.decisions.placement import (
+    HoldSchema,
+    holds_from_request,
+    not_modelled_sentence,
+    reject_bound_pod,
+)
+from service.engine.objects import Cluster, Pod
+from service.engine.refs import pod_ref
+from service.engine.scheduler.filters import SUCCESS
+from service.engine.scheduler.preemption import PreemptionArgs, PreemptionOutcome, preempt
+
+__all__ = ["PreemptionOptionsSchema", "PreemptionRequestSchema", "decide", "subjects"]
+
+
+class PreemptionOptionsSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    minCandidateNodesPercentage = fields.Integer(load_default=10, strict=True)
+    minCandidateNodesAbsolute = fields.Integer(load_default=100, strict=True)
+    offset = fields.Integer(load_default=0, strict=True)
+
+    @validates_schema
+    def _check(self, data: dict, **kwargs) -> None:
+        errors: dict = {}
+        pct = data.get("minCandidateNodesPercentage", 10)
+        absolute = data.get("minCandidateNodesAbsolute", 100)
+        if pct < 0 or pct > 100:
+            errors["minCandidateNodesPercentage"] = ["not in valid range [0, 100]"]
+        if absolute < 0:
+            errors["minCandidateNodesAbsolute"] = ["not in valid range [0, inf)"]
+        if pct == 0 and absolute == 0:
+            errors.setdefault("minCandidateNodesPercentage", []).append(
+                "cannot be zero at the same time as minCandidateNodesAbsolute"
+            )
+        if data.get("offset", 0) < 0:
+            errors["offset"] = ["must not be negative"]
+        if errors:
+            raise ValidationError(errors)
+
+
+class PreemptionRequestSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    pod = PodField(required=True)
+    options = fields.Nested(PreemptionOptionsSchema, load_default=None)
+    holdStatefulSetUpgrades = fields.Boolean(load_default=False)
+    holds = fields.List(fields.Nested(HoldSchema), load_default=list)
+
+    @validates_schema
+    def _check(self, data: dict, **kwargs) -> None:
+        reject_bound_pod(data)
+
+
+def _status_name(code: str) -> str:
+    return "Fits" if code == SUCCESS else code
+
+
+def result_json(outcome: PreemptionOutcome, node_names: list[str]) -> dict:
+    refs: dict[int, dict] = {}
+
+    def ref(pod: Pod) -> dict:
+        found = refs.get(id(pod))
+        if found is None:
+            found = refs[id(pod)] = pod_ref(pod)
+        return found
+
+    candidate_nodes = {c.node_name for c in outcome.candidates}
+    potential = set(outcome.potential_nodes)
+    statuses = outcome.filter_statuses or {}
+    attempted = outcome.eligible and not outcome.fits_without_preemption
+    nodes: dict[str, dict] = {}
+    for name in node_names:
+        status = statuses.get(name)
+        entry: dict = {
+            "status": _status_name(status.code) if status is not None else None,
+            "reasons": list(status.reasons) if status is not None else [],
+        }
+        dry = outcome.dry_run_statuses.get(name)
+        if not attempted:
+            entry["preemption"] = "NotAttempted"
+        elif name in candidate_nodes:
+            entry["preemption"] = "Candidate"
+        elif dry is not None:
+            entry["preemption"] = dry.code
+            entry["preemptionReasons"] = list(dry.reasons)
+        elif name in potential:
+            entry["preemption"] = "NotVisited"
+        else:
+            entry["preemption"] = "NotPotential"
+        nodes[name] = entry
+    message = outcome.message + not_modelled_sentence(outcome.not_modelled)
+    return {
+        "eligible": outcome.eligible,
+        "nominatedNodeName": outcome.nominated_node_name,
+        "victims": [ref(v.pod) for v in outcome.victims if v.pod is not None],
+        "numPDBViolations": outcome.num_pdb_violations,
+        "candidates": [
+            {
+                "nodeName": c.node_name,
+                "victims": [ref(v.pod) for v in c.victims if v.pod is not None],
+                "numPDBViolations": c.num_pdb_violations,
+            }
+            for c in outcome.candidates
+        ],
+        "nodes": nodes,
+        "message": message.strip(),
+        "notModelled": list(outcome.not_modelled),
+        "numCandidates": outcome.num_candidates,
+        "offset": outcome.offset,
+        "clearedNominations": [
+            ref(p.pod) for p in outcome.cleared_nominations if p.pod is not None
+        ],
+    }
+
+
+def decide(cluster: Cluster, request: dict) -> dict:
+    options = request.get("options") or {}
+    outcome = preempt(
+        cluster,
+        request["pod"],
+        args=PreemptionArgs(
+            options.get("minCandidateNodesPercentage", 10),
+            options.get("minCandidateNodesAbsolute", 100),
+        ),
+        offset=options.get("offset", 0),
+        hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
+        holds=holds_from_request(cluster, request),
+    )
+    return result_json(outcome, [n.name for n in cluster.snapshot.nodes])
+
+
+def subjects(request: dict, result: dict) -> Subjects:
+    pod = request["pod"]
+    nodes = [result["nominatedNodeName"]] if result.get("nominatedNodeName") else []
+    pods = [pod.key] + [f"{v['namespace']}/{v['name']}" for v in result["victims"]]
+    return Subjects(node_names=nodes, pods=pods)
+
+
+register(
+    DecisionKind(
+        name="preemption", schema=PreemptionRequestSchema, decide=decide, subjects=subjects
+    )
+)
