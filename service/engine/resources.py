@@ -39,6 +39,7 @@ __all__ = [
     "is_pod_level_resources_set",
     "is_scalar_resource_name",
     "is_supported_pod_level_resource",
+    "kubelet_resource_requests",
     "pod_limits",
     "pod_requests",
     "pod_requests_non_zero",
@@ -276,24 +277,42 @@ def pod_requests_non_zero(
     return total
 
 
-def resource_request(pod: Pod, name: str, *, settings: EngineSettings = DEFAULT_SETTINGS) -> int:
+def kubelet_resource_requests(
+    pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS
+) -> dict[str, int]:
+    """The requests behind the kubelet getter ``GetResourceRequestQuantity`` (k8s 1.35)
+    before overhead: with the gate on and pod-level resources set, only the supported
+    pod-level requests; otherwise PodRequests without overhead (the pod-level override
+    applies whatever the gate says: upstream passes no SkipPodLevelResources here, and with
+    the gate off the API server drops spec.resources anyway)."""
+    if settings.pod_level_resources and is_pod_level_resources_set(pod):
+        return {
+            name: value
+            for name, value in pod.resources.requests.items()  # type: ignore[union-attr]
+            if is_supported_pod_level_resource(name)
+        }
+    return pod_requests(pod, exclude_overhead=True, settings=_GATE_ON)
+
+
+def resource_request(
+    pod: Pod,
+    name: str,
+    *,
+    settings: EngineSettings = DEFAULT_SETTINGS,
+    requests: dict[str, int] | None = None,
+) -> int:
     """The kubelet's per-resource getter: pkg/api/v1/resource ``GetResourceRequest`` over
     ``GetResourceRequestQuantity`` (k8s 1.35), spec/kubelet.md B.3.
 
-    ``pods`` is always 1. With the gate on and pod-level resources set, only pod-level
-    requests count (a name absent at pod level is 0); otherwise PodRequests without overhead.
-    Overhead for ``name`` is then added only when the value is non-zero.
+    ``pods`` is always 1. Otherwise the value of ``kubelet_resource_requests`` (pass it as
+    ``requests`` when asking for several names of one pod), plus the pod overhead for
+    ``name`` only when that value is non-zero.
     """
     if name == "pods":
         return 1
-    if settings.pod_level_resources and is_pod_level_resources_set(pod):
-        value = pod.resources.requests.get(name, 0)  # type: ignore[union-attr]
-        if not is_supported_pod_level_resource(name):
-            value = 0
-    else:
-        # Upstream passes no SkipPodLevelResources here, so the pod-level override applies
-        # whatever the gate says (with the gate off the API server drops spec.resources).
-        value = pod_requests(pod, exclude_overhead=True, settings=_GATE_ON).get(name, 0)
+    if requests is None:
+        requests = kubelet_resource_requests(pod, settings=settings)
+    value = requests.get(name, 0)
     if value and name in pod.overhead:
         value += pod.overhead[name]
     return value

@@ -13,6 +13,7 @@ computed once per pod per call, not once per comparison.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from service.engine.objects import Pod
@@ -24,7 +25,7 @@ from service.engine.qos import (
     is_critical_pod,
     preemptable,
 )
-from service.engine.resources import resource_request
+from service.engine.resources import kubelet_resource_requests, resource_request
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
 __all__ = [
@@ -69,15 +70,14 @@ def requirements_to_string(requirements: Sequence[Requirement]) -> str:
 
 
 def _request_getter(settings: EngineSettings) -> RequestOf:
-    """A memoizing ``resource_request`` for the duration of one computation."""
-    cache: dict[tuple[int, str], int] = {}
+    """``resource_request`` with each pod's requests computed once per computation."""
+    cache: dict[int, dict[str, int]] = {}
 
     def request_of(pod: Pod, name: str) -> int:
-        key = (id(pod), name)
-        value = cache.get(key)
-        if value is None:
-            value = cache[key] = resource_request(pod, name, settings=settings)
-        return value
+        requests = cache.get(id(pod))
+        if requests is None:
+            requests = cache[id(pod)] = kubelet_resource_requests(pod, settings=settings)
+        return resource_request(pod, name, requests=requests)
 
     return request_of
 
@@ -144,31 +144,60 @@ def smaller_resource_request(
     return True
 
 
+def _vector_distance(vector: tuple[int, ...], remaining: list[tuple[int, int]]) -> float:
+    """``distance`` on a precomputed request vector (same float64 arithmetic and order)."""
+    dist = 0.0
+    for i, q in remaining:
+        shortfall = float(q - vector[i])
+        if shortfall > 0:
+            ratio = shortfall / float(q)
+            dist += ratio * ratio
+    return dist
+
+
 def _by_distance(
     candidates: list[Pod], requirements: list[Requirement], request_of: RequestOf
 ) -> list[Pod]:
-    """getPodsToPreemptByDistance (k8s 1.35). ``candidates`` is consumed: the chosen pod is
-    swap-removed (the last candidate moves into its slot), as upstream does, which changes
-    the scan order of the following rounds."""
+    """getPodsToPreemptByDistance (k8s 1.35): repeatedly take the candidate with the
+    smallest ``distance`` to what is still required, subtract it, and swap-remove it (the
+    last candidate moves into its slot, which changes the scan order of the next rounds).
+
+    Upstream scans the candidates keeping a best one, replaced by a strictly smaller
+    distance, or by an equal distance when ``smaller_resource_request`` (memory, then cpu;
+    a full tie counts as smaller). The outcome of that scan is the LAST candidate, in scan
+    order, with the smallest (distance, memory request, cpu request); it is computed that
+    way here, on request vectors computed once per candidate and distances computed once
+    per distinct vector (this loop is quadratic in the pods).
+    """
+    names = [name for name, _ in requirements]
+    pods = list(candidates)
+    vectors = [tuple(request_of(pod, name) for name in names) for pod in pods]
+    keys = [(request_of(pod, "memory"), request_of(pod, "cpu")) for pod in pods]
+    counts = Counter(vectors)
+    remaining = [(i, q) for i, (_, q) in enumerate(requirements)]
     chosen: list[Pod] = []
-    while requirements:
-        if not candidates:
-            raise PreemptionError(requirements)
-        best_distance = float(len(requirements) + 1)
-        best = 0
-        for i, pod in enumerate(candidates):
-            dist = distance(requirements, pod, request_of=request_of)
-            if dist < best_distance or (
-                dist == best_distance
-                and smaller_resource_request(pod, candidates[best], request_of=request_of)
-            ):
-                best_distance = dist
-                best = i
-        victim = candidates[best]
-        requirements = subtract(requirements, (victim,), request_of=request_of)
-        chosen.append(victim)
-        candidates[best] = candidates[-1]
-        candidates.pop()
+    while remaining:
+        if not pods:
+            raise PreemptionError([(names[i], q) for i, q in remaining])
+        by_vector = {v: _vector_distance(v, remaining) for v in counts}
+        nearest = min(by_vector.values())
+        at_nearest = {v for v, d in by_vector.items() if d == nearest}
+        if len(at_nearest) == len(by_vector):
+            smallest = min(keys)
+            best = len(keys) - 1 - keys[::-1].index(smallest)
+        else:
+            tied = [i for i, v in enumerate(vectors) if v in at_nearest]
+            smallest = min(keys[i] for i in tied)
+            best = next(i for i in reversed(tied) if keys[i] == smallest)
+        vector = vectors[best]
+        remaining = [(i, q - vector[i]) for i, q in remaining if q - vector[i] > 0]
+        chosen.append(pods[best])
+        counts[vector] -= 1
+        if not counts[vector]:
+            del counts[vector]
+        for column in (pods, vectors, keys):
+            column[best] = column[-1]
+            column.pop()
     return chosen
 
 

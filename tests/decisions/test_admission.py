@@ -1,0 +1,305 @@
+"""Decision kind "admission" (service.decisions.admission): request schema, result shape
+(API.md), node pods taken into account, preemption output, input errors, and the engine
+time for a full 110-pod node."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from marshmallow import ValidationError
+
+from service.decisions.admission import AdmissionRequestSchema, decide
+from service.decisions.base import KINDS, DecisionInputError
+from service.decisions.run import compute
+from service.engine.objects import Cluster
+from service.ingest.kube import snapshot_from_objects
+
+MI = 1024 * 1024
+
+
+def _node(name="n1", cpu="4", memory="8Gi", pods="110", taints=None, conditions=None, labels=None):
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {"taints": taints or []},
+        "status": {
+            "capacity": {"cpu": cpu, "memory": memory, "pods": pods},
+            "allocatable": {"cpu": cpu, "memory": memory, "pods": pods},
+            "conditions": conditions or [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def _pod(
+    name,
+    node="n1",
+    cpu=None,
+    memory=None,
+    *,
+    limits=False,
+    priority=None,
+    phase="Running",
+    ns="default",
+    **spec,
+):
+    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    resources = {"requests": requests}
+    if limits:
+        resources["limits"] = dict(requests)
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}"},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "resources": resources}], **spec},
+        "status": {"phase": phase},
+    }
+    if priority is not None:
+        body["spec"]["priority"] = priority
+    return body
+
+
+def _cluster(*objects) -> Cluster:
+    return Cluster(snapshot_from_objects(list(objects)))
+
+
+def _decide(cluster: Cluster, node_name: str, pod: dict) -> dict:
+    return compute(KINDS["admission"], cluster, {"nodeName": node_name, "pod": pod}).result
+
+
+def test_kind_is_registered():
+    assert KINDS["admission"].schema is AdmissionRequestSchema
+    assert KINDS["admission"].decide is decide
+
+
+def test_admitted_result_shape():
+    cluster = _cluster(_node(), _pod("a", cpu="1"))
+    result = _decide(cluster, "n1", _pod("new", node="", cpu="1"))
+    assert result == {
+        "admitted": True,
+        "reasons": [],
+        "critical": False,
+        "preemption": None,
+        "message": "Admitted: the pod passes every kubelet admission check on this node",
+        "kubeletReason": None,
+    }
+
+
+def test_insufficient_resource_reason():
+    cluster = _cluster(_node(), _pod("a", cpu="3500m"), _pod("done", cpu="3", phase="Succeeded"))
+    result = _decide(cluster, "n1", _pod("new", node="", cpu="1", memory="1Gi"))
+    assert result["admitted"] is False
+    assert result["reasons"] == [
+        {
+            "reason": "InsufficientResource",
+            "resource": "cpu",
+            "requested": 1000,
+            "used": 3500,
+            "capacity": 4000,
+            "message": "Insufficient cpu",
+            "kubeletReason": "OutOfcpu",
+        }
+    ]
+    assert result["kubeletReason"] == "OutOfcpu"
+    assert result["message"] == (
+        "Node didn't have enough resource: cpu, requested: 1000, used: 3500, capacity: 4000"
+    )
+
+
+def test_api_reason_tokens():
+    node = _node(
+        taints=[{"key": "dedicated", "value": "x", "effect": "NoExecute"}], labels={"zone": "a"}
+    )
+    other = _pod("a", containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}])
+    pod = _pod(
+        "new",
+        node="n2",
+        nodeSelector={"zone": "b"},
+        containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}],
+    )
+    result = _decide(_cluster(node, other), "n1", pod)
+    assert [(r["reason"], r["kubeletReason"]) for r in result["reasons"]] == [
+        ("NodeAffinity", "NodeAffinity"),
+        ("NodeName", "NodeName"),
+        ("HostPort", "NodePorts"),
+        ("Taint", "TaintToleration"),
+    ]
+    assert all("resource" not in r for r in result["reasons"])
+    assert result["message"] == (
+        "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+    )
+
+
+def test_os_reason_token():
+    pod = _pod("new", node="", os={"name": "windows"})
+    result = _decide(_cluster(_node()), "n1", pod)
+    assert result["reasons"] == [
+        {
+            "reason": "OS",
+            "message": "Failed to admit pod as the OS field doesn't match node OS",
+            "kubeletReason": "PodOSNotSupported",
+        }
+    ]
+    assert result["kubeletReason"] == "PodOSNotSupported"
+
+
+def test_eviction_reason():
+    node = _node(conditions=[{"type": "DiskPressure", "status": "True"}])
+    result = _decide(_cluster(node), "n1", _pod("new", node="", cpu="1"))
+    assert result["admitted"] is False
+    assert result["reasons"] == [
+        {
+            "reason": "Evicted",
+            "message": "The node had condition: [DiskPressure]. ",
+            "kubeletReason": "Evicted",
+        }
+    ]
+    assert result["message"] == "The node had condition: [DiskPressure]. "
+
+
+def test_critical_pod_preempts_with_pod_refs_in_kill_order():
+    cluster = _cluster(
+        _node(cpu="2"),
+        _pod("be", priority=0),
+        _pod("burst", cpu="1", priority=0),
+        _pod("guar", cpu="900m", memory="1Gi", limits=True, priority=0),
+    )
+    critical = _pod("dns", node="", cpu="1", ns="kube-system", priority=2_000_000_000)
+    result = _decide(cluster, "n1", critical)
+    assert result["admitted"] is True
+    assert result["critical"] is True
+    assert result["preemption"] == {
+        "victims": [
+            {
+                "namespace": "default",
+                "name": "burst",
+                "uid": "uid-burst",
+                "nodeName": "n1",
+                "priority": 0,
+                "qosClass": "Burstable",
+            }
+        ],
+        "message": "Preempted in order to admit critical pod",
+    }
+    assert result["reasons"][0]["reason"] == "InsufficientResource"
+    assert (
+        result["message"] == "Admitted after preempting 1 pod(s) to reclaim [(res: cpu, q: 900), ]"
+    )
+
+
+def test_no_set_of_pods_can_free_enough():
+    cluster = _cluster(_node(cpu="2"), _pod("sys", cpu="1500m", priority=2_000_000_000))
+    critical = _pod("dns", node="", cpu="1", ns="kube-system", priority=2_000_000_000)
+    result = _decide(cluster, "n1", critical)
+    assert result["admitted"] is False
+    assert result["preemption"] is None
+    assert result["kubeletReason"] == "UnexpectedAdmissionError"
+    assert result["message"] == (
+        "Unexpected error while attempting to recover from admission failure: preemption: "
+        "error finding a set of pods to preempt: no set of running pods found to reclaim "
+        "resources: [(res: cpu, q: 500), ]"
+    )
+
+
+def test_pod_already_on_the_node_is_not_counted_against_itself():
+    cluster = _cluster(
+        _node(cpu="2", pods="1"),
+        _pod(
+            "web",
+            cpu="1500m",
+            containers=[
+                {
+                    "name": "c",
+                    "ports": [{"containerPort": 80, "hostPort": 80}],
+                    "resources": {"requests": {"cpu": "1500m"}},
+                }
+            ],
+        ),
+    )
+    again = _pod(
+        "web",
+        containers=[
+            {
+                "name": "c",
+                "ports": [{"containerPort": 80, "hostPort": 80}],
+                "resources": {"requests": {"cpu": "1500m"}},
+            }
+        ],
+    )
+    assert _decide(cluster, "n1", again)["admitted"] is True
+    elsewhere = dict(again, metadata={"name": "web", "namespace": "other"})
+    result = _decide(cluster, "n1", elsewhere)
+    assert [r.get("resource", r["reason"]) for r in result["reasons"]] == [
+        "pods",
+        "cpu",
+        "HostPort",
+    ]
+
+
+def test_unknown_node():
+    with pytest.raises(DecisionInputError) as err:
+        _decide(_cluster(_node()), "nope", _pod("new", node=""))
+    assert err.value.path == "nodeName"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        pytest.param({"pod": {"metadata": {"name": "x"}}}, id="nodeName missing"),
+        pytest.param({"nodeName": "n1"}, id="pod missing"),
+        pytest.param(
+            {"nodeName": "n1", "pod": {"metadata": {"name": "x"}}, "extra": 1}, id="unknown field"
+        ),
+        pytest.param({"nodeName": "n1", "pod": "not a pod"}, id="pod not an object"),
+        pytest.param(
+            {
+                "nodeName": "n1",
+                "pod": {
+                    "metadata": {"name": "x"},
+                    "spec": {
+                        "containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]
+                    },
+                },
+            },
+            id="bad quantity",
+        ),
+    ],
+)
+def test_schema_rejects(params):
+    with pytest.raises(ValidationError):
+        AdmissionRequestSchema().load(params)
+
+
+def test_subjects_name_node_pod_and_victims():
+    cluster = _cluster(_node(cpu="1"), _pod("victim", cpu="1", priority=0))
+    kind = KINDS["admission"]
+    params = {
+        "nodeName": "n1",
+        "pod": _pod("dns", node="", cpu="1", ns="kube-system", priority=2_000_000_000),
+    }
+    outcome = compute(kind, cluster, params)
+    assert outcome.subjects.node_names == ["n1"]
+    assert outcome.subjects.pods == ["kube-system/dns", "default/victim"]
+
+
+def test_engine_time_on_a_110_pod_node():
+    objects = [_node(cpu="64", memory="256Gi", pods="110")]
+    objects += [_pod(f"p{i}", cpu="500m", memory="1Gi", priority=i % 7) for i in range(109)]
+    cluster = _cluster(*objects)
+    pod = AdmissionRequestSchema().load(
+        {
+            "nodeName": "n1",
+            "pod": _pod(
+                "crit", node="", cpu="20", memory="2Gi", ns="kube-system", priority=2_000_000_000
+            ),
+        }
+    )
+    decide(cluster, pod)  # warm the cluster indexes
+    runs = 50
+    start = time.perf_counter()
+    for _ in range(runs):
+        result = decide(cluster, pod)
+    per_call = (time.perf_counter() - start) / runs
+    assert result["admitted"] is True and len(result["preemption"]["victims"]) == 21
+    assert per_call < 0.005, f"{per_call * 1000:.2f} ms per decision"
