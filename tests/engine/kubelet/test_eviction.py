@@ -1,0 +1,848 @@
+"""The eviction manager pass: conformance groups of helpers.go plus one-pass scenarios."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from service.engine.kubelet.eviction import (
+    FS_IMAGES,
+    FS_LOCAL_VOLUME_SOURCE,
+    FS_LOGS,
+    FS_ROOT,
+    PodStatsIndex,
+    SignalObservation,
+    build_signal_to_node_reclaim_funcs,
+    build_signal_to_rank_func,
+    eviction_message,
+    make_signal_observations,
+    node_conditions_last_observed_at,
+    node_conditions_observed_since,
+    rank_pods,
+    sort_by_eviction_priority,
+    synchronize,
+    thresholds_first_observed_at,
+    thresholds_met,
+    thresholds_met_grace_period,
+    thresholds_updated_stats,
+)
+from service.engine.kubelet.eviction_config import (
+    Threshold,
+    ThresholdValue,
+    build_eviction_config,
+)
+from service.engine.objects import (
+    Container,
+    ContainerStats,
+    FsStats,
+    MemoryStats,
+    NodeStats,
+    Pod,
+    PodResources,
+    PodStats,
+    RlimitStats,
+    VolumeStats,
+)
+from service.engine.quantity import parse_quantity
+from service.ingest.kube import pod_from_object
+from tests.engine.kubelet.helpers import NOW, ago, cases, summary_to_stats, threshold_from_case
+
+S = 1_000_000_000
+MI = 1024**2
+GI = 1024**3
+
+# --- conformance: helpers.go -------------------------------------------------------------------
+
+
+def _observations(raw: dict) -> dict[str, SignalObservation]:
+    result = {}
+    for signal, obs in raw.items():
+        available = parse_quantity(obs["available"]).value if "available" in obs else 0
+        capacity = parse_quantity(obs["capacity"]).int_value() if "capacity" in obs else 0
+        result[signal] = SignalObservation(available, capacity)
+    return result
+
+
+@pytest.mark.parametrize(("given", "expected"), cases("eviction.thresholdsMet"))
+def test_conformance_thresholds_met(given, expected):
+    thresholds = [threshold_from_case(t) for t in given["thresholds"]]
+    got = thresholds_met(
+        thresholds, _observations(given["observations"]), given["enforceMinReclaim"]
+    )
+    assert sorted(thresholds.index(t) for t in got) == sorted(expected["metIndices"])
+
+
+@pytest.mark.parametrize(("given", "expected"), cases("eviction.thresholdsMetGracePeriod"))
+def test_conformance_thresholds_met_grace_period(given, expected):
+    by_id = {k: threshold_from_case(t) for k, t in given["thresholds"].items()}
+    observed_at = {by_id[k]: ago(s) for k, s in given["firstObservedSecondsAgo"].items()}
+    got = thresholds_met_grace_period(observed_at, NOW)
+    ids = {v: k for k, v in by_id.items()}
+    assert sorted(ids[t] for t in got) == sorted(expected["met"])
+
+
+@pytest.mark.parametrize(("given", "expected"), cases("eviction.thresholdsFirstObservedAt"))
+def test_conformance_thresholds_first_observed_at(given, expected):
+    by_id = {k: threshold_from_case(t) for k, t in given["thresholds"].items()}
+    last = {by_id[k]: ago(s) for k, s in given["lastObservedSecondsAgo"].items()}
+    got = thresholds_first_observed_at([by_id[k] for k in given["met"]], last, NOW)
+    ids = {v: k for k, v in by_id.items()}
+    assert {ids[t]: (NOW - at).total_seconds() for t, at in got.items()} == expected[
+        "firstObservedSecondsAgo"
+    ]
+
+
+@pytest.mark.parametrize(("given", "expected"), cases("eviction.nodeConditionsLastObservedAt"))
+def test_conformance_node_conditions_last_observed_at(given, expected):
+    last = {c: ago(s) for c, s in given["lastObservedSecondsAgo"].items()}
+    got = node_conditions_last_observed_at(given["conditions"], last, NOW)
+    assert {c: (NOW - at).total_seconds() for c, at in got.items()} == expected[
+        "lastObservedSecondsAgo"
+    ]
+
+
+@pytest.mark.parametrize(("given", "expected"), cases("eviction.nodeConditionsObservedSince"))
+def test_conformance_node_conditions_observed_since(given, expected):
+    last = {c: ago(s) for c, s in given["lastObservedSecondsAgo"].items()}
+    got = node_conditions_observed_since(last, given["periodSeconds"] * S, NOW)
+    assert got == expected["conditions"]
+
+
+@pytest.mark.parametrize(("given", "expected"), cases("eviction.thresholdsUpdatedStats"))
+def test_conformance_thresholds_updated_stats(given, expected):
+    thresholds = [threshold_from_case(t) for t in given["thresholds"]]
+
+    def observations(raw):
+        return {
+            s: SignalObservation(0, 0, datetime.fromisoformat(o["time"]) if o.get("time") else None)
+            for s, o in raw.items()
+        }
+
+    got = thresholds_updated_stats(
+        thresholds, observations(given["observations"]), observations(given["lastObservations"])
+    )
+    assert [thresholds.index(t) for t in got] == expected["kept"]
+
+
+@pytest.mark.parametrize(("given", "expected"), cases("eviction.byEvictionPriority"))
+def test_conformance_by_eviction_priority(given, expected):
+    thresholds = [
+        Threshold(s, value=ThresholdValue(quantity=parse_quantity("1"))) for s in given["signals"]
+    ]
+    assert [t.signal for t in sort_by_eviction_priority(thresholds)] == expected["signals"]
+
+
+@pytest.mark.parametrize(("given", "expected"), cases("eviction.rankPods"))
+def test_conformance_rank_pods(given, expected):
+    pods = [pod_from_object(p) for p in given["pods"]]
+    stats = summary_to_stats({"node": {}, "pods": given["podStats"]})
+    ranked = rank_pods(
+        pods,
+        PodStatsIndex(stats.pods),
+        given["comparators"],
+        fs_stats_to_measure=given.get("fsStatsToMeasure", ()),
+        resource=given.get("resource"),
+    )
+    assert [e.pod.name for e in ranked] == expected["order"]
+
+
+@pytest.mark.parametrize(("given", "expected"), cases("eviction.makeSignalObservations"))
+def test_conformance_make_signal_observations(given, expected):
+    got = make_signal_observations(summary_to_stats(given["summary"]))
+    assert {
+        s: {"available": o.available, "capacity": o.capacity} for s, o in got.items()
+    } == expected["observations"]
+
+
+# --- builders ----------------------------------------------------------------------------------
+
+
+def mkpod(
+    name: str,
+    *,
+    memory_request: int | None = None,
+    storage_request: int | None = None,
+    storage_limit: int | None = None,
+    priority: int | None = None,
+    phase: str = "Running",
+    annotations: dict | None = None,
+    tgps: int | None = None,
+    local_volumes: tuple[str, ...] = (),
+    containers: tuple[Container, ...] | None = None,
+    resources: PodResources | None = None,
+) -> Pod:
+    if containers is None:
+        requests = {}
+        limits = {}
+        if memory_request is not None:
+            requests["memory"] = memory_request
+        if storage_request is not None:
+            requests["ephemeral-storage"] = storage_request
+        if storage_limit is not None:
+            limits["ephemeral-storage"] = storage_limit
+        containers = (Container(name="app", requests=requests, limits=limits),)
+    return Pod(
+        namespace="default",
+        name=name,
+        uid=f"uid-{name}",
+        node_name="node-1",
+        priority=priority,
+        phase=phase,
+        annotations=annotations or {},
+        containers=containers,
+        termination_grace_period_seconds=tgps,
+        local_volume_names=local_volumes,
+        resources=resources,
+        formats={"memory": "BinarySI", "ephemeral-storage": "BinarySI"},
+    )
+
+
+def mkstats(
+    name: str,
+    *,
+    working_set: int | None = None,
+    rootfs: int = 0,
+    logs: int = 0,
+    rootfs_inodes: int = 0,
+    logs_inodes: int = 0,
+    volumes: tuple[VolumeStats, ...] = (),
+    processes: int | None = None,
+    ephemeral: int | None = None,
+    containers: tuple[ContainerStats, ...] | None = None,
+) -> PodStats:
+    if containers is None:
+        containers = (
+            ContainerStats(
+                name="app",
+                memory=MemoryStats(working_set_bytes=working_set)
+                if working_set is not None
+                else None,
+                rootfs=FsStats(used_bytes=rootfs, inodes_used=rootfs_inodes),
+                logs=FsStats(used_bytes=logs, inodes_used=logs_inodes),
+            ),
+        )
+    return PodStats(
+        namespace="default",
+        name=name,
+        uid=f"uid-{name}",
+        containers=containers,
+        memory=MemoryStats(working_set_bytes=working_set) if working_set is not None else None,
+        volumes=volumes,
+        ephemeral_storage=FsStats(used_bytes=ephemeral) if ephemeral is not None else None,
+        process_count=processes,
+    )
+
+
+def mknode(
+    pods: tuple[PodStats, ...] = (),
+    *,
+    memory_available: int = 8 * GI,
+    memory_working_set: int = 8 * GI,
+    allocatable_available: int | None = None,
+    fs: tuple[int, int, int, int] = (80 * GI, 100 * GI, 900_000, 1_000_000),
+    image_fs: tuple[int, int, int, int] | None = None,
+    container_fs: tuple[int, int, int, int] | None = None,
+    pid: tuple[int, int] = (4_194_304, 1000),
+) -> NodeStats:
+    def fsstats(v):
+        if v is None:
+            return None
+        return FsStats(available_bytes=v[0], capacity_bytes=v[1], inodes_free=v[2], inodes=v[3])
+
+    allocatable = None
+    if allocatable_available is not None:
+        allocatable = MemoryStats(available_bytes=allocatable_available, working_set_bytes=4 * GI)
+    return NodeStats(
+        node_name="node-1",
+        memory=MemoryStats(available_bytes=memory_available, working_set_bytes=memory_working_set),
+        allocatable_memory=allocatable,
+        fs=fsstats(fs),
+        image_fs=fsstats(image_fs if image_fs is not None else fs),
+        container_fs=fsstats(container_fs if container_fs is not None else (image_fs or fs)),
+        rlimit=RlimitStats(max_pid=pid[0], num_of_running_processes=pid[1]),
+        pods=pods,
+    )
+
+
+def run(pods, stats, config: dict, first_observed=None, conditions=None, now: datetime = NOW):
+    return synchronize(pods, stats, build_eviction_config(config), now, first_observed, conditions)
+
+
+# --- one pass per signal -----------------------------------------------------------------------
+
+MEMORY_PODS = (
+    mkpod("guaranteed", memory_request=GI),
+    mkpod("burstable", memory_request=100 * MI),
+    mkpod("besteffort"),
+)
+MEMORY_STATS = (
+    mkstats("guaranteed", working_set=900 * MI),
+    mkstats("burstable", working_set=700 * MI),
+    mkstats("besteffort", working_set=300 * MI),
+)
+
+
+def test_memory_available_hard_threshold():
+    result = run(MEMORY_PODS, mknode(MEMORY_STATS, memory_available=50 * MI), {})
+    assert [t.signal for t in result.thresholds_observed] == ["memory.available"]
+    assert result.node_conditions == ["MemoryPressure"]
+    assert result.starved_resource == "memory"
+    # burstable exceeds by 600Mi, besteffort by 300Mi; guaranteed stays below its request
+    assert [e.pod.name for e in result.ranking] == ["burstable", "besteffort", "guaranteed"]
+    assert result.victim.pod.name == "burstable"
+    assert result.victim.grace_period_seconds == 1  # hard: immediateEvictionGracePeriodSeconds
+    assert result.victim.signal == "memory.available"
+    assert result.message == (
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. "
+        "Container app was using 700Mi, request is 100Mi, has larger consumption of memory. "
+    )
+    assert result.node_level_reclaim == ()
+
+
+def test_allocatable_memory_available_copy_of_hard_memory_threshold():
+    stats = mknode(MEMORY_STATS, memory_available=4 * GI, allocatable_available=60 * MI)
+    result = run(MEMORY_PODS, stats, {})
+    assert [t.signal for t in result.thresholds_met] == ["allocatableMemory.available"]
+    assert result.starved_resource == "memory"
+    assert result.victim.pod.name == "burstable"
+    assert "Threshold quantity: 100Mi, available: 60Mi. " in result.message
+
+
+def test_allocatable_memory_not_copied_without_pods_enforcement():
+    stats = mknode(MEMORY_STATS, memory_available=4 * GI, allocatable_available=60 * MI)
+    result = run(MEMORY_PODS, stats, {"enforceNodeAllocatable": []})
+    assert result.thresholds_observed == []
+    assert result.victim is None
+    assert result.message == "no resources are starved"
+
+
+DISK_PODS = (
+    mkpod("logs-heavy", local_volumes=("scratch",)),
+    mkpod("rootfs-heavy"),
+    mkpod("requested", storage_request=GI),
+)
+DISK_STATS = (
+    mkstats(
+        "logs-heavy",
+        rootfs=100 * MI,
+        logs=300 * MI,
+        volumes=(VolumeStats("scratch", 200 * MI, 50),),
+        rootfs_inodes=10,
+        logs_inodes=10,
+    ),
+    mkstats("rootfs-heavy", rootfs=700 * MI, logs=10 * MI, rootfs_inodes=5000, logs_inodes=1),
+    mkstats("requested", rootfs=900 * MI, logs=200 * MI, rootfs_inodes=100, logs_inodes=100),
+)
+
+
+def test_nodefs_available_single_filesystem_measures_everything():
+    stats = mknode(DISK_STATS, fs=(5 * GI, 100 * GI, 900_000, 1_000_000))
+    result = run(DISK_PODS, stats, {})
+    # nodefs, and on one filesystem imagefs/containerfs observe the same numbers
+    assert {t.signal for t in result.thresholds_met} == {
+        "nodefs.available",
+        "imagefs.available",
+        "containerfs.available",
+    }
+    assert result.thresholds_met[0].signal == "nodefs.available"
+    assert result.node_conditions == ["DiskPressure"]
+    assert result.starved_resource == "ephemeral-storage"
+    assert result.node_level_reclaim == ("DeleteAllUnusedContainers", "DeleteUnusedImages")
+    # every pod exceeds its request (0, 0 and 1Gi), so usage − request decides:
+    # rootfs-heavy 710Mi, logs-heavy 600Mi (its emptyDir counted), requested 1100Mi − 1Gi
+    assert [e.pod.name for e in result.ranking] == ["rootfs-heavy", "logs-heavy", "requested"]
+    assert all(e.exceeds_requests for e in result.ranking)
+    assert result.victim.pod.name == "rootfs-heavy"
+    # 10% (float32) of 100Gi is 10737418400, not a multiple of 1024
+    assert result.message == (
+        "The node was low on resource: ephemeral-storage. Threshold quantity: 10737418400, "
+        "available: 5Gi. Container app was using 710Mi, request is 0, has larger "
+        "consumption of ephemeral-storage. "
+    )
+
+
+def test_nodefs_inodes_free():
+    stats = mknode(DISK_STATS, fs=(80 * GI, 100 * GI, 40_000, 1_000_000))
+    result = run(DISK_PODS, stats, {"evictionHard": {"nodefs.inodesFree": "5%"}})
+    assert [t.signal for t in result.thresholds_met] == [
+        "nodefs.inodesFree",
+        "containerfs.inodesFree",
+    ]
+    assert result.starved_resource == "inodes"
+    # inode usage: rootfs-heavy 5001, requested 200, logs-heavy 70 (volume counted); every pod
+    # exceeds its inode request of 0, and the ORDERING subtracts the ephemeral-storage request
+    # even for inodes, so "requested" (200 − 1Gi) comes last
+    assert [e.pod.name for e in result.ranking] == ["rootfs-heavy", "logs-heavy", "requested"]
+    assert [e.usage for e in result.ranking] == [5001, 70, 200]
+    assert all(e.request == 0 for e in result.ranking)
+    # GetThresholdQuantity makes a BinarySI quantity even for inodes (50000 is printed as is),
+    # while the inode observation is DecimalSI (40k)
+    assert result.message == (
+        "The node was low on resource: inodes. Threshold quantity: 50000, available: 40k. "
+    )
+
+
+def test_imagefs_available_dedicated_image_fs_measures_rootfs_only():
+    stats = mknode(
+        DISK_STATS,
+        fs=(80 * GI, 100 * GI, 900_000, 1_000_000),
+        image_fs=(2 * GI, 50 * GI, 900_000, 1_000_000),
+    )
+    result = run(DISK_PODS, stats, {"filesystemLayout": "dedicatedImageFs"})
+    assert [t.signal for t in result.thresholds_met] == [
+        "imagefs.available",
+        "containerfs.available",
+    ]
+    assert result.node_level_reclaim == ("DeleteAllUnusedContainers", "DeleteUnusedImages")
+    # rootfs only: requested 900Mi (below its 1Gi request), rootfs-heavy 700Mi, logs-heavy 100Mi
+    assert [e.pod.name for e in result.ranking] == ["rootfs-heavy", "logs-heavy", "requested"]
+    assert [e.usage for e in result.ranking] == [700 * MI, 100 * MI, 900 * MI]
+
+
+def test_containerfs_split_filesystem():
+    stats = mknode(
+        DISK_STATS,
+        fs=(80 * GI, 100 * GI, 900_000, 1_000_000),
+        image_fs=(40 * GI, 50 * GI, 900_000, 1_000_000),
+        container_fs=(1 * GI, 50 * GI, 900_000, 1_000_000),
+    )
+    result = run(DISK_PODS, stats, {"filesystemLayout": "split"})
+    assert [t.signal for t in result.thresholds_met] == ["containerfs.available"]
+    assert result.thresholds_met[0].value.percentage == pytest.approx(0.1)  # copied from nodefs
+    assert result.node_level_reclaim == ("DeleteAllUnusedContainers",)
+    # logs + volumes + rootfs, ordered by usage − ephemeral-storage request
+    assert [e.pod.name for e in result.ranking] == ["rootfs-heavy", "logs-heavy", "requested"]
+    assert [e.usage for e in result.ranking] == [710 * MI, 600 * MI, 1100 * MI]
+    assert result.victim.pod.name == "rootfs-heavy"
+
+
+def test_pid_available():
+    pods = (mkpod("low", priority=1), mkpod("many", priority=1), mkpod("high", priority=5))
+    stats = mknode(
+        (
+            mkstats("low", processes=10),
+            mkstats("many", processes=500),
+            mkstats("high", processes=9000),
+        ),
+        pid=(10_000, 9_950),
+    )
+    result = run(pods, stats, {"evictionHard": "pid.available<100"})
+    assert result.node_conditions == ["PIDPressure"]
+    assert result.starved_resource == "pids"
+    assert [e.pod.name for e in result.ranking] == ["many", "low", "high"]  # priority, then count
+    assert result.victim.pod.name == "many"
+    assert (
+        result.message
+        == "The node was low on resource: pids. Threshold quantity: 100, available: 50. "
+    )
+
+
+# --- soft thresholds and grace periods ---------------------------------------------------------
+
+SOFT = {
+    "evictionHard": "",
+    "evictionSoft": {"memory.available": "1Gi"},
+    "evictionSoftGracePeriod": {"memory.available": "1m"},
+    "evictionMaxPodGracePeriod": 60,
+}
+
+
+def test_soft_threshold_without_first_observed_is_first_observed_now():
+    result = run(MEMORY_PODS, mknode(MEMORY_STATS, memory_available=500 * MI), SOFT)
+    assert [t.signal for t in result.thresholds_observed] == ["memory.available"]
+    assert result.first_observed_at[result.thresholds_observed[0]] == NOW
+    assert result.node_conditions == ["MemoryPressure"]  # raised before the grace period
+    assert result.thresholds_met == []
+    assert result.victim is None and result.starved_resource is None
+    assert result.message == (
+        "eviction thresholds met, but their grace periods have not passed: "
+        "memory.available (grace period 1m0s, met for 0s)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("seconds_ago", "acts"),
+    [
+        pytest.param(30, False, id="within grace"),
+        pytest.param(60, True, id="exactly the grace period"),
+        pytest.param(600, True, id="long past"),
+    ],
+)
+def test_soft_threshold_grace_period_from_first_observed(seconds_ago, acts):
+    result = run(
+        MEMORY_PODS,
+        mknode(MEMORY_STATS, memory_available=500 * MI),
+        SOFT,
+        first_observed={"memory.available": ago(seconds_ago)},
+    )
+    assert (result.victim is not None) is acts
+    assert bool(result.thresholds_met) is acts
+
+
+@pytest.mark.parametrize(
+    ("tgps", "grace"),
+    [
+        pytest.param(None, 60, id="no terminationGracePeriodSeconds: max"),
+        pytest.param(30, 30, id="pod grace below max"),
+        pytest.param(120, 60, id="pod grace above max"),
+        pytest.param(0, 0, id="pod grace zero"),
+    ],
+)
+def test_soft_eviction_kill_grace_period(tgps, grace):
+    pods = (mkpod("victim", tgps=tgps),)
+    result = run(
+        pods,
+        mknode((mkstats("victim", working_set=GI),), memory_available=500 * MI),
+        SOFT,
+        first_observed={"memory.available": ago(120)},
+    )
+    assert result.victim.grace_period_seconds == grace
+
+
+def test_hard_before_soft_among_memory_thresholds():
+    config = {**SOFT, "evictionHard": "memory.available<600Mi"}
+    result = run(
+        MEMORY_PODS,
+        mknode(MEMORY_STATS, memory_available=500 * MI),
+        config,
+        first_observed={"memory.available": ago(120)},
+    )
+    assert [t.grace_period for t in result.thresholds_met][:2] == [0, 60 * S]
+    assert result.victim.grace_period_seconds == 1
+
+
+def test_future_first_observed_is_not_met_even_for_hard():
+    """Upstream compares now − firstObserved ≥ grace; a negative duration never passes."""
+    result = run(
+        MEMORY_PODS,
+        mknode(MEMORY_STATS, memory_available=50 * MI),
+        {},
+        first_observed={"memory.available": NOW + timedelta(seconds=5)},
+    )
+    assert result.thresholds_met == []
+
+
+# --- minimum reclaim stickiness ----------------------------------------------------------------
+
+RECLAIM = {
+    "evictionHard": "memory.available<100Mi",
+    "evictionMinimumReclaim": "memory.available=500Mi",
+}
+
+
+@pytest.mark.parametrize(
+    ("available", "first_observed", "sticky"),
+    [
+        pytest.param(300 * MI, None, False, id="above threshold, no history: resolved"),
+        pytest.param(300 * MI, 30, True, id="eviction under way: below threshold+minReclaim"),
+        pytest.param(600 * MI, 30, False, id="reclaimed past threshold+minReclaim"),
+        pytest.param(599 * MI, 30, True, id="1Mi short of threshold+minReclaim"),
+    ],
+)
+def test_min_reclaim_is_sticky_only_for_previously_met_thresholds(
+    available, first_observed, sticky
+):
+    fo = {"memory.available": ago(first_observed)} if first_observed is not None else None
+    result = run(MEMORY_PODS, mknode(MEMORY_STATS, memory_available=available), RECLAIM, fo)
+    assert bool(result.thresholds_observed) is sticky
+    assert (result.victim is not None) is sticky
+
+
+def test_min_reclaim_not_sticky_for_soft_threshold_within_grace():
+    config = {
+        "evictionHard": "",
+        "evictionSoft": "memory.available<100Mi",
+        "evictionSoftGracePeriod": "memory.available=5m",
+        "evictionMinimumReclaim": "memory.available=500Mi",
+    }
+    result = run(
+        MEMORY_PODS,
+        mknode(MEMORY_STATS, memory_available=300 * MI),
+        config,
+        first_observed={"memory.available": ago(60)},
+    )
+    assert result.thresholds_observed == []
+
+
+# --- node conditions and the pressure transition period ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("last_seen", "period", "reported"),
+    [
+        pytest.param(60, None, ["MemoryPressure"], id="1m ago, 5m default period"),
+        pytest.param(600, None, [], id="10m ago: transition period over"),
+        pytest.param(60, "30s", [], id="1m ago, 30s period"),
+    ],
+)
+def test_pressure_transition_period(last_seen, period, reported):
+    config = {"evictionPressureTransitionPeriod": period} if period else {}
+    result = run(
+        MEMORY_PODS,
+        mknode(MEMORY_STATS),
+        config,
+        conditions={"MemoryPressure": ago(last_seen)},
+    )
+    assert result.thresholds_observed == []
+    assert result.node_conditions == reported
+
+
+def test_conditions_in_fixed_order():
+    stats = mknode(
+        MEMORY_STATS, memory_available=10 * MI, pid=(1000, 990), fs=(GI, 100 * GI, 10, 10**6)
+    )
+    result = run(
+        MEMORY_PODS,
+        stats,
+        {"evictionHard": "pid.available<50,nodefs.available<5%,memory.available<1Gi"},
+    )
+    assert result.node_conditions == ["MemoryPressure", "DiskPressure", "PIDPressure"]
+    assert result.starved_resource == "memory"
+
+
+# --- critical pods and pods considered ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "critical",
+    [
+        pytest.param({"priority": 2_000_000_000}, id="system priority"),
+        pytest.param({"annotations": {"kubernetes.io/config.source": "file"}}, id="static"),
+        pytest.param({"annotations": {"kubernetes.io/config.mirror": "abc"}}, id="mirror"),
+    ],
+)
+def test_critical_pods_are_passed_over(critical):
+    pods = (mkpod("system", **critical), mkpod("app", memory_request=GI))
+    stats = mknode((mkstats("app", working_set=GI),), memory_available=50 * MI)  # system: no stats
+    result = run(pods, stats, {})
+    assert [e.pod.name for e in result.ranking] == ["system", "app"]  # no stats ranks first
+    assert result.victim.pod.name == "app"
+
+
+def test_only_critical_pods_means_no_victim():
+    pods = (mkpod("a", priority=2_000_000_000), mkpod("b", priority=2_000_001_000))
+    result = run(pods, mknode((), memory_available=50 * MI), {})
+    assert result.starved_resource == "memory"
+    assert len(result.ranking) == 2
+    assert result.victim is None
+    assert result.message.startswith("unable to evict any pods from the node")
+
+
+def test_terminal_pods_are_not_active():
+    pods = (mkpod("done", phase="Succeeded"), mkpod("failed", phase="Failed"))
+    result = run(pods, mknode((), memory_available=50 * MI), {})
+    assert result.ranking == []
+    assert result.message == "eviction thresholds have been met, but no pods are active to evict"
+
+
+def test_pods_without_stats_rank_first_in_snapshot_order():
+    pods = (mkpod("x"), mkpod("y"), *MEMORY_PODS)
+    result = run(pods, mknode(MEMORY_STATS, memory_available=50 * MI), {})
+    assert [e.pod.name for e in result.ranking][:2] == ["x", "y"]
+    assert not result.ranking[0].has_stats and result.ranking[0].usage is None
+    assert result.victim.pod.name == "x"
+    assert result.message == (
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. "
+    )
+
+
+def test_stats_are_matched_by_uid():
+    pods = (mkpod("a", memory_request=GI),)
+    renamed = PodStats(
+        namespace="other", name="other", uid="uid-a", memory=MemoryStats(working_set_bytes=2 * GI)
+    )
+    result = run(pods, mknode((renamed,), memory_available=50 * MI), {})
+    assert result.ranking[0].has_stats and result.ranking[0].exceeds_requests
+
+
+def test_idle_manager_without_thresholds_and_isolation():
+    result = run(
+        MEMORY_PODS,
+        mknode(MEMORY_STATS, memory_available=1),
+        {
+            "evictionHard": "",
+            "localStorageCapacityIsolation": False,
+        },
+    )
+    assert result.victim is None and result.thresholds_observed == []
+    assert "does nothing" in result.message
+
+
+# --- messages ----------------------------------------------------------------------------------
+
+
+def test_message_lists_every_container_over_its_request_in_stats_order():
+    pod = mkpod(
+        "multi",
+        containers=(
+            Container("web", requests={"memory": 100 * MI}),
+            Container("sidecar", requests={"memory": 500 * MI}),
+        ),
+    )
+    pod = Pod(
+        **{
+            **{f: getattr(pod, f) for f in pod.__struct_fields__},
+            "init_containers": (Container("init", requests={}),),
+        }
+    )
+    stats = PodStats(
+        namespace="default",
+        name="multi",
+        uid="uid-multi",
+        memory=MemoryStats(working_set_bytes=GI),
+        containers=(
+            ContainerStats("sidecar", memory=MemoryStats(working_set_bytes=200 * MI)),
+            ContainerStats("init", memory=MemoryStats(working_set_bytes=1536)),
+            ContainerStats("web", memory=MemoryStats(working_set_bytes=123_456_789)),
+        ),
+    )
+    threshold = Threshold("memory.available", value=ThresholdValue(quantity=parse_quantity("1Gi")))
+    message = eviction_message(
+        "memory", pod, stats, [threshold], {"memory.available": SignalObservation(900 * MI, 8 * GI)}
+    )
+    assert message == (
+        "The node was low on resource: memory. Threshold quantity: 1Gi, available: 900Mi. "
+        "Container init was using 1536, request is 0, has larger consumption of memory. "
+        "Container web was using 123456789, request is 100Mi, has larger consumption of memory. "
+    )
+
+
+def test_message_with_pod_level_memory_request():
+    pod = mkpod("pl", memory_request=100 * MI, resources=PodResources(requests={"memory": 2 * GI}))
+    stats = mkstats("pl", working_set=GI)
+    message = eviction_message("memory", pod, stats, [], {})
+    assert message == (
+        "The node was low on resource: memory. "
+        "Pod pl was using 1Gi, request is 2Gi, has larger consumption of memory. "
+        "Container app was using 1Gi, request is 100Mi, has larger consumption of memory. "
+    )
+
+
+def test_message_percentage_threshold_printed_as_quantity():
+    threshold = Threshold("nodefs.available", value=ThresholdValue(percentage=0.10000000149011612))
+    message = eviction_message(
+        "ephemeral-storage",
+        mkpod("p"),
+        None,
+        [threshold],
+        {"nodefs.available": SignalObservation(1000, 10 * GI)},
+    )
+    assert message == (
+        # BinarySI amounts below 1024 print in DecimalSI form, as Quantity.String does
+        "The node was low on resource: ephemeral-storage. Threshold quantity: 1073741840, "
+        "available: 1k. "
+    )
+
+
+def test_message_ephemeral_storage_needs_rootfs_and_logs():
+    stats = PodStats(
+        namespace="default",
+        name="p",
+        uid="uid-p",
+        containers=(ContainerStats("app", rootfs=FsStats(used_bytes=GI), logs=None),),
+    )
+    message = eviction_message("ephemeral-storage", mkpod("p"), stats, [], {})
+    assert message == "The node was low on resource: ephemeral-storage. "
+
+
+# --- local ephemeral storage limits ------------------------------------------------------------
+
+
+def test_pod_ephemeral_storage_limit_eviction_preempts_threshold_eviction():
+    pods = (
+        mkpod("over", storage_limit=GI),
+        mkpod("critical-over", storage_limit=GI, priority=2_000_000_000),
+        *MEMORY_PODS,
+    )
+    stats = mknode(
+        (
+            mkstats("over", ephemeral=2 * GI),
+            mkstats("critical-over", ephemeral=2 * GI),
+            *MEMORY_STATS,
+        ),
+        memory_available=50 * MI,
+    )
+    result = run(pods, stats, {})
+    assert [(e.pod.name, e.signal, e.grace_period_seconds) for e in result.evictions] == [
+        ("over", "ephemeralpodfs.limit", 1)
+    ]
+    assert (
+        result.message
+        == "Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. "
+    )
+    assert result.starved_resource == "memory"  # the threshold is met, but not acted on this pass
+
+
+@pytest.mark.parametrize(
+    ("layout", "evicted"),
+    [
+        pytest.param("single", True, id="rootfs counted on one filesystem"),
+        pytest.param("dedicatedImageFs", False, id="rootfs on the image filesystem"),
+    ],
+)
+def test_container_ephemeral_storage_limit(layout, evicted):
+    pods = (mkpod("c", storage_limit=500 * MI),)
+    stats = mknode((mkstats("c", rootfs=400 * MI, logs=200 * MI),))
+    result = run(pods, stats, {"filesystemLayout": layout})
+    if evicted:
+        assert (
+            result.message == 'Container app exceeded its local ephemeral storage limit "500Mi". '
+        )
+        assert result.victim.signal == "ephemeralcontainerfs.limit"
+    else:
+        assert result.evictions == []
+
+
+def test_local_storage_isolation_can_be_turned_off():
+    pods = (mkpod("over", storage_limit=GI),)
+    result = run(
+        pods, mknode((mkstats("over", ephemeral=2 * GI),)), {"localStorageCapacityIsolation": False}
+    )
+    assert result.evictions == []
+
+
+# --- rank functions per layout -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("image_fs", "split", "signal", "measured"),
+    [
+        (False, False, "nodefs.available", (FS_IMAGES, FS_ROOT, FS_LOGS, FS_LOCAL_VOLUME_SOURCE)),
+        (
+            False,
+            False,
+            "containerfs.inodesFree",
+            (FS_IMAGES, FS_ROOT, FS_LOGS, FS_LOCAL_VOLUME_SOURCE),
+        ),
+        (True, False, "nodefs.available", (FS_LOGS, FS_LOCAL_VOLUME_SOURCE)),
+        (True, False, "imagefs.inodesFree", (FS_ROOT, FS_IMAGES)),
+        (True, False, "containerfs.available", (FS_ROOT, FS_IMAGES)),
+        (True, True, "nodefs.available", (FS_LOGS, FS_LOCAL_VOLUME_SOURCE, FS_ROOT)),
+        (True, True, "containerfs.available", (FS_LOGS, FS_LOCAL_VOLUME_SOURCE, FS_ROOT)),
+        (True, True, "imagefs.available", (FS_IMAGES,)),
+    ],
+)
+def test_rank_functions_by_layout(image_fs, split, signal, measured):
+    assert build_signal_to_rank_func(image_fs, split)[signal].fs_stats_to_measure == measured
+
+
+def test_node_reclaim_functions_by_layout():
+    assert build_signal_to_node_reclaim_funcs(True, False)["nodefs.available"] == ()
+    assert build_signal_to_node_reclaim_funcs(True, True)["imagefs.inodesFree"] == (
+        "DeleteUnusedImages",
+    )
+    assert build_signal_to_node_reclaim_funcs(False, False)["imagefs.available"] == (
+        "DeleteAllUnusedContainers",
+        "DeleteUnusedImages",
+    )
+
+
+def test_make_signal_observations_needs_both_fields():
+    stats = NodeStats(
+        node_name="n",
+        memory=MemoryStats(available_bytes=GI),  # no working set
+        fs=FsStats(available_bytes=GI, capacity_bytes=2 * GI),  # no inodes
+        rlimit=RlimitStats(max_pid=100),
+    )
+    assert list(make_signal_observations(stats)) == ["nodefs.available"]
