@@ -38,6 +38,12 @@ class HostPorts:
             used.add_pod(pod)
         return used
 
+    def copy(self) -> HostPorts:
+        """An independent copy (NodeInfo.Snapshot of UsedPorts)."""
+        other = HostPorts()
+        other._by_ip = {ip: set(used) for ip, used in self._by_ip.items()}
+        return other
+
     def add_pod(self, pod: Pod) -> None:
         for c in pod.containers:
             for p in c.ports:

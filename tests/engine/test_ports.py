@@ -50,3 +50,11 @@ def test_only_regular_containers_count():
     assert wanted_host_ports(pod) == []
     assert not host_ports_conflict(pod, [other])
     assert HostPorts.of_pods([_pod(init_ports=(_port(80),), name="o")]).fits(_pod(_port(80)))
+
+
+def test_copy_is_independent():
+    used = HostPorts.of_pods([_pod(_port(80), name="o")])
+    copy = used.copy()
+    copy.add("", "TCP", 81)
+    assert copy.conflicts("", "TCP", 80) and copy.conflicts("", "TCP", 81)
+    assert not used.conflicts("", "TCP", 81)
