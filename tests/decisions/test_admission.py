@@ -303,3 +303,95 @@ def test_engine_time_on_a_110_pod_node():
     per_call = (time.perf_counter() - start) / runs
     assert result["admitted"] is True and len(result["preemption"]["victims"]) == 21
     assert per_call < 0.005, f"{per_call * 1000:.2f} ms per decision"
+
+
+# --- through HTTP (POST /v1/decisions/admission, inline snapshot) ---------------------------
+
+
+def _conformance_node(inp: dict) -> dict:
+    node = dict(inp["node"], apiVersion="v1", kind="Node")
+    return node
+
+
+def _post(api, objects, node_name, pod):
+    return api.post(
+        "/v1/decisions/admission",
+        role="decide",
+        json={"snapshot": {"objects": objects}, "nodeName": node_name, "pod": pod},
+    )
+
+
+_GENERAL_FILTER_HTTP = {
+    # case name -> API reason tokens (the pod's own name must differ from the other pods')
+    "host not match": ["NodeName"],
+    "hostport conflict": ["HostPort"],
+    "NoSchedule taint/toleration not match": [],
+    "NoExecute taint/toleration not match": ["Taint"],
+    "PreferNoSchedule taint/toleration not match": [],
+    "static pods ignore taints": [],
+    "node affinity failure": ["NodeAffinity"],
+    "node affinity failure on cached node and node name doesn't match": [
+        "NodeAffinity",
+        "NodeName",
+    ],
+    "node affinity failure on fresh node, but not the cached one (as seen by the final node object)": [],
+}
+
+
+def _general_filter_cases():
+    from tests.engine.kubelet_cases import conformance_cases
+
+    return [
+        pytest.param(p.values[0], p.values[1], _GENERAL_FILTER_HTTP[p.id], id=p.id)
+        for p in conformance_cases("kubelet.lifecycle.generalFilter")
+    ]
+
+
+@pytest.mark.parametrize(("inp", "expected", "tokens"), _general_filter_cases())
+def test_http_conformance_general_filter(api, inp, expected, tokens):
+    assert len(tokens) == len(expected["reasons"])
+    others = []
+    for i, other in enumerate(inp["otherPods"]):
+        body = dict(other, apiVersion="v1", kind="Pod", metadata={"name": f"other-{i}"})
+        body["spec"] = dict(body["spec"], nodeName="machine1")
+        for j, c in enumerate(body["spec"].get("containers", [])):
+            c.setdefault("name", f"c{j}")
+        others.append(body)
+    pod = dict(inp["pod"], apiVersion="v1", kind="Pod")
+    pod["metadata"] = dict(pod.get("metadata", {}), name="admitted")
+    pod["spec"] = dict(pod.get("spec", {}))
+    pod["spec"]["containers"] = [
+        dict(c, name=c.get("name", f"c{j}"))
+        for j, c in enumerate(pod["spec"].get("containers", []))
+    ]
+    response = _post(api, [_conformance_node(inp), *others], "machine1", pod)
+    assert response.status_code == 201, response.get_json()
+    result = response.get_json()["result"]
+    assert [r["reason"] for r in result["reasons"]] == tokens
+    assert result["admitted"] is (not tokens)
+
+
+def test_http_critical_pod_preemption(api):
+    from tests.conftest import node, pod
+
+    objects = [
+        node("n1", cpu="2"),
+        pod("be", "n1", priority=0),
+        pod("burst", "n1", cpu="1", priority=0),
+    ]
+    critical = pod("dns", cpu="1500m", namespace="kube-system", priority=2_000_000_000)
+    response = _post(api, objects, "n1", critical)
+    assert response.status_code == 201, response.get_json()
+    body = response.get_json()
+    assert body["kind"] == "admission"
+    result = body["result"]
+    assert result["admitted"] is True and result["critical"] is True
+    assert [v["name"] for v in result["preemption"]["victims"]] == ["burst"]
+
+
+def test_http_unknown_node_is_422_naming_the_field(api):
+    from tests.conftest import node, pod
+
+    response = _post(api, [node("n1")], "n9", pod("x"))
+    assert response.status_code == 422
+    assert [e["path"] for e in response.get_json()["errors"]] == ["nodeName"]
