@@ -1,0 +1,298 @@
+"""Decision kind "eviction": one pass of the kubelet eviction manager on one node.
+
+Request (API.md): ``{"nodeName", "config": {...}, "now", "firstObserved": {signal: time}}``,
+plus ``nodeConditionsLastObserved`` ({condition: time}, optional): when the kubelet last
+observed each pressure condition, for the pressure transition period (see
+service/engine/kubelet/eviction.py for how one pass stands in for the kubelet's memory).
+
+Result: API.md's eviction result, plus ``evictions`` (every pod the pass evicts: one for a
+threshold, possibly several for local ephemeral-storage limits; ``victim``,
+``gracePeriodSeconds`` and ``message`` describe the first), ``nodeLevelReclaim`` (the garbage
+collections the kubelet runs first for a disk signal, assumed to free nothing) and ``now``.
+Each threshold entry also carries ``firstObserved`` (the request's time, or null when taken as
+``now``) and ``gracePeriodPassed``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
+
+from service.decisions.base import DecisionInputError, DecisionKind, Subjects, register
+from service.engine.kubelet.allocatable import (
+    get_node_allocatable_reservation,
+    node_allocatable,
+    reserved_amounts,
+    validate_node_allocatable,
+)
+from service.engine.kubelet.eviction import (
+    NODE_CONDITIONS,
+    EvictionPass,
+    RankedPod,
+    SignalObservation,
+    signal_quantity_format,
+    synchronize,
+)
+from service.engine.kubelet.eviction_config import (
+    FILESYSTEM_LAYOUTS,
+    RESOURCE_EPHEMERAL_STORAGE,
+    RESOURCE_MEMORY,
+    SIGNAL_TO_RESOURCE,
+    EvictionConfigError,
+    Threshold,
+    build_eviction_config,
+    format_go_duration,
+    threshold_quantity_string,
+)
+from service.engine.objects import Cluster
+from service.engine.quantity import BINARY_SI, DECIMAL_SI, base_units_to_string, format_quantity
+from service.engine.refs import pod_ref
+
+KIND = "eviction"
+
+
+class _MapOrFlag(fields.Field):
+    """A KubeletConfiguration map of strings, or the kubelet flag string (``k<v,...``)."""
+
+    default_error_messages = {"invalid": "Expected a map of strings to strings or a flag string."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            return dict(value)
+        raise self.make_error("invalid")
+
+
+class _ListOrFlag(fields.Field):
+    """A list of strings, or the comma-separated flag string."""
+
+    default_error_messages = {"invalid": "Expected a list of strings or a comma-separated string."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise self.make_error("invalid")
+
+
+class ConfigSchema(Schema):
+    """The kubelet settings one eviction pass depends on, with the kubelet's spellings."""
+
+    class Meta:
+        unknown = RAISE
+
+    evictionHard = _MapOrFlag(allow_none=True)
+    evictionSoft = _MapOrFlag(allow_none=True)
+    evictionSoftGracePeriod = _MapOrFlag(allow_none=True)
+    evictionMinimumReclaim = _MapOrFlag(allow_none=True)
+    # The kubelet takes any int32; a negative kill grace period means nothing (the pod workers
+    # raise it to 1s), so Verdict refuses it.
+    evictionMaxPodGracePeriod = fields.Integer(
+        strict=True, allow_none=True, validate=validate.Range(min=0, max=2**31 - 1)
+    )
+    evictionPressureTransitionPeriod = fields.String(allow_none=True)
+    mergeDefaultEvictionSettings = fields.Boolean(allow_none=True)
+    kubeReserved = _MapOrFlag(allow_none=True)
+    systemReserved = _MapOrFlag(allow_none=True)
+    enforceNodeAllocatable = _ListOrFlag(allow_none=True)
+    filesystemLayout = fields.String(
+        allow_none=True, validate=validate.OneOf(list(FILESYSTEM_LAYOUTS))
+    )
+    localStorageCapacityIsolation = fields.Boolean(allow_none=True)
+
+    @validates_schema
+    def _kubelet_validation(self, data, **kwargs):
+        try:
+            build_eviction_config(data, path="config")
+        except EvictionConfigError as exc:
+            raise ValidationError(
+                exc.message, field_name=exc.path.removeprefix("config.")
+            ) from None
+
+
+def _signal_key(value: str) -> None:
+    if value not in SIGNAL_TO_RESOURCE:
+        raise ValidationError(f"unsupported eviction signal {value}")
+
+
+def _time_field() -> fields.AwareDateTime:
+    return fields.AwareDateTime(format="iso", default_timezone=UTC)
+
+
+class EvictionRequestSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    nodeName = fields.String(required=True, validate=validate.Length(min=1))
+    config = fields.Nested(ConfigSchema, allow_none=True)
+    now = fields.AwareDateTime(format="iso", default_timezone=UTC, allow_none=True)
+    firstObserved = fields.Dict(
+        keys=fields.String(validate=_signal_key), values=_time_field(), allow_none=True
+    )
+    nodeConditionsLastObserved = fields.Dict(
+        keys=fields.String(validate=validate.OneOf(NODE_CONDITIONS)),
+        values=_time_field(),
+        allow_none=True,
+    )
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def _rfc3339(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _signal(signal: str, observed: SignalObservation) -> dict:
+    fmt = signal_quantity_format(signal)
+    return {
+        "available": format_quantity(observed.available, fmt),
+        "capacity": format_quantity(observed.capacity, fmt),
+    }
+
+
+def _threshold(
+    threshold: Threshold,
+    evaluation: EvictionPass,
+    given: dict[str, datetime],
+    now: datetime,
+) -> dict:
+    capacity = evaluation.observations[threshold.signal].capacity
+    at = evaluation.first_observed_at.get(threshold, now)
+    elapsed = now - at
+    elapsed_ns = (elapsed.days * 86_400 + elapsed.seconds) * 10**9 + elapsed.microseconds * 1000
+    return {
+        "signal": threshold.signal,
+        "operator": threshold.operator,
+        "value": threshold_quantity_string(threshold.value, capacity),
+        "gracePeriod": format_go_duration(threshold.grace_period),
+        "minReclaim": (
+            threshold_quantity_string(threshold.min_reclaim, capacity)
+            if threshold.min_reclaim is not None
+            else None
+        ),
+        "firstObserved": _rfc3339(given[threshold.signal]) if threshold.signal in given else None,
+        "gracePeriodPassed": elapsed_ns >= threshold.grace_period,
+    }
+
+
+def _amount(entry: RankedPod, amount: int) -> str:
+    if entry.resource in (RESOURCE_MEMORY, RESOURCE_EPHEMERAL_STORAGE):
+        return format_quantity(amount, BINARY_SI)
+    return format_quantity(amount, DECIMAL_SI)
+
+
+def _request(entry: RankedPod) -> str:
+    if entry.resource in (RESOURCE_MEMORY, RESOURCE_EPHEMERAL_STORAGE):
+        fmt = entry.pod.formats.get(entry.resource, BINARY_SI)
+        return base_units_to_string(entry.resource, entry.request, fmt)
+    return format_quantity(entry.request, DECIMAL_SI)
+
+
+def _ranked(entry: RankedPod) -> dict:
+    return {
+        "pod": pod_ref(entry.pod),
+        "exceedsRequests": entry.exceeds_requests,
+        "priority": entry.priority,
+        "usage": _amount(entry, entry.usage) if entry.usage is not None else None,
+        "request": _request(entry),
+        "hasStats": entry.has_stats,
+    }
+
+
+def _default_format(name: str) -> str:
+    return DECIMAL_SI if name in ("cpu", "pods") else BINARY_SI
+
+
+def decide(cluster: Cluster, request: dict) -> dict:
+    node_name = request["nodeName"]
+    node = cluster.node(node_name)
+    if node is None:
+        raise DecisionInputError("nodeName", f"no node named {node_name!r} in the snapshot")
+    stats = cluster.snapshot.stats.get(node_name)
+    if stats is None:
+        raise DecisionInputError(
+            "nodeName", f"snapshot has no kubelet stats for node {node_name!r}"
+        )
+    try:
+        config = build_eviction_config(request.get("config") or {}, path="config")
+    except EvictionConfigError as exc:
+        raise DecisionInputError(exc.path, exc.message) from None
+    now = request.get("now") or cluster.snapshot.captured_at
+    if now is None:
+        raise DecisionInputError("now", "required: the snapshot has no capturedAt to default to")
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    first_observed = dict(request.get("firstObserved") or {})
+    conditions_seen = dict(request.get("nodeConditionsLastObserved") or {})
+    for field_name, times in (
+        ("firstObserved", first_observed),
+        ("nodeConditionsLastObserved", conditions_seen),
+    ):
+        for key, at in times.items():
+            if at > now:
+                raise DecisionInputError(
+                    f"{field_name}.{key}", f"{_rfc3339(at)} is after now ({_rfc3339(now)})"
+                )
+
+    capacity = node.capacity
+    reservation = get_node_allocatable_reservation(
+        capacity,
+        reserved_amounts(config.kube_reserved),
+        reserved_amounts(config.system_reserved),
+        config.hard_eviction_thresholds,
+    )
+    invalid = validate_node_allocatable(capacity, reservation, node.formats)
+    if invalid is not None:
+        raise DecisionInputError("config", invalid)
+    allocatable = node_allocatable(capacity, reservation)
+
+    evaluation = synchronize(
+        cluster.pods_on(node_name), stats, config, now, first_observed, conditions_seen
+    )
+    victim = evaluation.victim
+    return {
+        "signals": {s: _signal(s, o) for s, o in evaluation.observations.items()},
+        "thresholdsObserved": [
+            _threshold(t, evaluation, first_observed, now) for t in evaluation.thresholds_observed
+        ],
+        "thresholdsMet": [
+            _threshold(t, evaluation, first_observed, now) for t in evaluation.thresholds_met
+        ],
+        "nodeConditions": list(evaluation.node_conditions),
+        "starvedResource": evaluation.starved_resource,
+        "ranking": [_ranked(e) for e in evaluation.ranking],
+        "victim": pod_ref(victim.pod) if victim is not None else None,
+        "gracePeriodSeconds": victim.grace_period_seconds if victim is not None else 0,
+        "message": evaluation.message,
+        "nodeAllocatable": {
+            name: base_units_to_string(
+                name, allocatable[name], node.formats.get(name, _default_format(name))
+            )
+            for name in sorted(allocatable)
+        },
+        "evictions": [
+            {
+                "pod": pod_ref(e.pod),
+                "signal": e.signal,
+                "gracePeriodSeconds": e.grace_period_seconds,
+                "message": e.message,
+            }
+            for e in evaluation.evictions
+        ],
+        "nodeLevelReclaim": list(evaluation.node_level_reclaim),
+        "now": _rfc3339(now),
+    }
+
+
+def subjects(request: dict, result: dict) -> Subjects:
+    pods = [f"{e['pod']['namespace']}/{e['pod']['name']}" for e in result.get("evictions", ())]
+    return Subjects(node_names=[request["nodeName"]], pods=pods)
+
+
+register(DecisionKind(name=KIND, schema=EvictionRequestSchema, decide=decide, subjects=subjects))

@@ -1,0 +1,359 @@
+"""Decision kind "eviction" (service.decisions.eviction): request schema, the API.md result,
+input errors, defaults, and the time of a pass on a full 110-pod node."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import pytest
+from marshmallow import ValidationError
+
+from service.decisions.base import KINDS, DecisionInputError
+from service.decisions.eviction import EvictionRequestSchema, decide
+from service.decisions.run import compute
+from service.engine.objects import Cluster
+from service.ingest.kube import snapshot_from_objects
+
+MI = 1024 * 1024
+GI = 1024 * MI
+CAPTURED = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
+
+
+def _node(name="n1", memory="8Gi", storage="100Gi"):
+    capacity = {"cpu": "4", "memory": memory, "ephemeral-storage": storage, "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {"capacity": capacity, "allocatable": capacity},
+    }
+
+
+def _pod(name, memory=None, *, priority=None, node="n1", phase="Running", grace=None):
+    resources = {"requests": {"memory": memory}} if memory else {}
+    spec = {"nodeName": node, "containers": [{"name": "c", "resources": resources}]}
+    if priority is not None:
+        spec["priority"] = priority
+    if grace is not None:
+        spec["terminationGracePeriodSeconds"] = grace
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+def _summary(available=50 * MI, working_set=8 * GI - 50 * MI, pods=()):
+    return {
+        "node": {
+            "nodeName": "n1",
+            "memory": {"availableBytes": available, "workingSetBytes": working_set},
+            "fs": {
+                "availableBytes": 80 * GI,
+                "capacityBytes": 100 * GI,
+                "inodesFree": 900_000,
+                "inodes": 1_000_000,
+            },
+            "rlimit": {"maxpid": 4_194_304, "curproc": 800},
+        },
+        "pods": [
+            {
+                "podRef": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+                "memory": {"workingSetBytes": ws},
+                "containers": [{"name": "c", "memory": {"workingSetBytes": ws}}],
+            }
+            for name, ws in pods
+        ],
+    }
+
+
+def _cluster(objects, stats=None, captured_at=CAPTURED) -> Cluster:
+    return Cluster(snapshot_from_objects(list(objects), stats, captured_at))
+
+
+PODS = (_pod("small", "1Gi"), _pod("hog", "100Mi"), _pod("idle"))
+STATS = {"n1": _summary(pods=(("small", 500 * MI), ("hog", 900 * MI), ("idle", 10 * MI)))}
+
+
+def _decide(cluster: Cluster, **params) -> dict:
+    return compute(KINDS["eviction"], cluster, {"nodeName": "n1", **params}).result
+
+
+def test_kind_is_registered():
+    assert KINDS["eviction"].schema is EvictionRequestSchema
+    assert KINDS["eviction"].decide is decide
+
+
+def test_result_shape_for_a_hard_memory_threshold():
+    result = _decide(_cluster([_node(), *PODS], STATS))
+    assert set(result) == {
+        "signals",
+        "thresholdsObserved",
+        "thresholdsMet",
+        "nodeConditions",
+        "starvedResource",
+        "ranking",
+        "victim",
+        "gracePeriodSeconds",
+        "message",
+        "nodeAllocatable",
+        "evictions",
+        "nodeLevelReclaim",
+        "now",
+    }
+    assert result["signals"]["memory.available"] == {"available": "50Mi", "capacity": "8Gi"}
+    assert result["signals"]["nodefs.inodesFree"] == {"available": "900k", "capacity": "1M"}
+    assert result["signals"]["pid.available"] == {"available": "4193504", "capacity": "4194304"}
+    assert "allocatableMemory.available" not in result["signals"]  # no "pods" system container
+    memory = {
+        "signal": "memory.available",
+        "operator": "LessThan",
+        "value": "100Mi",
+        "gracePeriod": "0s",
+        "minReclaim": None,
+        "firstObserved": None,
+        "gracePeriodPassed": True,
+    }
+    assert result["thresholdsObserved"] == [memory]
+    assert result["thresholdsMet"] == [memory]
+    assert result["nodeConditions"] == ["MemoryPressure"]
+    assert result["starvedResource"] == "memory"
+    assert [
+        (r["pod"]["name"], r["exceedsRequests"], r["usage"], r["request"])
+        for r in result["ranking"]
+    ] == [
+        ("hog", True, "900Mi", "100Mi"),
+        ("idle", True, "10Mi", "0"),
+        ("small", False, "500Mi", "1Gi"),
+    ]
+    assert result["victim"] == {
+        "namespace": "default",
+        "name": "hog",
+        "uid": "uid-hog",
+        "nodeName": "n1",
+        "priority": 0,
+        "qosClass": "Burstable",
+    }
+    assert result["gracePeriodSeconds"] == 1
+    assert result["message"] == (
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. "
+        "Container c was using 900Mi, request is 100Mi, has larger consumption of memory. "
+    )
+    assert result["evictions"] == [
+        {
+            "pod": result["victim"],
+            "signal": "memory.available",
+            "gracePeriodSeconds": 1,
+            "message": result["message"],
+        }
+    ]
+    # defaults: memory.available<100Mi and nodefs.available<10% (float32) reserved
+    assert result["nodeAllocatable"] == {
+        "cpu": "4",
+        "ephemeral-storage": str(100 * GI - int(float(100 * GI) * 0.10000000149011612)),
+        "memory": "8092Mi",
+        "pods": "110",
+    }
+    assert result["nodeLevelReclaim"] == []
+    assert result["now"] == "2026-11-20T10:00:00Z"
+
+
+def test_subjects_name_the_node_and_the_victim():
+    outcome = compute(KINDS["eviction"], _cluster([_node(), *PODS], STATS), {"nodeName": "n1"})
+    assert outcome.subjects.node_names == ["n1"]
+    assert outcome.subjects.pods == ["default/hog"]
+
+
+def test_no_pressure():
+    stats = {"n1": _summary(available=4 * GI, pods=(("hog", 900 * MI),))}
+    result = _decide(_cluster([_node(), *PODS], stats))
+    assert result["thresholdsObserved"] == [] and result["nodeConditions"] == []
+    assert result["victim"] is None and result["starvedResource"] is None
+    assert result["ranking"] == [] and result["gracePeriodSeconds"] == 0
+    assert result["message"] == "no resources are starved"
+
+
+SOFT = {
+    "evictionHard": "",
+    "evictionSoft": "memory.available<1Gi",
+    "evictionSoftGracePeriod": "memory.available=2m",
+    "evictionMaxPodGracePeriod": 90,
+}
+
+
+def test_soft_threshold_grace_not_passed_without_first_observed():
+    result = _decide(_cluster([_node(), *PODS], STATS), config=SOFT)
+    (observed,) = result["thresholdsObserved"]
+    assert observed["gracePeriod"] == "2m0s"
+    assert observed["firstObserved"] is None and observed["gracePeriodPassed"] is False
+    assert result["thresholdsMet"] == []
+    assert result["nodeConditions"] == ["MemoryPressure"]
+    assert result["victim"] is None
+    assert (
+        "grace periods have not passed: memory.available (grace period 2m0s, met for 0s)"
+        in (result["message"])
+    )
+
+
+def test_soft_threshold_acts_after_grace_with_pod_grace_period():
+    pods = (_pod("hog", "100Mi", grace=30), _pod("small", "1Gi"))
+    result = _decide(
+        _cluster([_node(), *pods], STATS),
+        config=SOFT,
+        firstObserved={"memory.available": "2026-11-20T09:57:00Z"},
+    )
+    (met,) = result["thresholdsMet"]
+    assert met["firstObserved"] == "2026-11-20T09:57:00Z" and met["gracePeriodPassed"] is True
+    assert result["victim"]["name"] == "hog"
+    assert result["gracePeriodSeconds"] == 30  # min(evictionMaxPodGracePeriod 90, pod's 30)
+
+
+def test_now_defaults_to_captured_at_and_can_be_given():
+    cluster = _cluster([_node(), *PODS], STATS)
+    given = _decide(cluster, now="2026-11-21T00:00:00+01:00")
+    assert given["now"] == "2026-11-20T23:00:00Z"
+
+
+def test_now_required_without_captured_at():
+    cluster = _cluster([_node(), *PODS], STATS, captured_at=None)
+    with pytest.raises(DecisionInputError) as err:
+        _decide(cluster)
+    assert err.value.path == "now"
+    assert _decide(cluster, now="2026-11-20T10:00:00Z")["now"] == "2026-11-20T10:00:00Z"
+
+
+def test_unknown_node():
+    with pytest.raises(DecisionInputError) as err:
+        _decide(_cluster([_node(), *PODS], STATS), nodeName="nope")
+    assert err.value.path == "nodeName"
+
+
+def test_node_without_stats_is_an_input_error():
+    cluster = _cluster([_node(), _node("n2"), *PODS], STATS)
+    with pytest.raises(DecisionInputError) as err:
+        _decide(cluster, nodeName="n2")
+    assert err.value.path == "nodeName"
+    assert err.value.message == "snapshot has no kubelet stats for node 'n2'"
+
+
+def test_first_observed_after_now():
+    with pytest.raises(DecisionInputError) as err:
+        _decide(
+            _cluster([_node(), *PODS], STATS),
+            firstObserved={"memory.available": "2026-11-20T10:00:01Z"},
+        )
+    assert err.value.path == "firstObserved.memory.available"
+
+
+def test_reservation_beyond_capacity_is_an_input_error():
+    with pytest.raises(DecisionInputError) as err:
+        _decide(_cluster([_node(), *PODS], STATS), config={"kubeReserved": {"memory": "9Gi"}})
+    assert err.value.path == "config"
+    assert err.value.message.startswith(
+        'invalid Node Allocatable configuration. Resource "memory" has a reservation of'
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "messages"),
+    [
+        pytest.param(
+            {"config": {"evictionHard": "memory.available>1Gi"}},
+            {"config": {"evictionHard": ["malformed pair, expect string<string"]}},
+            id="bad operator",
+        ),
+        pytest.param(
+            {"config": {"evictionHard": {"memory.available": "0"}}},
+            {
+                "config": {
+                    "evictionHard": ["eviction threshold memory.available must be positive: 0"]
+                }
+            },
+            id="zero quantity",
+        ),
+        pytest.param(
+            {"config": {"evictionSoft": {"memory.available": "1Gi"}}},
+            {
+                "config": {
+                    "evictionSoftGracePeriod": [
+                        "grace period must be specified for the soft eviction threshold "
+                        "memory.available"
+                    ]
+                }
+            },
+            id="soft without grace",
+        ),
+        pytest.param(
+            {"config": {"evictionMinimumReclaim": "nodefs.available=0%"}},
+            {
+                "config": {
+                    "evictionMinimumReclaim": [
+                        "eviction percentage minimum reclaim nodefs.available must be positive: 0%"
+                    ]
+                }
+            },
+            id="0% min reclaim",
+        ),
+        pytest.param(
+            {"config": {"evictionHrad": "memory.available<1Gi"}},
+            {"config": {"evictionHrad": ["Unknown field."]}},
+            id="unknown config key",
+        ),
+        pytest.param(
+            {"config": {"evictionHard": {"memory.available": 100}}},
+            {
+                "config": {
+                    "evictionHard": ["Expected a map of strings to strings or a flag string."]
+                }
+            },
+            id="non-string value",
+        ),
+        pytest.param(
+            {"firstObserved": {"mem.available": "2026-11-20T09:00:00Z"}},
+            {
+                "firstObserved": {
+                    "mem.available": {"key": ["unsupported eviction signal mem.available"]}
+                }
+            },
+            id="unknown signal in firstObserved",
+        ),
+        pytest.param(
+            {"config": {"evictionMaxPodGracePeriod": -1}},
+            {
+                "config": {
+                    "evictionMaxPodGracePeriod": [
+                        "Must be greater than or equal to 0 and less than or equal to 2147483647."
+                    ]
+                }
+            },
+            id="negative max pod grace period",
+        ),
+    ],
+)
+def test_request_validation(params, messages):
+    with pytest.raises(ValidationError) as err:
+        _decide(_cluster([_node(), *PODS], STATS), **params)
+    assert err.value.messages == messages
+
+
+def test_null_config_means_defaults():
+    cluster = _cluster([_node(), *PODS], STATS)
+    assert _decide(cluster, config=None) == _decide(cluster)
+
+
+def test_full_node_pass_is_fast():
+    """One pass on a 110-pod node (bench/bench_eviction.py measures it properly)."""
+    pods = [_pod(f"p{i}", "100Mi", priority=i % 3) for i in range(110)]
+    stats = {"n1": _summary(pods=tuple((f"p{i}", (i * 7 % 200) * MI) for i in range(110)))}
+    cluster = _cluster([_node(), *pods], stats)
+    params = {"nodeName": "n1"}
+    compute(KINDS["eviction"], cluster, params)
+    start = time.perf_counter()
+    for _ in range(20):
+        result = compute(KINDS["eviction"], cluster, params).result
+    elapsed = (time.perf_counter() - start) / 20
+    assert result["victim"] is not None and len(result["ranking"]) == 110
+    assert elapsed < 0.02
