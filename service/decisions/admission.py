@@ -26,7 +26,8 @@ Non-resource reasons carry no ``resource``/``requested``/``used``/``capacity`` k
 ``reasons`` lists what the rejecting admit handler found (all general-filter failures, in
 kubelet order); ``message`` is the kubelet's rejection message for the first reason that
 still stands, or for a critical pod that no set of pods can make room for, the kubelet's
-UnexpectedAdmissionError message. A critical pod admitted after preemption keeps the
+UnexpectedAdmissionError message (the rejected pod's status message would be "Pod was
+rejected: " followed by it). A critical pod admitted after preemption keeps the
 resource reasons preemption cleared, and ``preemption`` names the victims in kill order.
 
 The node's other pods are its pods in the snapshot that are not terminal (phase Succeeded
