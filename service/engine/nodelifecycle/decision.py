@@ -1,0 +1,73 @@
+"""The ``node-eviction-rate`` decision: zone states and rates, node taints and when, and when
+taint-based eviction (or, in legacy mode, the node controller) removes each pod.
+
+The result is exactly API.md's ``POST /v1/decisions/node-eviction-rate`` result. How the
+controllers' state is approximated from one snapshot at ``now`` is documented in
+``taints.py`` (and spec/README.md points 2-3). Order is stable: zones in the order their
+first node appears in the snapshot, nodes in snapshot order, pods by node (snapshot node
+order) then in snapshot pod order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from service.engine.nodelifecycle.clock import format_time, to_ns
+from service.engine.nodelifecycle.config import NodeLifecycleConfig, config_from_dict
+from service.engine.nodelifecycle.taints import plan_evictions
+from service.engine.objects import Cluster
+from service.engine.refs import pod_ref
+
+__all__ = ["node_eviction_rate"]
+
+
+def _time(ns: int | None) -> str | None:
+    return None if ns is None else format_time(ns)
+
+
+def node_eviction_rate(
+    cluster: Cluster,
+    now: datetime | int,
+    config: NodeLifecycleConfig | Mapping[str, Any] | None = None,
+) -> dict:
+    """What kube-controller-manager's node lifecycle controller and taint eviction controller
+    would do on this snapshot at ``now`` (a datetime, or Unix nanoseconds).
+
+    ``config`` is a NodeLifecycleConfig or the API's camelCase ``config`` object (Go duration
+    strings); ConfigError (a ValueError naming the field) for values Verdict cannot use.
+    """
+    if config is None or isinstance(config, Mapping):
+        config = config_from_dict(config or {})
+    now_ns = now if isinstance(now, int) else to_ns(now)
+    plan = plan_evictions(cluster, now_ns, config)
+    return {
+        "zones": [
+            {
+                "key": zone.key,
+                "region": zone.region,
+                "zone": zone.zone,
+                "state": zone.state,
+                "nodes": zone.nodes,
+                "notReadyNodes": zone.not_ready,
+                "evictionRate": zone.rate,
+            }
+            for zone in plan.zones
+        ],
+        "allZonesFullyDisrupted": plan.all_fully_disrupted,
+        "nodes": [
+            {
+                "nodeName": node.node.name,
+                "zone": node.state.zone,
+                "ready": node.ready,
+                "taint": node.wanted,
+                "taintedAt": _time(node.tainted_at),
+            }
+            for node in plan.nodes
+        ],
+        "pods": [
+            {"pod": pod_ref(pod.pod), "evictAt": _time(pod.evict_at), "reason": pod.reason}
+            for pod in plan.pods
+        ],
+    }

@@ -1,0 +1,689 @@
+"""NoExecute lifecycle taints: what the node lifecycle controller writes, and when; then when
+the taint eviction controller removes each pod.
+
+Mirrors, in pkg/controller/nodelifecycle/node_lifecycle_controller.go (k8s 1.35):
+processTaintBaseEviction, markNodeForTainting, markNodeAsReachable, the tainting function of
+doNoExecuteTaintingPass, and controller/util/node SwapNodeControllerTaint; for the legacy
+path (k8s 1.26, removed in 1.27): processNoTaintBaseEviction, evictPods, cancelPodEviction,
+doEvictionPass and DeletePods.
+
+``plan_evictions`` is Verdict's stateless decision at a time ``now`` (README points 2-3):
+
+* every node's health is taken from ``health.node_health_at`` (§a.8);
+* the controller is taken to be in steady state: it knows every node (no restart clean-up),
+  a node already carrying the lifecycle taint it wants keeps it and its timeAdded (its
+  queue's de-duplication set holds it), every zone's limiter is the one for the zone's
+  current state, and every zone bucket is full at ``now``;
+* a monitor pass runs at ``now`` and the next one ``nodeMonitorPeriod`` later; the 100 ms
+  tainting loop ticks at ``now`` and every 100 ms after. A node the controller itself marks
+  Unknown at ``now`` is therefore queued at the second pass (the decision uses the Ready
+  status observed at the start of a pass), a node whose kubelet already reported False or
+  Unknown at the first. Queue order: pass order, which is snapshot node order (Kubernetes
+  uses 8 parallel workers, so its order is arbitrary). Later passes only re-queue pending
+  nodes in the same order, so they change nothing and are not run;
+* each pod's deletion time is the taint eviction controller's, replayed over its node's
+  NoExecute taint history: existing taints from their timeAdded (a taint without timeAdded
+  from the snapshot's capturedAt, else ``now``), the controller's writes when it makes them,
+  the pod from its creationTimestamp when it was created after the taints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from service.engine.nodelifecycle.clock import MILLISECOND, format_time, from_ns, to_ns
+from service.engine.nodelifecycle.config import NodeLifecycleConfig
+from service.engine.nodelifecycle.health import (
+    NodeHealth,
+    NodeState,
+    lease_renew_ns,
+    node_health_at,
+)
+from service.engine.nodelifecycle.queue import RateLimitedTimedQueue, TimedValue, run_queue_loop
+from service.engine.nodelifecycle.tainteviction import (
+    NO_EXECUTE,
+    NOT_READY_TAINT_KEY,
+    UNREACHABLE_TAINT_KEY,
+    EvictionOutcome,
+    default_toleration_seconds,
+    replay_pod,
+)
+from service.engine.nodelifecycle.zones import (
+    STATE_NORMAL,
+    DisruptionController,
+    zone_parts,
+)
+from service.engine.objects import Cluster, Node, Pod, Taint, Toleration
+
+__all__ = [
+    "ACTION_ENQUEUE_NOT_READY",
+    "ACTION_ENQUEUE_UNREACHABLE",
+    "ACTION_REMOVE",
+    "ACTION_SWAP_TO_NOT_READY",
+    "ACTION_SWAP_TO_UNREACHABLE",
+    "NodeOutcome",
+    "Plan",
+    "PodOutcome",
+    "ZoneOutcome",
+    "legacy_eviction_due",
+    "mark_node_as_reachable",
+    "mark_node_for_tainting",
+    "no_schedule_condition_taints",
+    "plan_evictions",
+    "process_no_taint_base_eviction",
+    "process_taint_base_eviction",
+    "reconcile_no_schedule_taints",
+    "swap_node_controller_taint",
+    "taint_exists",
+    "taint_queued_node",
+]
+
+ACTION_SWAP_TO_NOT_READY = "swap-to-not-ready"
+ACTION_SWAP_TO_UNREACHABLE = "swap-to-unreachable"
+ACTION_ENQUEUE_NOT_READY = "enqueue-not-ready"
+ACTION_ENQUEUE_UNREACHABLE = "enqueue-unreachable"
+ACTION_REMOVE = "remove"
+ACTION_NONE = "none"
+
+LEGACY_ENQUEUE = "enqueue"
+LEGACY_CANCEL = "cancel"
+
+WANTED_TAINT = {"False": NOT_READY_TAINT_KEY, "Unknown": UNREACHABLE_TAINT_KEY}
+RETRY_NO_READY_NS = 50 * MILLISECOND
+
+
+# --- taint writes (controller/util/node and pkg/util/taints, k8s 1.35) ---
+
+
+def taint_exists(taints: Sequence[Taint], key: str, effect: str = NO_EXECUTE) -> bool:
+    """taintutils.TaintExists with a template: a taint with the same key and effect."""
+    return any(t.key == key and t.effect == effect for t in taints)
+
+
+def _add_or_update_taint(taints: list[Taint], taint: Taint) -> list[Taint]:
+    """taintutils.AddOrUpdateTaint: replace the taint with the same key and effect in place
+    unless it is identical (timeAdded included), else append it."""
+    result = []
+    found = False
+    for old in taints:
+        if old.key == taint.key and old.effect == taint.effect:
+            found = True
+            result.append(old if old == taint else taint)
+        else:
+            result.append(old)
+    if not found:
+        result.append(taint)
+    return result
+
+
+def _remove_taint(taints: list[Taint], key: str, effect: str = NO_EXECUTE) -> list[Taint]:
+    return [t for t in taints if not (t.key == key and t.effect == effect)]
+
+
+def remove_taint_off_node(node: NodeState, key: str, now: int) -> None:
+    """controller.RemoveTaintOffNode: nothing when the controller's copy of the node lacks
+    the taint (the API-call short-circuit); otherwise removed from the stored node."""
+    if not taint_exists(node.seen_taints(), key):
+        return
+    if taint_exists(node.taints, key):
+        node.set_taints(_remove_taint(node.taints, key), now)
+
+
+def swap_node_controller_taint(node: NodeState, add_key: str, remove_key: str, now: int) -> None:
+    """SwapNodeControllerTaint: add ``add_key``:NoExecute with timeAdded = now to the stored
+    node, then RemoveTaintOffNode ``remove_key``:NoExecute (two writes: there is never a
+    moment without either)."""
+    taint = Taint(key=add_key, effect=NO_EXECUTE, time_added=from_ns(now))
+    node.set_taints(_add_or_update_taint(node.taints, taint), now)
+    remove_taint_off_node(node, remove_key, now)
+
+
+def mark_node_as_reachable(node: NodeState, queue: RateLimitedTimedQueue, now: int) -> bool:
+    """markNodeAsReachable: remove both NoExecute lifecycle taints, drop the node from its
+    zone queue (which also forgets it in the de-duplication set)."""
+    remove_taint_off_node(node, UNREACHABLE_TAINT_KEY, now)
+    remove_taint_off_node(node, NOT_READY_TAINT_KEY, now)
+    return queue.remove(node.name)
+
+
+def mark_node_for_tainting(
+    node: NodeState, status: str, queue: RateLimitedTimedQueue, now: int
+) -> bool:
+    """markNodeForTainting: when the node lacks the taint for ``status``, Remove it from the
+    queue first (resetting de-duplication); then Add it."""
+    key = WANTED_TAINT.get(status)
+    if key is not None and not taint_exists(node.seen_taints(), key):
+        queue.remove(node.name)
+    return queue.add(node.name, now, node.uid)
+
+
+def process_taint_base_eviction(
+    node: NodeState, observed: str, queue: RateLimitedTimedQueue, now: int
+) -> str:
+    """processTaintBaseEviction on the Ready status ``observed`` at the start of the pass.
+
+    False: a node carrying unreachable:NoExecute is swapped to not-ready at once (no queue,
+    no rate limit), else queued; Unknown: the same the other way round; True: both lifecycle
+    taints removed and the node dropped from the queue. Returns the action taken.
+    """
+    if observed == "False":
+        if taint_exists(node.seen_taints(), UNREACHABLE_TAINT_KEY):
+            swap_node_controller_taint(node, NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY, now)
+            return ACTION_SWAP_TO_NOT_READY
+        mark_node_for_tainting(node, "False", queue, now)
+        return ACTION_ENQUEUE_NOT_READY
+    if observed == "Unknown":
+        if taint_exists(node.seen_taints(), NOT_READY_TAINT_KEY):
+            swap_node_controller_taint(node, UNREACHABLE_TAINT_KEY, NOT_READY_TAINT_KEY, now)
+            return ACTION_SWAP_TO_UNREACHABLE
+        mark_node_for_tainting(node, "Unknown", queue, now)
+        return ACTION_ENQUEUE_UNREACHABLE
+    if observed == "True":
+        mark_node_as_reachable(node, queue, now)
+        return ACTION_REMOVE
+    return ACTION_NONE
+
+
+def taint_queued_node(node: NodeState | None, now: int) -> tuple[bool, int]:
+    """The function doNoExecuteTaintingPass gives Try(): re-read the node; gone → drop;
+    no Ready condition → retry in 50 ms; False → not-ready (unreachable removed); Unknown →
+    unreachable (not-ready removed); anything else → drop without tainting."""
+    if node is None:
+        return True, 0
+    ready = node.ready()
+    if ready is None:
+        return False, RETRY_NO_READY_NS
+    if ready.status == "False":
+        swap_node_controller_taint(node, NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY, now)
+    elif ready.status == "Unknown":
+        swap_node_controller_taint(node, UNREACHABLE_TAINT_KEY, NOT_READY_TAINT_KEY, now)
+    return True, 0
+
+
+def legacy_eviction_due(
+    observed: str, probe: int, ready_transition: int, now: int, pod_eviction_timeout: int
+) -> bool:
+    """The timeout test of processNoTaintBaseEviction (k8s 1.26): Ready False for longer than
+    podEvictionTimeout since the ready transition, or Unknown for longer than it since the
+    last probe (strictly after)."""
+    if observed == "False":
+        return now > ready_transition + pod_eviction_timeout
+    if observed == "Unknown":
+        return now > probe + pod_eviction_timeout
+    return False
+
+
+def process_no_taint_base_eviction(
+    node: NodeState,
+    observed: str,
+    probe: int,
+    ready_transition: int,
+    queue: RateLimitedTimedQueue,
+    now: int,
+    pod_eviction_timeout: int,
+) -> str:
+    """processNoTaintBaseEviction (k8s 1.26, the pre-taint path): an overdue False/Unknown
+    node is queued for pod deletion (evictPods); True cancels (cancelPodEviction)."""
+    if observed == "True":
+        queue.remove(node.name)
+        return LEGACY_CANCEL
+    if legacy_eviction_due(observed, probe, ready_transition, now, pod_eviction_timeout):
+        queue.add(node.name, now, node.uid)
+        return LEGACY_ENQUEUE
+    return ACTION_NONE
+
+
+# --- NoSchedule condition taints (doNoScheduleTaintingPass) ---
+
+_NO_SCHEDULE_TAINT_FOR_CONDITION = {
+    ("Ready", "False"): NOT_READY_TAINT_KEY,
+    ("Ready", "Unknown"): UNREACHABLE_TAINT_KEY,
+    ("MemoryPressure", "True"): "node.kubernetes.io/memory-pressure",
+    ("DiskPressure", "True"): "node.kubernetes.io/disk-pressure",
+    ("NetworkUnavailable", "True"): "node.kubernetes.io/network-unavailable",
+    ("PIDPressure", "True"): "node.kubernetes.io/pid-pressure",
+}
+UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
+_CONDITION_TAINT_KEYS = frozenset(_NO_SCHEDULE_TAINT_FOR_CONDITION.values())
+
+
+def no_schedule_condition_taints(node: Node) -> list[Taint]:
+    """The NoSchedule taints doNoScheduleTaintingPass (k8s 1.35) derives from the node's
+    conditions (in condition order) and spec.unschedulable; never rate limited, no
+    timeAdded, never evict."""
+    taints = []
+    for cond in node.conditions:
+        key = _NO_SCHEDULE_TAINT_FOR_CONDITION.get((cond.type, cond.status))
+        if key is not None:
+            taints.append(Taint(key=key, effect="NoSchedule"))
+    if node.unschedulable:
+        taints.append(Taint(key=UNSCHEDULABLE_TAINT_KEY, effect="NoSchedule"))
+    return taints
+
+
+def reconcile_no_schedule_taints(node: Node) -> tuple[list[Taint], list[Taint]]:
+    """(to add, to remove): TaintSetDiff of the wanted condition taints against the node's
+    NoSchedule taints with a condition or unschedulable key (other taints are left alone)."""
+    wanted = no_schedule_condition_taints(node)
+    have = [
+        t
+        for t in node.taints
+        if t.effect == "NoSchedule"
+        and (t.key == UNSCHEDULABLE_TAINT_KEY or t.key in _CONDITION_TAINT_KEYS)
+    ]
+    wanted_ids = {(t.key, t.effect) for t in wanted}
+    have_ids = {(t.key, t.effect) for t in have}
+    return (
+        [t for t in wanted if (t.key, t.effect) not in have_ids],
+        [t for t in have if (t.key, t.effect) not in wanted_ids],
+    )
+
+
+def is_daemonset_pod(pod: Pod) -> bool:
+    """DeletePods skips pods a DaemonSet manages (GetPodDaemonSets); Verdict has no DaemonSet
+    objects and uses the pod's controller owner reference instead."""
+    owner = pod.controller
+    return owner is not None and owner.kind == "DaemonSet"
+
+
+# --- the stateless plan ---
+
+
+@dataclass(slots=True)
+class ZoneOutcome:
+    key: str
+    region: str
+    zone: str
+    state: str
+    nodes: int
+    not_ready: int
+    rate: float
+
+
+@dataclass(slots=True)
+class NodeOutcome:
+    node: Node
+    state: NodeState
+    health: NodeHealth
+    ready: str  # current Ready status ("Unknown" for a node that has not posted one yet)
+    wanted: str | None  # the lifecycle taint key the controller wants on the node
+    tainted_at: int | None  # when that taint is, or will be, on the node
+    evicted_at: int | None = None  # legacy: when the node's pods are deleted
+    events: list[tuple[int, tuple[Taint, ...]]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class PodOutcome:
+    pod: Pod
+    evict_at: int | None
+    reason: str
+
+
+@dataclass(slots=True)
+class Plan:
+    zones: list[ZoneOutcome]
+    all_fully_disrupted: bool
+    nodes: list[NodeOutcome]
+    pods: list[PodOutcome]
+
+
+def _initial_events(taints: Sequence[Taint], origin: int) -> list[tuple[int, tuple[Taint, ...]]]:
+    """The snapshot's NoExecute taints as node updates at their timeAdded (``origin`` when
+    unset): at each distinct time, the set of those added by then, in node order."""
+    no_execute = [t for t in taints if t.effect == NO_EXECUTE]
+    if not no_execute:
+        return []
+    added = [to_ns(t.time_added) if t.time_added is not None else origin for t in no_execute]
+    events = []
+    for moment in sorted(set(added)):
+        events.append(
+            (moment, tuple(t for t, a in zip(no_execute, added, strict=True) if a <= moment))
+        )
+    return events
+
+
+def _format_taint(taint: Taint) -> str:
+    value = f"={taint.value}" if taint.value else ""
+    return f"{taint.key}{value}:{taint.effect}"
+
+
+def _zone_name(key: str) -> str:
+    return "the unlabelled zone" if key == "" else "zone " + key.replace(":\x00:", "/")
+
+
+def _plan_zones(
+    dc: DisruptionController, states: list[NodeState], nodes: Sequence[Node]
+) -> list[ZoneOutcome]:
+    first: dict[str, Node] = {}
+    for state, node in zip(states, nodes, strict=True):
+        first.setdefault(state.zone, node)
+    result = []
+    for key in dc.queues:
+        region, zone = zone_parts(first[key].labels) if key else ("", "")
+        count = dc.counts.get(key)
+        result.append(
+            ZoneOutcome(
+                key=key,
+                region=region,
+                zone=zone,
+                state=count.state if count else STATE_NORMAL,
+                nodes=count.size if count else 0,
+                not_ready=count.not_ready if count else 0,
+                rate=dc.effective_rate(key),
+            )
+        )
+    return result
+
+
+def _health(
+    cluster: Cluster, now: int, config: NodeLifecycleConfig, *, log_taints: bool
+) -> tuple[list[NodeState], list[NodeHealth]]:
+    leases = cluster.leases_by_node
+    states = []
+    healths = []
+    for node in cluster.snapshot.nodes:
+        state = NodeState.from_node(node, log_taints=log_taints)
+        healths.append(node_health_at(state, lease_renew_ns(leases.get(node.name)), now, config))
+        states.append(state)
+    return states, healths
+
+
+def _zone_statuses(
+    states: list[NodeState], healths: list[NodeHealth]
+) -> dict[str, list[str | None]]:
+    statuses: dict[str, list[str | None]] = {}
+    for state, health in zip(states, healths, strict=True):
+        if not state.excluded:
+            statuses.setdefault(state.zone, []).append(health.current)
+    return statuses
+
+
+def plan_evictions(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan:
+    """The node lifecycle controller's and the taint eviction controller's decisions at
+    ``now`` (Unix ns) on the snapshot, as described in this module's docstring."""
+    if config.mode == "legacy":
+        return _plan_legacy(cluster, now, config)
+    return _plan_taint(cluster, now, config)
+
+
+def _plan_taint(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan:
+    nodes = cluster.snapshot.nodes
+    states, healths = _health(cluster, now, config, log_taints=True)
+    origin = to_ns(cluster.snapshot.captured_at) if cluster.snapshot.captured_at else now
+    initial = [_initial_events(node.taints, origin) for node in nodes]
+    by_name = {state.name: state for state in states}
+
+    dc = DisruptionController(config)
+    for state in states:
+        dc.ensure_zone(state.zone)
+    for state in states:
+        if taint_exists(state.taints, NOT_READY_TAINT_KEY) or taint_exists(
+            state.taints, UNREACHABLE_TAINT_KEY
+        ):
+            dc.queue(state.zone).mark_processed(state.name)
+    statuses = _zone_statuses(states, healths)
+
+    def enter_master(at: int) -> None:
+        for state in states:
+            mark_node_as_reachable(state, dc.queue(state.zone), at)
+
+    def monitor_pass(at: int, first: bool) -> None:
+        for state in states:
+            state.listed = list(state.taints)
+        for state, health in zip(states, healths, strict=True):
+            ready = state.ready()
+            if ready is None:
+                continue
+            observed = health.observed if first else ready.status
+            process_taint_base_eviction(state, observed, dc.queue(state.zone), at)
+        dc.handle_disruption(statuses, at, lambda: enter_master(at), lambda: None)
+        for state in states:
+            state.listed = None
+
+    monitor_pass(now, True)
+    all_fully_disrupted = dc.all_fully_disrupted
+    second = now + config.node_monitor_period_ns
+    run_queue_loop(
+        dc.queues,
+        lambda _zone, item, t: taint_queued_node(by_name.get(item.value), t),
+        start=now,
+        arrivals=[(second, lambda: monitor_pass(second, False))],
+    )
+
+    outcomes: list[NodeOutcome] = []
+    for node, state, health, events in zip(nodes, states, healths, initial, strict=True):
+        ready = state.ready()
+        wanted = WANTED_TAINT.get(ready.status) if ready is not None else None
+        tainted_at = None
+        if wanted is not None:
+            for taint in state.taints:
+                if taint.key == wanted and taint.effect == NO_EXECUTE:
+                    tainted_at = to_ns(taint.time_added) if taint.time_added else origin
+        outcomes.append(
+            NodeOutcome(
+                node=node,
+                state=state,
+                health=health,
+                ready=health.current or "Unknown",
+                wanted=wanted,
+                tainted_at=tainted_at,
+                events=events + (state.taint_log or []),
+            )
+        )
+    zones = _plan_zones(dc, states, nodes)
+    rates = {z.key: z for z in zones}
+    pods = _taint_pods(cluster, outcomes, rates, all_fully_disrupted, config)
+    return Plan(zones, all_fully_disrupted, outcomes, pods)
+
+
+def _tolerations_for(pod: Pod, config: NodeLifecycleConfig, cache: dict) -> tuple[Toleration, ...]:
+    if not config.apply_default_tolerations:
+        return pod.tolerations
+    result = cache.get(pod.tolerations)
+    if result is None:
+        result = default_toleration_seconds(
+            pod.tolerations,
+            config.default_not_ready_toleration_seconds,
+            config.default_unreachable_toleration_seconds,
+        )
+        cache[pod.tolerations] = result
+    return result
+
+
+def _taint_pods(
+    cluster: Cluster,
+    outcomes: list[NodeOutcome],
+    zones: dict[str, ZoneOutcome],
+    all_fully_disrupted: bool,
+    config: NodeLifecycleConfig,
+) -> list[PodOutcome]:
+    result: list[PodOutcome] = []
+    default_cache: dict = {}
+    for outcome in outcomes:
+        events = outcome.events
+        if not events and outcome.wanted is None:
+            continue
+        replay_cache: dict = {}
+        first_event = events[0][0] if events else None
+        for pod in cluster.pods_on(outcome.node.name):
+            tolerations = _tolerations_for(pod, config, default_cache)
+            seen_from = to_ns(pod.creation_timestamp) if pod.creation_timestamp else None
+            if seen_from is not None and first_event is not None and seen_from > first_event:
+                key = (tolerations, seen_from)
+            else:
+                key = (tolerations, None)
+                seen_from = None
+            replayed = replay_cache.get(key)
+            if replayed is None:
+                replayed = replay_pod(events, tolerations, seen_from)
+                replay_cache[key] = replayed
+            reason = _taint_reason(replayed, outcome, zones, all_fully_disrupted)
+            result.append(PodOutcome(pod, replayed.evict_at, reason))
+    return result
+
+
+def _taint_reason(
+    replayed: EvictionOutcome,
+    outcome: NodeOutcome,
+    zones: dict[str, ZoneOutcome],
+    all_fully_disrupted: bool,
+) -> str:
+    decision = replayed.decision
+    taint = _format_taint(decision.taint) if decision.taint is not None else "a NoExecute taint"
+    if replayed.evict_at is not None:
+        if decision.cause == "untolerated":
+            return (
+                f"Taint manager: deleting due to NoExecute taint {taint}, which the pod does "
+                "not tolerate"
+            )
+        if decision.kind == "immediate":
+            return (
+                f"Taint manager: deleting due to NoExecute taint {taint}: the toleration used "
+                "has tolerationSeconds <= 0"
+            )
+        started = format_time(replayed.decided_at) if replayed.decided_at is not None else "?"
+        return (
+            f"Taint manager: deleting due to NoExecute taint {taint} after tolerationSeconds="
+            f"{decision.seconds}, counted from {started}"
+        )
+    if decision.forever:
+        return "Current tolerations for pod tolerate forever, cancelling any scheduled deletion"
+    if outcome.wanted is not None and outcome.tainted_at is None:
+        if all_fully_disrupted:
+            return (
+                "Controller detected that all Nodes are not-Ready. Entering master disruption "
+                f"mode: {outcome.wanted}:NoExecute is not added and no pod is evicted"
+            )
+        zone = zones.get(outcome.state.zone)
+        state = zone.state if zone else "?"
+        return (
+            f"{_zone_name(outcome.state.zone)} is {state} and its eviction rate is 0: "
+            f"{outcome.wanted}:NoExecute is never added"
+        )
+    if replayed.cancelled:
+        return "All taints were removed from the node. Cancelling all evictions..."
+    return "The node has no NoExecute taint"
+
+
+# --- the legacy (pre-1.27) path ---
+
+
+def _first_pass_after(threshold: int, now: int, period: int, k0: int) -> int:
+    """The first monitor pass ``now + k * period`` (k >= k0) strictly after ``threshold``."""
+    start = now + k0 * period
+    if start > threshold:
+        return start
+    k = (threshold - now) // period + 1
+    return now + max(k, k0) * period
+
+
+def _plan_legacy(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan:
+    nodes = cluster.snapshot.nodes
+    states, healths = _health(cluster, now, config, log_taints=False)
+    dc = DisruptionController(config)
+    for state in states:
+        dc.ensure_zone(state.zone)
+    statuses = _zone_statuses(states, healths)
+    timeout = config.pod_eviction_timeout_ns
+    period = config.node_monitor_period_ns
+
+    def threshold(health: NodeHealth, status: str) -> int:
+        if status == "False":
+            transition = health.ready_transition
+            return (transition if transition is not None else health.probe) + timeout
+        return health.probe + timeout
+
+    arrivals: dict[int, list[NodeState]] = {}
+    for state, health in zip(states, healths, strict=True):
+        if state.ready() is None:
+            continue
+        current = health.current
+        flipped = health.observed != current
+        when = None
+        if health.observed in WANTED_TAINT and now > threshold(health, health.observed):
+            when = now
+        elif current in WANTED_TAINT:
+            when = _first_pass_after(threshold(health, current), now, period, 1 if flipped else 0)
+        if when is not None:
+            arrivals.setdefault(when, []).append(state)
+
+    def cancel_all() -> None:
+        for state in states:
+            dc.queue(state.zone).remove(state.name)
+
+    def add_all(at: int, group: list[NodeState]) -> None:
+        for state in group:
+            dc.queue(state.zone).add(state.name, at, state.uid)
+
+    # The pass at now queues its nodes before handleDisruption (which may cancel them all).
+    add_all(now, arrivals.pop(now, []))
+    dc.handle_disruption(statuses, now, cancel_all, lambda: None)
+    all_fully_disrupted = dc.all_fully_disrupted
+
+    evicted: dict[str, int] = {}
+
+    def process(_zone: str, item: TimedValue, t: int) -> tuple[bool, int]:
+        evicted.setdefault(item.value, t)
+        return True, 0
+
+    run_queue_loop(
+        dc.queues,
+        process,
+        start=now,
+        arrivals=[
+            (at, lambda at=at, group=group: add_all(at, group)) for at, group in arrivals.items()
+        ],
+    )
+    outcomes = [
+        NodeOutcome(
+            node=node,
+            state=state,
+            health=health,
+            ready=health.current or "Unknown",
+            wanted=None,
+            tainted_at=None,
+            evicted_at=evicted.get(node.name),
+        )
+        for node, state, health in zip(nodes, states, healths, strict=True)
+    ]
+    zones = _plan_zones(dc, states, nodes)
+    rates = {z.key: z for z in zones}
+    pods: list[PodOutcome] = []
+    for outcome in outcomes:
+        unhealthy = outcome.state.ready() is not None and outcome.ready in WANTED_TAINT
+        if outcome.evicted_at is None and not unhealthy:
+            continue
+        for pod in cluster.pods_on(outcome.node.name):
+            pods.append(_legacy_pod(pod, outcome, rates, all_fully_disrupted))
+    return Plan(zones, all_fully_disrupted, outcomes, pods)
+
+
+def _legacy_pod(
+    pod: Pod, outcome: NodeOutcome, zones: dict[str, ZoneOutcome], all_fully_disrupted: bool
+) -> PodOutcome:
+    node = outcome.node.name
+    if outcome.evicted_at is None:
+        if all_fully_disrupted:
+            reason = (
+                "Controller detected that all Nodes are not-Ready. Entering master disruption "
+                "mode: pod evictions are cancelled"
+            )
+        else:
+            zone = zones.get(outcome.state.zone)
+            reason = (
+                f"{_zone_name(outcome.state.zone)} is {zone.state if zone else '?'} and its "
+                "eviction rate is 0: the node's pods are never deleted"
+            )
+        return PodOutcome(pod, None, reason)
+    if pod.deletion_timestamp is not None:
+        return PodOutcome(pod, None, "The pod is already being deleted")
+    if is_daemonset_pod(pod):
+        return PodOutcome(
+            pod, None, "The pod is managed by a DaemonSet; the node controller does not delete it"
+        )
+    return PodOutcome(
+        pod,
+        outcome.evicted_at,
+        f"NodeLost: Node {node} which was running pod {pod.name} is unresponsive",
+    )
