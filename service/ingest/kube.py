@@ -108,7 +108,11 @@ def _selector_requirements(reqs: list[wire.Requirement] | None, cls: type) -> tu
 
 
 def _container(
-    raw: wire.Container, path: str, errors: list[FieldError], formats: dict[str, str]
+    raw: wire.Container,
+    path: str,
+    errors: list[FieldError],
+    formats: dict[str, str],
+    host_network: bool = False,
 ) -> m.Container:
     res = raw.resources
     requests = _resources(
@@ -123,7 +127,8 @@ def _container(
         ports = tuple(
             m.ContainerPort(
                 container_port=p.container_port,
-                host_port=p.host_port,
+                # API defaulting: with hostNetwork, an unset hostPort is the containerPort.
+                host_port=p.host_port or (p.container_port if host_network else 0),
                 protocol=p.protocol or "TCP",
                 host_ip=p.host_ip,
             )
@@ -207,11 +212,11 @@ def _pod(raw: wire.Pod, prefix: str = "") -> m.Pod:
         errors.append(FieldError("metadata.name", "a pod needs a name"))
     formats: dict[str, str] = {}
     containers = tuple(
-        _container(c, f"spec.containers[{i}]", errors, formats)
+        _container(c, f"spec.containers[{i}]", errors, formats, spec.host_network)
         for i, c in enumerate(spec.containers or ())
     )
     init_containers = tuple(
-        _container(c, f"spec.initContainers[{i}]", errors, formats)
+        _container(c, f"spec.initContainers[{i}]", errors, formats, spec.host_network)
         for i, c in enumerate(spec.init_containers or ())
     )
     overhead = _resources(spec.overhead, "spec.overhead", errors, formats)
