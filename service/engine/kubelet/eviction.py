@@ -709,6 +709,12 @@ def local_storage_eviction(
         pod_stats = stats.get(pod)
         if pod_stats is None or is_critical_pod(pod):
             continue
+        # PodLimits has an ephemeral-storage key only when some container limits it (pod-level
+        # resources cannot, overhead only adds to existing keys): skip the aggregation otherwise.
+        if not any(
+            RESOURCE_EPHEMERAL_STORAGE in c.limits for c in (*pod.containers, *pod.init_containers)
+        ):
+            continue
         limits = pod_limits(pod, settings=settings)
         if RESOURCE_EPHEMERAL_STORAGE in limits:
             limit = limits[RESOURCE_EPHEMERAL_STORAGE]
