@@ -248,7 +248,7 @@ _PAGE = """<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} — API documentation</title>
+<title>{title}</title>
 <link rel="stylesheet" href="{css}">
 <link rel="icon" type="image/png" href="{icon32}" sizes="32x32">
 <link rel="icon" type="image/png" href="{icon16}" sizes="16x16">

@@ -563,3 +563,78 @@ def test_non_json_bodies_are_checked_for_status_and_content_type_only():
 def test_not_modified_has_no_body():
     path = f"/v1/snapshots/{SNAPSHOT_ID}/nodes"
     validate_exchange("GET", path, "", {"If-None-Match": '"x"'}, b"", 304, {"ETag": '"x"'}, b"")
+
+
+# ---------------------------------------------------------------- request bodies as documented
+
+LIST = {"apiVersion": "v1", "kind": "List", "items": []}
+T0 = "2026-11-20T10:00:00Z"
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "valid"),
+    [
+        ("AdmissionRequest", {"snapshotId": SNAPSHOT_ID, "nodeName": "n", "pod": POD}, True),
+        ("AdmissionRequest", {"snapshot": LIST, "nodeName": "n", "pod": POD}, True),
+        ("AdmissionRequest", {"snapshotId": SNAPSHOT_ID, "snapshot": LIST, "nodeName": "n",
+                              "pod": POD}, False),
+        ("AdmissionRequest", {"nodeName": "n", "pod": POD}, False),
+        ("AdmissionRequest", {"snapshotId": SNAPSHOT_ID, "nodeName": "n", "pod": POD,
+                              "extra": 1}, False),
+        ("AdmissionRequest", {"snapshotId": SNAPSHOT_ID, "nodeName": "n"}, False),
+        ("PreemptionRequest", {"snapshotId": SNAPSHOT_ID, "pod": POD, "options": {"offset": 3},
+                               "holdStatefulSetUpgrades": True,
+                               "holds": [{"nodeName": "n", "name": "web-0",
+                                          "requests": {"cpu": "1", "memory": 1e9}}]}, True),
+        ("PreemptionRequest", {"snapshotId": SNAPSHOT_ID, "pod": POD, "options": None}, True),
+        ("PreemptionRequest", {"snapshotId": SNAPSHOT_ID, "pod": POD,
+                               "options": {"random": True}}, False),
+        ("PreemptionRequest", {"snapshotId": SNAPSHOT_ID, "pod": POD,
+                               "holds": [{"nodeName": "n"}]}, False),
+        ("PlacementRequest", {"snapshotId": SNAPSHOT_ID, "pod": POD, "scoring": None}, True),
+        ("PlacementRequest", {"snapshotId": SNAPSHOT_ID, "pod": POD,
+                              "scoring": {"strategy": "RequestedToCapacityRatio",
+                                          "resources": [{"name": "cpu", "weight": 2}],
+                                          "shape": [{"utilization": 0, "score": 10},
+                                                    {"utilization": 100, "score": 0}]}}, True),
+        ("PlacementRequest", {"snapshotId": SNAPSHOT_ID, "pod": POD,
+                              "scoring": {"strategy": "Random"}}, False),
+        ("PlacementRequest", {"snapshotId": SNAPSHOT_ID, "pod": POD,
+                              "scoring": {"shape": [{"utilization": 0, "score": 11}]}}, False),
+        ("EvictionRequest", {"snapshotId": SNAPSHOT_ID, "nodeName": "n"}, True),
+        ("EvictionRequest", {"snapshotId": SNAPSHOT_ID, "nodeName": "n", "now": T0,
+                             "config": {"evictionHard": "memory.available<100Mi",
+                                        "evictionSoft": {"nodefs.available": "15%"},
+                                        "evictionSoftGracePeriod": "nodefs.available=1m30s",
+                                        "kubeReserved": {"cpu": "100m"},
+                                        "enforceNodeAllocatable": ["pods"],
+                                        "filesystemLayout": "split"},
+                             "firstObserved": {"nodefs.available": T0}}, True),
+        ("EvictionRequest", {"snapshotId": SNAPSHOT_ID, "nodeName": "n",
+                             "config": {"evictionHard": None}}, True),
+        ("EvictionRequest", {"snapshotId": SNAPSHOT_ID, "nodeName": "n",
+                             "config": {"filesystemLayout": "zfs"}}, False),
+        ("EvictionRequest", {"snapshotId": SNAPSHOT_ID, "nodeName": "n",
+                             "firstObserved": {"memory.available": "an hour ago"}}, False),
+        ("NodeEvictionRateRequest", {"snapshotId": SNAPSHOT_ID, "now": T0,
+                                     "config": {"nodeEvictionRate": 0.1, "mode": "legacy",
+                                                "podEvictionTimeout": "5m",
+                                                "applyDefaultTolerations": True}}, True),
+        ("NodeEvictionRateRequest", {"snapshotId": SNAPSHOT_ID,
+                                     "config": {"nodeMonitorGracePeriod": "fifty"}}, False),
+        ("NodeEvictionRateRequest", {"snapshotId": SNAPSHOT_ID,
+                                     "config": {"mode": "eager"}}, False),
+        ("SnapshotBody", {"name": "prod", "cluster": "eu1", "labels": {"env": "prod"},
+                          "objects": [{"kind": "Node", "metadata": {"name": "n"}}],
+                          "stats": {"n": {"node": {}}}, "capturedAt": T0}, True),
+        ("SnapshotBody", {**LIST, "items": [{"kind": "Pod", "metadata": {"name": "p"}}]}, True),
+        ("SnapshotBody", [{"kind": "Node", "metadata": {"name": "n"}}], True),
+        ("SnapshotBody", {"name": "no objects"}, False),
+    ],
+)  # fmt: skip
+def test_request_body_schemas(schema, value, valid):
+    if valid:
+        validate_instance(schema, value)
+    else:
+        with pytest.raises(AssertionError):
+            validate_instance(schema, value)
