@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from marshmallow import ValidationError
 
 from service.decisions.base import DecisionKind, Subjects
-from service.engine.objects import Cluster
+from service.decisions.priority import admit_priority
+from service.engine.objects import Cluster, Pod
 
 SNAPSHOT_FIELDS = ("snapshotId", "snapshot")
 
@@ -26,6 +27,8 @@ def decision_params(body: dict) -> dict:
 def compute(kind: DecisionKind, cluster: Cluster, params: dict) -> Outcome:
     """Validate ``params`` with the kind's schema and decide on ``cluster``."""
     loaded = kind.schema().load(params)
+    if isinstance(loaded.get("pod"), Pod):
+        loaded["pod"] = admit_priority(loaded["pod"], cluster)
     result = kind.decide(cluster, loaded)
     return Outcome(request=params, result=result, subjects=kind.subjects(loaded, result))
 
