@@ -26,6 +26,7 @@ TITLES = {
     415: "Unsupported Media Type",
     422: "Unprocessable Content",
     500: "Internal Server Error",
+    503: "Service Unavailable",
 }
 
 

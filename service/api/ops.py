@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app
 from sqlalchemy import text
 
+from service.api.errors import problem
 from service.api.metrics import exposition
 from service.api.responses import json_response
 from service.store import migrate
@@ -26,11 +27,9 @@ def readyz():
             conn.execute(text("SELECT 1"))
         current = migrate.is_current(db)
     except Exception as exc:  # any database failure means not ready
-        return json_response(
-            {"status": "unavailable", "database": f"unreachable: {exc.__class__.__name__}"}, 503
-        )
+        return problem(503, f"database unreachable: {exc.__class__.__name__}")
     if not current:
-        return json_response({"status": "unavailable", "database": "migrations not at head"}, 503)
+        return problem(503, "database migrations are not at head; run `verdict db upgrade`")
     return json_response({"status": "ok", "database": "ok"})
 
 

@@ -47,3 +47,16 @@ def test_unknown_route_is_problem_json(api):
     response = api.get("/v1/nothing", role="read", validate=False)
     assert response.status_code == 404
     assert response.headers["Content-Type"] == "application/problem+json"
+
+
+def test_readyz_is_503_when_migrations_are_behind(tmp_path):
+    from service.store import migrate
+
+    url = f"sqlite:///{tmp_path / 'behind.db'}"
+    migrate.upgrade(url)
+    migrate.downgrade(url, "base")
+    app = create_app({"DATABASE_URL": url, "AUTO_MIGRATE": False, "INSTANCE_PATH": str(tmp_path)})
+    response = app.test_client().get("/readyz")
+    assert response.status_code == 503
+    assert response.headers["Content-Type"] == "application/problem+json"
+    assert "migrations" in response.json["detail"]
