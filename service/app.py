@@ -25,7 +25,9 @@ def create_app(config: dict | Settings | None = None) -> Flask:
     if settings.AUTO_MIGRATE and db.is_sqlite and migrate.is_empty(db):
         migrate.upgrade(db.url)
     app.extensions["verdict.db"] = db
-    app.extensions["verdict.cache"] = ClusterCache(settings.SNAPSHOT_CACHE_SIZE)
+    app.extensions["verdict.cache"] = ClusterCache(
+        settings.SNAPSHOT_CACHE_SIZE, settings.SNAPSHOT_CACHE_PODS
+    )
     load_kinds()
 
     from service.api import auth, decisions, docs, errors, history, metrics, ops, snapshots

@@ -33,6 +33,8 @@ class Settings:
     CORS_ORIGINS: list[str] = field(default_factory=list)
     # Parsed snapshots kept in memory per process.
     SNAPSHOT_CACHE_SIZE: int = 4
+    # ...and at most this many pods across them (the newest snapshot is always kept).
+    SNAPSHOT_CACHE_PODS: int = 400_000
     # Apply migrations on start when the database is empty (SQLite default: on).
     AUTO_MIGRATE: bool = True
     LOG_LEVEL: str = "INFO"

@@ -35,6 +35,30 @@ def summary_json(row) -> dict:
     }
 
 
+CHUNK = 1 << 20
+
+
+def _read_stream(stream, length: int | None, limit: int) -> bytes | bytearray:
+    """Read the body once into one buffer: ``read(n)`` of a WSGI stream may hold two copies."""
+    if length is not None:
+        buffer = bytearray(length)
+        view, filled = memoryview(buffer), 0
+        while filled < length:
+            chunk = stream.read(min(CHUNK, length - filled))
+            if not chunk:
+                raise ApiError(400, "body shorter than its Content-Length")
+            view[filled : filled + len(chunk)] = chunk
+            filled += len(chunk)
+        return buffer
+    chunks, size = [], 0
+    while chunk := stream.read(CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, f"body exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def read_snapshot_body() -> tuple[bytes, str]:
     """The body, decompressed and bounded by the configured limit."""
     limit = current_app.config["VERDICT"].MAX_BODY_BYTES
@@ -43,9 +67,7 @@ def read_snapshot_body() -> tuple[bytes, str]:
         raise ApiError(415, f"expected application/json or application/yaml, got {content_type}")
     if request.content_length is not None and request.content_length > limit:
         raise ApiError(413, f"body exceeds the limit of {limit} bytes")
-    data = request.stream.read(limit + 1)
-    if len(data) > limit:
-        raise ApiError(413, f"body exceeds the limit of {limit} bytes")
+    data = _read_stream(request.stream, request.content_length, limit)
     encoding = (request.headers.get("Content-Encoding") or "identity").lower()
     if encoding == "gzip":
         data = gunzip(data, limit)
@@ -81,8 +103,8 @@ def save(session, parsed) -> SnapshotRow:
 
 @bp.post("")
 def create_snapshot():
-    data, content_type = read_snapshot_body()
-    parsed = parse(data, content_type)
+    # No local keeps the body: it can be freed as soon as parsing is done.
+    parsed = parse(*read_snapshot_body())
     with current_app.extensions["verdict.db"].session(write=True) as session:
         row = save(session, parsed)
     response = json_response(summary_json(row), 201)

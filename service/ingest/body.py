@@ -37,6 +37,7 @@ class ParsedSnapshot:
 def gunzip(data: bytes, limit: int) -> bytes:
     """Decompress a gzip body, refusing more than ``limit`` bytes of output or a cut stream."""
     inflater = zlib.decompressobj(wbits=31)
+    data = bytes(data) if not isinstance(data, bytes) else data
     try:
         out = inflater.decompress(data, limit + 1)
     except zlib.error as exc:
@@ -87,8 +88,8 @@ def _objects(builder: SnapshotBuilder, raw: msgspec.Raw, prefix: str) -> None:
 def parse_snapshot(data: bytes, *, content_type: str = "application/json") -> ParsedSnapshot:
     """A POST /v1/snapshots body (already decompressed) → the normalized snapshot."""
     if content_type.split(";")[0].strip().lower() in YAML_TYPES:
-        data = yaml_to_json(data)
-    stripped = data[:64].lstrip()
+        data = yaml_to_json(bytes(data))
+    stripped = bytes(data[:64]).lstrip()
     if not stripped:
         raise IngestError.one("body", "empty body", status=400)
     builder = SnapshotBuilder()

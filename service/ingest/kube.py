@@ -67,6 +67,36 @@ def convert_object(obj: Any, kind: type, prefix: str = "") -> Any:
     return decode_json(data, kind, prefix)
 
 
+# --- sharing ---
+
+
+class Interner:
+    """Shares equal immutable parts between objects of one snapshot (replicas of a workload
+    have identical containers, tolerations and labels), which divides the memory a large
+    snapshot takes. The model is frozen, so shared parts are never changed in place."""
+
+    def __init__(self) -> None:
+        self._values: dict = {}
+
+    def value(self, obj):
+        return self._values.setdefault(obj, obj)
+
+    def get(self, key):
+        return self._values.get(key)
+
+    def put(self, key, obj):
+        self._values[key] = obj
+        return obj
+
+    def mapping(self, d: dict) -> dict:
+        if not d:
+            return _EMPTY
+        return self._values.setdefault(("map", *d.items()), d)
+
+
+_EMPTY: dict = {}
+
+
 # --- quantities ---
 
 
@@ -113,6 +143,7 @@ def _container(
     errors: list[FieldError],
     formats: dict[str, str],
     host_network: bool = False,
+    shared: Interner | None = None,
 ) -> m.Container:
     res = raw.resources
     requests = _resources(
@@ -134,13 +165,30 @@ def _container(
             )
             for p in raw.ports
         )
-    return m.Container(
-        name=raw.name,
-        requests=requests,
-        limits=limits,
-        ports=ports,
-        restart_policy=raw.restart_policy,
-    )
+    if shared is None:
+        return m.Container(
+            name=raw.name,
+            requests=requests,
+            limits=limits,
+            ports=ports,
+            restart_policy=raw.restart_policy,
+        )
+    requests, limits = shared.mapping(requests), shared.mapping(limits)
+    # Interned maps are kept alive by the interner, so their ids identify them.
+    key = ("container", raw.name, id(requests), id(limits), ports, raw.restart_policy)
+    found = shared.get(key)
+    if found is None:
+        found = shared.put(
+            key,
+            m.Container(
+                name=raw.name,
+                requests=requests,
+                limits=limits,
+                ports=ports,
+                restart_policy=raw.restart_policy,
+            ),
+        )
+    return found
 
 
 def _is_pod_level_name(name: str) -> bool:
@@ -205,18 +253,34 @@ def _owner_references(refs: list[wire.OwnerRef] | None) -> tuple[m.OwnerReferenc
     )
 
 
-def _pod(raw: wire.Pod, prefix: str = "") -> m.Pod:
+def _tolerations(raw: list[wire.Toleration] | None, shared: Interner | None) -> tuple:
+    if not raw:
+        return ()
+    out = tuple(
+        m.Toleration(
+            key=t.key,
+            operator=t.operator,
+            value=t.value,
+            effect=t.effect,
+            toleration_seconds=t.toleration_seconds,
+        )
+        for t in raw
+    )
+    return shared.value(out) if shared else out
+
+
+def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.Pod:
     errors: list[FieldError] = []
     meta, spec, status = raw.metadata, raw.spec, raw.status
     if not meta.name:
         errors.append(FieldError("metadata.name", "a pod needs a name"))
     formats: dict[str, str] = {}
     containers = tuple(
-        _container(c, f"spec.containers[{i}]", errors, formats, spec.host_network)
+        _container(c, f"spec.containers[{i}]", errors, formats, spec.host_network, shared)
         for i, c in enumerate(spec.containers or ())
     )
     init_containers = tuple(
-        _container(c, f"spec.initContainers[{i}]", errors, formats, spec.host_network)
+        _container(c, f"spec.initContainers[{i}]", errors, formats, spec.host_network, shared)
         for i, c in enumerate(spec.init_containers or ())
     )
     overhead = _resources(spec.overhead, "spec.overhead", errors, formats)
@@ -243,7 +307,7 @@ def _pod(raw: wire.Pod, prefix: str = "") -> m.Pod:
         name=meta.name,
         uid=meta.uid,
         node_name=spec.node_name,
-        labels=meta.labels or {},
+        labels=shared.mapping(meta.labels or {}) if shared else (meta.labels or {}),
         annotations=kept,
         priority=spec.priority,
         priority_class_name=spec.priority_class_name,
@@ -260,16 +324,7 @@ def _pod(raw: wire.Pod, prefix: str = "") -> m.Pod:
         resources=pod_resources,
         node_selector=spec.node_selector or {},
         required_node_affinity=terms,
-        tolerations=tuple(
-            m.Toleration(
-                key=t.key,
-                operator=t.operator,
-                value=t.value,
-                effect=t.effect,
-                toleration_seconds=t.toleration_seconds,
-            )
-            for t in spec.tolerations or ()
-        ),
+        tolerations=_tolerations(spec.tolerations, shared),
         os_name=spec.os.name if spec.os else "",
         owner_references=_owner_references(meta.owner_references),
         host_network=spec.host_network,
@@ -277,7 +332,7 @@ def _pod(raw: wire.Pod, prefix: str = "") -> m.Pod:
         termination_grace_period_seconds=spec.termination_grace_period_seconds,
         local_volume_names=_local_volume_names(spec.volumes),
         unmodelled=_unmodelled(spec),
-        formats=formats,
+        formats=shared.mapping(formats) if shared else formats,
     )
 
 
@@ -489,6 +544,7 @@ class SnapshotBuilder:
         self.stats: dict[str, m.NodeStats] = {}
         self._seen: dict[tuple[str, str, str], str] = {}
         self.errors: list[FieldError] = []
+        self.shared = Interner()
 
     def _unique(self, kind: str, namespace: str, name: str, path: str) -> bool:
         key = (kind, namespace, name)
@@ -504,7 +560,10 @@ class SnapshotBuilder:
 
     def add_raw(self, kind: str, raw: Any, path: str) -> None:
         try:
-            obj = _KINDS[kind][1](raw, path)
+            if kind == "Pod":
+                obj = _pod(raw, path, self.shared)
+            else:
+                obj = _KINDS[kind][1](raw, path)
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return

@@ -90,8 +90,11 @@ def is_referenced(session: Session, snapshot_id: str) -> bool:
 class ClusterCache:
     """Parsed snapshots by id, least recently used dropped first (snapshots are immutable)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_pods: int = 400_000) -> None:
         self.size = max(size, 0)
+        # A 150,000-pod snapshot takes a few hundred MiB parsed: bound the cache by pods too
+        # (the newest snapshot is always kept).
+        self.max_pods = max_pods
         self._items: OrderedDict[str, Cluster] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -108,7 +111,10 @@ class ClusterCache:
         with self._lock:
             self._items[snapshot_id] = cluster
             self._items.move_to_end(snapshot_id)
-            while len(self._items) > self.size:
+            while len(self._items) > self.size or (
+                len(self._items) > 1
+                and sum(len(c.snapshot.pods) for c in self._items.values()) > self.max_pods
+            ):
                 self._items.popitem(last=False)
 
     def drop(self, snapshot_id: str) -> None:

@@ -1,0 +1,178 @@
+"""Sustained decision load through a real `verdict serve` (gunicorn), every decision recorded.
+
+    python -m bench.bench_decisions_http --kind admission --seconds 20 --clients 8 \
+        [--database-url postgresql+psycopg://postgres@127.0.0.1:5432/verdict_bench]
+
+Reports throughput, latency percentiles, and checks that the number of stored records
+equals the number of 201 responses (none lost).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from bench.generate import generate
+
+VERDICT = str(Path(sys.executable).with_name("verdict"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _bodies(kind: str, snapshot_id: str, env: dict) -> list[bytes]:
+    nodes = [i for i in env["objects"]["items"] if i["kind"] == "Node"]
+    stats_nodes = [n for n in nodes if n["metadata"]["name"] in env.get("stats", {})]
+    out = []
+    for i, node in enumerate(stats_nodes or nodes):
+        name = node["metadata"]["name"]
+        if kind == "admission":
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"bench-{i}", "namespace": "default"},
+                "spec": {
+                    "containers": [
+                        {"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}
+                    ]
+                },
+            }
+            body = {"snapshotId": snapshot_id, "nodeName": name, "pod": pod}
+        else:
+            body = {
+                "snapshotId": snapshot_id,
+                "nodeName": name,
+                "config": {"evictionHard": "memory.available<500Mi,nodefs.available<10%"},
+            }
+        out.append(json.dumps(body).encode())
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kind", default="admission", choices=["admission", "eviction"])
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--nodes", type=int, default=50)
+    parser.add_argument("--pods", type=int, default=3000)
+    parser.add_argument("--database-url")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="verdict-load-"))
+    env = {**os.environ, "VERDICT_INSTANCE_PATH": str(workdir), "VERDICT_LOG_LEVEL": "WARNING"}
+    if args.database_url:
+        env["VERDICT_DATABASE_URL"] = args.database_url
+    else:
+        env.pop("VERDICT_DATABASE_URL", None)
+    subprocess.run([VERDICT, "db", "upgrade"], env=env, check=True, capture_output=True)
+    secret = (
+        subprocess.run(
+            [VERDICT, "keys", "create", "--role", "admin"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    port = _free_port()
+    server = subprocess.Popen(
+        [VERDICT, "serve", "--port", str(port), "--workers", str(args.workers)],
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
+    headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
+    try:
+        for _ in range(100):
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                conn.request("GET", "/healthz")
+                if conn.getresponse().status == 200:
+                    break
+            except OSError:
+                time.sleep(0.2)
+        cluster = generate(args.nodes, args.pods, 1)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        conn.request("POST", "/v1/snapshots", body=json.dumps(cluster).encode(), headers=headers)
+        response = conn.getresponse()
+        snapshot_id = json.loads(response.read())["id"]
+        bodies = _bodies(args.kind, snapshot_id, cluster)
+        latencies: list[float] = []
+        created = 0
+        failures: dict[int, int] = {}
+        lock = threading.Lock()
+        deadline = time.monotonic() + args.seconds
+
+        def client(offset: int) -> None:
+            nonlocal created
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            i = offset
+            mine, ok, bad = [], 0, {}
+            while time.monotonic() < deadline:
+                started = time.perf_counter()
+                conn.request(
+                    "POST",
+                    f"/v1/decisions/{args.kind}",
+                    body=bodies[i % len(bodies)],
+                    headers=headers,
+                )
+                response = conn.getresponse()
+                response.read()
+                mine.append((time.perf_counter() - started) * 1000)
+                if response.status == 201:
+                    ok += 1
+                else:
+                    bad[response.status] = bad.get(response.status, 0) + 1
+                i += 1
+            with lock:
+                latencies.extend(mine)
+                created += ok
+                for k, v in bad.items():
+                    failures[k] = failures.get(k, 0) + v
+
+        started = time.monotonic()
+        threads = [threading.Thread(target=client, args=(n * 7,)) for n in range(args.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - started
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        conn.request("GET", "/v1/audit/verify", headers=headers)
+        verify = json.loads(conn.getresponse().read())
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    latencies.sort()
+    pct = lambda p: latencies[min(len(latencies) - 1, int(len(latencies) * p))]  # noqa: E731
+    print(
+        f"kind={args.kind} database={'postgresql' if args.database_url else 'sqlite'} workers={args.workers} clients={args.clients}"
+    )
+    print(
+        f"requests: {len(latencies)} in {elapsed:.1f} s = {len(latencies) / elapsed:.0f}/s; 201: {created}; other: {failures}"
+    )
+    print(
+        f"latency ms: p50 {statistics.median(latencies):.1f}, p90 {pct(0.9):.1f}, p99 {pct(0.99):.1f}"
+    )
+    print(
+        f"stored records: {verify['records']} (chain ok: {verify['ok']}); lost: {created - verify['records']}"
+    )
+
+
+if __name__ == "__main__":
+    main()
