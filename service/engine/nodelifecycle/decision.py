@@ -23,10 +23,6 @@ from service.engine.refs import pod_ref
 __all__ = ["node_eviction_rate"]
 
 
-def _time(ns: int | None) -> str | None:
-    return None if ns is None else format_time(ns)
-
-
 def node_eviction_rate(
     cluster: Cluster,
     now: datetime | int,
@@ -42,6 +38,16 @@ def node_eviction_rate(
         config = config_from_dict(config or {})
     now_ns = now if isinstance(now, int) else to_ns(now)
     plan = plan_evictions(cluster, now_ns, config)
+    formatted: dict[int, str] = {}
+
+    def _time(ns: int | None) -> str | None:
+        if ns is None:
+            return None
+        text = formatted.get(ns)
+        if text is None:
+            text = formatted[ns] = format_time(ns)
+        return text
+
     return {
         "zones": [
             {

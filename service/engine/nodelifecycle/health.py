@@ -15,12 +15,12 @@ Both mark a stale node with ``mark_stale_conditions``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from service.engine.nodelifecycle.clock import SECOND, to_ns
 from service.engine.nodelifecycle.config import NodeLifecycleConfig
 from service.engine.nodelifecycle.zones import is_excluded_from_disruption, zone_key
-from service.engine.objects import Lease, Node, Taint
+from service.engine.objects import Lease, Node, NodeCondition, Taint
 
 __all__ = [
     "GO_ZERO_TIME_NS",
@@ -89,7 +89,19 @@ class Condition:
         )
 
 
-@dataclass(slots=True)
+_UNSET = object()
+
+
+def _condition(c: NodeCondition) -> Condition:
+    return Condition(
+        c.type,
+        c.status,
+        to_ns(c.last_heartbeat_time) if c.last_heartbeat_time else None,
+        to_ns(c.last_transition_time) if c.last_transition_time else None,
+        c.reason,
+    )
+
+
 class NodeState:
     """The controller's working copy of one Node: what it reads and what it writes.
 
@@ -98,42 +110,80 @@ class NodeState:
     listed it when the pass started (its decisions and the short-circuits of its taint
     helpers read that copy, as in Go). ``taint_log`` (when not None) records every change of
     the node's NoExecute taints as (time, taints) so the taint eviction controller's view
-    can be replayed.
+    can be replayed. Conditions are converted from the model only when first needed (most
+    nodes of a large snapshot only ever have their Ready condition read).
     """
 
-    name: str
-    uid: str
-    labels: dict[str, str]
-    creation: int | None
-    conditions: list[Condition]
-    taints: list[Taint]
-    zone: str = ""
-    excluded: bool = False
-    taint_log: list[tuple[int, tuple[Taint, ...]]] | None = field(default=None)
-    listed: list[Taint] | None = None
+    __slots__ = (
+        "_conditions",
+        "_ready",
+        "_source",
+        "creation",
+        "excluded",
+        "labels",
+        "listed",
+        "name",
+        "taint_log",
+        "taints",
+        "uid",
+        "zone",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        uid: str = "",
+        labels: dict[str, str] | None = None,
+        creation: int | None = None,
+        conditions: list[Condition] | None = None,
+        taints: list[Taint] | None = None,
+        *,
+        zone: str = "",
+        excluded: bool = False,
+        taint_log: list[tuple[int, tuple[Taint, ...]]] | None = None,
+        source: tuple[NodeCondition, ...] = (),
+    ) -> None:
+        self.name = name
+        self.uid = uid
+        self.labels = labels if labels is not None else {}
+        self.creation = creation
+        self.taints: list[Taint] = taints if taints is not None else []
+        self.zone = zone
+        self.excluded = excluded
+        self.taint_log = taint_log
+        self.listed: list[Taint] | None = None
+        self._source = source
+        self._conditions = conditions
+        self._ready: object = _UNSET
 
     @classmethod
     def from_node(cls, node: Node, *, log_taints: bool = False) -> NodeState:
         return cls(
-            name=node.name,
-            uid=node.uid,
-            labels=dict(node.labels),
-            creation=to_ns(node.creation_timestamp) if node.creation_timestamp else None,
-            conditions=[
-                Condition(
-                    c.type,
-                    c.status,
-                    to_ns(c.last_heartbeat_time) if c.last_heartbeat_time else None,
-                    to_ns(c.last_transition_time) if c.last_transition_time else None,
-                    c.reason,
-                )
-                for c in node.conditions
-            ],
-            taints=list(node.taints),
+            node.name,
+            node.uid,
+            node.labels,
+            to_ns(node.creation_timestamp) if node.creation_timestamp else None,
+            None,
+            list(node.taints),
             zone=zone_key(node.labels),
             excluded=is_excluded_from_disruption(node),
             taint_log=[] if log_taints else None,
+            source=node.conditions,
         )
+
+    @property
+    def conditions(self) -> list[Condition]:
+        if self._conditions is None:
+            ready = self._ready
+            self._conditions = [
+                ready if c.type == READY and isinstance(ready, Condition) else _condition(c)
+                for c in self._source
+            ]
+        return self._conditions
+
+    @conditions.setter
+    def conditions(self, value: list[Condition]) -> None:
+        self._conditions = value
 
     def condition(self, type_: str) -> Condition | None:
         for cond in self.conditions:
@@ -142,7 +192,16 @@ class NodeState:
         return None
 
     def ready(self) -> Condition | None:
-        return self.condition(READY)
+        if self._conditions is not None:
+            return self.condition(READY)
+        if self._ready is _UNSET:
+            found = None
+            for c in self._source:
+                if c.type == READY:
+                    found = _condition(c)
+                    break
+            self._ready = found
+        return self._ready  # type: ignore[return-value]
 
     def seen_taints(self) -> list[Taint]:
         """The taints the controller's current view of the node carries."""

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC
 
 from service.engine.nodelifecycle.clock import MILLISECOND, format_time, from_ns, to_ns
 from service.engine.nodelifecycle.config import NodeLifecycleConfig
@@ -142,6 +143,8 @@ def swap_node_controller_taint(node: NodeState, add_key: str, remove_key: str, n
 def mark_node_as_reachable(node: NodeState, queue: RateLimitedTimedQueue, now: int) -> bool:
     """markNodeAsReachable: remove both NoExecute lifecycle taints, drop the node from its
     zone queue (which also forgets it in the de-duplication set)."""
+    if not node.seen_taints():  # fast path: nothing to remove (the usual healthy node)
+        return queue.remove(node.name)
     remove_taint_off_node(node, UNREACHABLE_TAINT_KEY, now)
     remove_taint_off_node(node, NOT_READY_TAINT_KEY, now)
     return queue.remove(node.name)
@@ -505,21 +508,24 @@ def _taint_pods(
         if not events and outcome.wanted is None:
             continue
         replay_cache: dict = {}
-        first_event = events[0][0] if events else None
+        # Compare datetimes first; convert only the creation times that matter.
+        first_event = from_ns(events[0][0]) if events else None
         for pod in cluster.pods_on(outcome.node.name):
             tolerations = _tolerations_for(pod, config, default_cache)
-            seen_from = to_ns(pod.creation_timestamp) if pod.creation_timestamp else None
-            if seen_from is not None and first_event is not None and seen_from > first_event:
-                key = (tolerations, seen_from)
-            else:
-                key = (tolerations, None)
-                seen_from = None
-            replayed = replay_cache.get(key)
-            if replayed is None:
+            created = pod.creation_timestamp
+            seen_from = None
+            if created is not None and first_event is not None:
+                if created.tzinfo is None:
+                    created = created.replace(tzinfo=UTC)
+                if created > first_event:
+                    seen_from = to_ns(created)
+            key = (tolerations, seen_from)
+            cached = replay_cache.get(key)
+            if cached is None:
                 replayed = replay_pod(events, tolerations, seen_from)
-                replay_cache[key] = replayed
-            reason = _taint_reason(replayed, outcome, zones, all_fully_disrupted)
-            result.append(PodOutcome(pod, replayed.evict_at, reason))
+                reason = _taint_reason(replayed, outcome, zones, all_fully_disrupted)
+                cached = replay_cache[key] = (replayed.evict_at, reason)
+            result.append(PodOutcome(pod, cached[0], cached[1]))
     return result
 
 
