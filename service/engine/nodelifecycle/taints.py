@@ -331,13 +331,19 @@ class Plan:
     pods: list[PodOutcome]
 
 
-def _initial_events(taints: Sequence[Taint], origin: int) -> list[tuple[int, tuple[Taint, ...]]]:
+def _initial_events(
+    taints: Sequence[Taint], origin: int, latest: int | None = None
+) -> list[tuple[int, tuple[Taint, ...]]]:
     """The snapshot's NoExecute taints as node updates at their timeAdded (``origin`` when
-    unset): at each distinct time, the set of those added by then, in node order."""
+    unset, and never later than ``latest``: a taint in the snapshot is there by ``now``,
+    whatever a skewed clock wrote): at each distinct time, the set of those added by then,
+    in node order."""
     no_execute = [t for t in taints if t.effect == NO_EXECUTE]
     if not no_execute:
         return []
     added = [to_ns(t.time_added) if t.time_added is not None else origin for t in no_execute]
+    if latest is not None:
+        added = [min(a, latest) for a in added]
     events = []
     for moment in sorted(set(added)):
         events.append(
@@ -414,7 +420,7 @@ def _plan_taint(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan
     nodes = cluster.snapshot.nodes
     states, healths = _health(cluster, now, config, log_taints=True)
     origin = to_ns(cluster.snapshot.captured_at) if cluster.snapshot.captured_at else now
-    initial = [_initial_events(node.taints, origin) for node in nodes]
+    initial = [_initial_events(node.taints, min(origin, now), now) for node in nodes]
     by_name = {state.name: state for state in states}
 
     dc = DisruptionController(config)
@@ -462,7 +468,7 @@ def _plan_taint(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan
         if wanted is not None:
             for taint in state.taints:
                 if taint.key == wanted and taint.effect == NO_EXECUTE:
-                    tainted_at = to_ns(taint.time_added) if taint.time_added else origin
+                    tainted_at = to_ns(taint.time_added) if taint.time_added else min(origin, now)
         outcomes.append(
             NodeOutcome(
                 node=node,
