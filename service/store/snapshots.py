@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import threading
 import uuid
@@ -111,11 +112,18 @@ class ClusterCache:
         with self._lock:
             self._items[snapshot_id] = cluster
             self._items.move_to_end(snapshot_id)
-            while len(self._items) > self.size or (
-                len(self._items) > 1
-                and sum(len(c.snapshot.pods) for c in self._items.values()) > self.max_pods
-            ):
-                self._items.popitem(last=False)
+            self._evict()
+        # Parsed snapshots live long and hold millions of objects: move them out of the
+        # collector's sight so that full collections do not rescan them on every request.
+        gc.freeze()
+
+    def _evict(self) -> None:
+        """Drop least recently used entries (freed by reference counting: no cycles)."""
+        while len(self._items) > self.size or (
+            len(self._items) > 1
+            and sum(len(c.snapshot.pods) for c in self._items.values()) > self.max_pods
+        ):
+            self._items.popitem(last=False)
 
     def drop(self, snapshot_id: str) -> None:
         with self._lock:
@@ -129,6 +137,12 @@ def load_cluster(session: Session, cache: ClusterCache, snapshot_id: str) -> Clu
     content = session.scalar(select(SnapshotRow.content).where(SnapshotRow.id == snapshot_id))
     if content is None:
         return None
-    cluster = Cluster(decode(content))
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        cluster = Cluster(decode(content))
+    finally:
+        if collecting:
+            gc.enable()
     cache.put(snapshot_id, cluster)
     return cluster
