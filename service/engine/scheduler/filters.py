@@ -24,6 +24,7 @@ never re-sums the snapshot's pods.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -64,6 +65,7 @@ __all__ = [
     "pod_info",
     "run_filter_plugins",
     "scheduler_view",
+    "state_of",
     "taint_toleration",
 ]
 
@@ -269,6 +271,10 @@ class NodeInfo:
 
     __slots__ = (
         "_by_importance",
+        "_cum",
+        "_neg_priority",
+        "_pdb_positions",
+        "_port_positions",
         "allocatable",
         "allowed_pods",
         "index",
@@ -304,10 +310,74 @@ class NodeInfo:
             HostPorts.of_pods(pi.pod for pi in pods if pi.has_ports) if any_ports else None
         )
         self._by_importance: list[PodInfo] | None = None
+        self._neg_priority: list[int] | None = None
+        self._cum: dict[str, list[int]] = {}
+        self._pdb_positions: list[tuple[int, tuple[tuple[int, int, bool], ...]]] | None = None
+        self._port_positions: list[tuple[int, PodInfo]] | None = None
 
     @property
     def name(self) -> str:
         return self.node.name
+
+    # Lazy per-node indexes over pods_by_importance(), for preemption (computed at most once
+    # per node and Cluster; concurrent first use computes the same values).
+
+    def first_below(self, priority: int) -> int:
+        """Position, in pods_by_importance(), of the first pod with a priority < ``priority``
+        (the potential victims are that suffix)."""
+        neg = self._neg_priority
+        if neg is None:
+            neg = self._neg_priority = [-pi.priority for pi in self.pods_by_importance()]
+        return bisect.bisect_right(neg, -priority)
+
+    def cumulative(self, resource: str) -> list[int]:
+        """Prefix sums of ``resource`` requests over pods_by_importance() (length n + 1)."""
+        cum = self._cum.get(resource)
+        if cum is None:
+            total = 0
+            cum = [0]
+            for pi in self.pods_by_importance():
+                total += pi.requests.get(resource, 0)
+                cum.append(total)
+            self._cum[resource] = cum
+        return cum
+
+    def pdb_positions(
+        self, view: SchedulerView
+    ) -> list[tuple[int, tuple[tuple[int, int, bool], ...]]]:
+        """For the pods some PDB selects, in pods_by_importance() order: (position, ((PDB
+        index, its disruptionsAllowed, whether the pod is in its disruptedPods), ...))."""
+        found = self._pdb_positions
+        if found is None:
+            found = []
+            if view.pdbs:
+                pdbs = view.pdbs
+                for pos, pi in enumerate(self.pods_by_importance()):
+                    matches = view.matching_pdbs(pi)
+                    if matches:
+                        found.append(
+                            (
+                                pos,
+                                tuple(
+                                    (
+                                        idx,
+                                        pdbs[idx].disruptions_allowed,
+                                        pi.name in pdbs[idx].disrupted_pods,
+                                    )
+                                    for idx in matches
+                                ),
+                            )
+                        )
+            self._pdb_positions = found
+        return found
+
+    def port_positions(self) -> list[tuple[int, PodInfo]]:
+        """(position, pod) for the pods with host ports, in pods_by_importance() order."""
+        found = self._port_positions
+        if found is None:
+            found = [(pos, pi) for pos, pi in enumerate(self.pods_by_importance()) if pi.has_ports]
+            self._port_positions = found
+        return found
 
     def pods_by_importance(self) -> list[PodInfo]:
         """The node's pods, most important first (util.MoreImportantPod: higher priority, then
@@ -358,6 +428,18 @@ class NodeState:
         return NodeState(
             requested, self.pod_count + len(added) - len(removed), ports, nz_cpu, nz_mem
         )
+
+
+def state_of(pods: list[PodInfo]) -> NodeState:
+    """A NodeState aggregated from scratch over ``pods`` (the literal NodeInfo of a copy)."""
+    requested: dict[str, int] = {}
+    nz_cpu = nz_mem = 0
+    for pi in pods:
+        for name, value in pi.requests.items():
+            requested[name] = requested.get(name, 0) + value
+        nz_cpu += pi.nz_cpu
+        nz_mem += pi.nz_mem
+    return NodeState(requested, len(pods), ports_without(pods), nz_cpu, nz_mem)
 
 
 def _copy_ports(ports: HostPorts | None) -> HostPorts:

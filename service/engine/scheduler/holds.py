@@ -31,7 +31,7 @@ them); the flag turns on the automatic holds of terminating StatefulSet pods in 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from service.engine.objects import Pod
 from service.engine.scheduler.filters import (
@@ -40,11 +40,18 @@ from service.engine.scheduler.filters import (
     PodInfo,
     SchedulerView,
     Status,
-    ports_without,
 )
 from service.engine.scheduler.nominated import run_filters_with_nominated
 
-__all__ = ["Hold", "HoldPlan", "apply_holds", "hold_reason", "hold_reasons"]
+__all__ = [
+    "Hold",
+    "HoldPlan",
+    "apply_holds",
+    "hold_keys",
+    "hold_reason",
+    "hold_reasons",
+    "without_holds",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,25 +140,33 @@ def apply_holds(
     return plan
 
 
-def hold_reasons(ctx: PodContext, ni: NodeInfo, status: Status, plan: HoldPlan) -> list[str]:
-    """The hold reasons for a node: when the node rejects the pod, and would not without the
-    holds counted against it, one reason per hold on the node (spec §6 rule 4)."""
-    if status.is_success:
-        return []
-    pods = plan.held_pods.get(ni.name, [])
-    explicit = plan.held_explicit.get(ni.name, [])
-    if not pods and not explicit:
-        return []
-    additions = ctx.nominated.get(ni.name) or []
+def without_holds(ctx: PodContext, plan: HoldPlan, node_name: str) -> PodContext:
+    """A copy of ``ctx`` in which the holds on ``node_name`` do not count: explicit holds
+    leave pass 1, held predecessors leave the node."""
+    nominated = dict(ctx.nominated)
+    explicit = plan.held_explicit.get(node_name)
     if explicit:
-        additions = [pi for pi in additions if pi not in explicit]
-    state = None
+        nominated[node_name] = [pi for pi in nominated.get(node_name, []) if pi not in explicit]
+    removed = dict(ctx.removed)
+    pods = plan.held_pods.get(node_name)
     if pods:
-        removed = list(ctx.removed.get(ni.name, ())) + pods
-        state = ni.base_state().with_pods([], removed)
-        if ni.used_ports is not None:
-            state.used_ports = ports_without([pi for pi in ni.pods if pi not in removed])
-    without = run_filters_with_nominated(ctx, ni, state, additions)
+        removed[node_name] = [*removed.get(node_name, ()), *pods]
+    return replace(ctx, nominated=nominated, removed=removed)
+
+
+def hold_keys(plan: HoldPlan, node_name: str) -> list[str]:
+    return [pi.key for pi in plan.held_pods.get(node_name, [])] + [
+        pi.key for pi in plan.held_explicit.get(node_name, [])
+    ]
+
+
+def hold_reasons(ctx: PodContext, ni: NodeInfo, status: Status, plan: HoldPlan) -> list[str]:
+    """The hold reasons for a node's filter verdict: when the node rejects the pod, and would
+    not without the holds counted against it, one reason per hold on the node (spec §6
+    rule 4)."""
+    if status.is_success or ni.name not in plan.nodes():
+        return []
+    without = run_filters_with_nominated(without_holds(ctx, plan, ni.name), ni)
     if not without.is_success:
         return []
-    return [hold_reason(pi.key) for pi in pods + explicit]
+    return [hold_reason(key) for key in hold_keys(plan, ni.name)]

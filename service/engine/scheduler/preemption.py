@@ -23,6 +23,7 @@ evaluation order (upstream: Go map order). Extenders are not modelled.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,16 +38,24 @@ from service.engine.scheduler.filters import (
     UNSCHEDULABLE,
     FitArgs,
     NodeInfo,
+    NodeState,
     PodContext,
     PodInfo,
     SchedulerView,
     Status,
-    base_state,
     pod_context,
-    ports_without,
     scheduler_view,
+    state_of,
 )
-from service.engine.scheduler.holds import Hold, HoldPlan, apply_holds, hold_reasons
+from service.engine.scheduler.holds import (
+    Hold,
+    HoldPlan,
+    apply_holds,
+    hold_keys,
+    hold_reason,
+    hold_reasons,
+    without_holds,
+)
 from service.engine.scheduler.nominated import (
     lower_priority_nominated_pods,
     prepare_nominated,
@@ -72,6 +81,7 @@ __all__ = [
     "preempt",
     "select_candidate",
     "select_victims_on_node",
+    "select_victims_reference",
     "terminating_by_preemption",
 ]
 
@@ -211,15 +221,19 @@ def _potential_victims(ctx: PodContext, ni: NodeInfo) -> list[PodInfo]:
     """The node's pods with a priority strictly below the preemptor's, most important first
     (isPreemptionAllowed with the default IsEligiblePod, then the importance sort)."""
     ordered = ni.pods_by_importance()
-    priority = ctx.priority
-    i = len(ordered)
-    while i > 0 and ordered[i - 1].priority < priority:
-        i -= 1
-    victims = ordered[i:]
+    victims = ordered[ni.first_below(ctx.priority) :]
     removed = ctx.removed.get(ni.name)
     if removed:
         victims = [pi for pi in victims if pi not in removed]
     return victims
+
+
+def _wanted_conflict(ctx: PodContext, pi: PodInfo) -> bool:
+    """Whether ``pi``'s host ports collide with a port the preemptor wants."""
+    if not ctx.wanted_ports or not pi.has_ports or pi.pod is None:
+        return False
+    own = HostPorts.of_pods([pi.pod])
+    return any(own.conflicts(p.host_ip, p.protocol, p.host_port) for p in ctx.wanted_ports)
 
 
 def select_victims_on_node(
@@ -229,59 +243,149 @@ def select_victims_on_node(
     then fits (filters with nominated pods), reprieve the PDB-violating victims first, then
     the others, most important first, keeping each one the preemptor still fits with.
 
-    Only NodePorts and NodeResourcesFit depend on the node's pods among the modelled filters,
-    and both only get stricter when pods are added, so each reprieve test is the pass-1 check
-    of those two on running sums (equal to the full two-pass filter run)."""
-    potential = _potential_victims(ctx, ni)
-    if not potential:
+    Among the modelled filters only NodePorts and NodeResourcesFit depend on the node's pods,
+    and both only get stricter as pods are added; so a reprieve test is the pass-1 check of
+    those two, done here on running sums (or, with no PDB-violating victim, by bisecting the
+    node's prefix sums for the next pod that no longer fits). ``select_victims_reference``
+    runs the filters literally for every reprieve; both give the same answer.
+    """
+    if ctx.removed.get(ni.name):
+        return select_victims_reference(ctx, view, ni)
+    order = ni.pods_by_importance()
+    n = len(order)
+    first = ni.first_below(ctx.priority)
+    if first == n:
         return [], 0, Status(UNRESOLVABLE, (MSG_NO_VICTIMS,))
-    state = base_state(ctx, ni).with_pods([], potential)
-    if ctx.wanted_ports and state.used_ports is not None:
-        gone = set(map(id, potential))
-        removed = ctx.removed.get(ni.name) or ()
-        state.used_ports = ports_without(
-            [pi for pi in ni.pods if id(pi) not in gone and pi not in removed]
-        )
+
+    checks = ctx.checks
+    cums = [ni.cumulative(name) for name, _ in checks]
+    requested = {
+        name: ni.requested.get(name, 0) - (cum[n] - cum[first])
+        for (name, _), cum in zip(checks, cums, strict=True)
+    }
+    ports = None
+    if ctx.wanted_ports and ni.used_ports is not None:
+        kept = [pi.pod for pos, pi in ni.port_positions() if pos < first and pi.pod is not None]
+        ports = HostPorts.of_pods(kept) if kept else None
+    state = NodeState(requested, first, ports)
     status = run_filters_with_nominated(ctx, ni, state)
     if not status.is_success:
         return [], 0, status
 
-    violating, non_violating = filter_pods_with_pdb_violation(view, potential)
+    # filterPodsWithPDBViolation over the potential victims (only PDB-selected pods matter).
+    violating_at: list[int] = []
+    entries = ni.pdb_positions(view)
+    if entries:
+        allowed: dict[int, int] = {}
+        for k in range(bisect.bisect_left(entries, (first,)), len(entries)):
+            pos, matches = entries[k]
+            violated = False
+            for idx, budget, exempt in matches:
+                if exempt:
+                    continue
+                left = allowed.get(idx, budget) - 1
+                allowed[idx] = left
+                if left < 0:
+                    violated = True
+            if violated:
+                violating_at.append(pos)
 
     additions = ctx.nominated.get(ni.name) or ()
     alloc = ni.allocatable
-    requested = state.requested
-    checks = ctx.checks
     remaining = []
     for name, want in checks:
         extra = 0
         for pi in additions:
             extra += pi.requests.get(name, 0)
-        remaining.append(alloc.get(name, 0) - requested.get(name, 0) - extra - want)
-    slots = alloc.get("pods", 0) - (state.pod_count + len(additions)) - 1
-    wanted = ctx.wanted_ports
+        remaining.append(alloc.get(name, 0) - requested[name] - extra - want)
+    slots = alloc.get("pods", 0) - (first + len(additions)) - 1
 
+    if violating_at:
+        marked = set(violating_at)
+        violating = [order[pos] for pos in violating_at]
+        non_violating = [order[pos] for pos in range(first, n) if pos not in marked]
+        return _reprieve_linear(ctx, checks, remaining, slots, violating, non_violating)
+
+    conflicts = [
+        pos for pos, pi in ni.port_positions() if pos >= first and _wanted_conflict(ctx, pi)
+    ]
+    victims: list[PodInfo] = []
+    skipped = [0] * len(checks)
+    start = first
+    ci = 0
+    while start < n:
+        fail = n
+        slot_fail = slots + first + len(victims)
+        if slot_fail < fail:
+            fail = slot_fail
+        for r, cum in enumerate(cums):
+            threshold = remaining[r] + cum[first] + skipped[r]
+            idx = bisect.bisect_right(cum, threshold, start + 1, n + 1)
+            if idx - 1 < fail:
+                fail = idx - 1
+        while ci < len(conflicts) and conflicts[ci] < start:
+            ci += 1
+        if ci < len(conflicts) and conflicts[ci] < fail:
+            fail = conflicts[ci]
+        if fail >= n:
+            break
+        victim = order[fail]
+        victims.append(victim)
+        reqs = victim.requests
+        for r, (name, _) in enumerate(checks):
+            skipped[r] += reqs.get(name, 0)
+        start = fail + 1
+    return victims, 0, Status(SUCCESS)
+
+
+def _reprieve_linear(
+    ctx: PodContext,
+    checks: tuple[tuple[str, int], ...],
+    remaining: list[int],
+    slots: int,
+    violating: list[PodInfo],
+    non_violating: list[PodInfo],
+) -> tuple[list[PodInfo], int, Status]:
+    """The reprieve loop on running sums: ``remaining`` is what each checked resource can
+    still take back, ``slots`` how many pods can be added back."""
     victims: list[PodInfo] = []
     num_violating = 0
+    ports = bool(ctx.wanted_ports)
+    if len(checks) == 2:
+        # The common case (cpu and memory) without list building: same test, unrolled.
+        (name0, _), (name1, _) = checks
+        left0, left1 = remaining
+        for group, is_violating in ((violating, True), (non_violating, False)):
+            for pi in group:
+                if slots >= 1:
+                    reqs = pi.requests
+                    a = left0 - reqs.get(name0, 0)
+                    b = left1 - reqs.get(name1, 0)
+                    if (
+                        a >= 0
+                        and b >= 0
+                        and not (ports and pi.has_ports and _wanted_conflict(ctx, pi))
+                    ):
+                        left0, left1 = a, b
+                        slots -= 1
+                        continue
+                victims.append(pi)
+                if is_violating:
+                    num_violating += 1
+        if violating and non_violating:
+            victims.sort(key=_importance)
+        return victims, num_violating, Status(SUCCESS)
     for group, is_violating in ((violating, True), (non_violating, False)):
         for pi in group:
             fits = slots >= 1
+            new_remaining = remaining
             if fits:
                 reqs = pi.requests
                 new_remaining = [
                     left - reqs.get(name, 0)
                     for left, (name, _) in zip(remaining, checks, strict=True)
                 ]
-                for left in new_remaining:
-                    if left < 0:
-                        fits = False
-                        break
-                if fits and wanted and pi.has_ports and pi.pod is not None:
-                    own = HostPorts.of_pods([pi.pod])
-                    for p in wanted:
-                        if own.conflicts(p.host_ip, p.protocol, p.host_port):
-                            fits = False
-                            break
+                fits = all(left >= 0 for left in new_remaining) and not _wanted_conflict(ctx, pi)
             if fits:
                 remaining = new_remaining
                 slots -= 1
@@ -290,7 +394,46 @@ def select_victims_on_node(
                 if is_violating:
                     num_violating += 1
     if violating and non_violating:
-        victims.sort(key=lambda v: (-v.priority, v.start_ns))
+        victims.sort(key=_importance)
+    return victims, num_violating, Status(SUCCESS)
+
+
+def _importance(pi: PodInfo) -> tuple[int, int]:
+    return (-pi.priority, pi.start_ns)
+
+
+def select_victims_reference(
+    ctx: PodContext, view: SchedulerView, ni: NodeInfo
+) -> tuple[list[PodInfo], int, Status]:
+    """SelectVictimsOnNode done literally: a node copy whose pods are re-aggregated and
+    re-filtered (with nominated pods) for every reprieve. Quadratic in the node's pods; used
+    when a hold takes a predecessor off the node, and to check the fast path in tests."""
+    potential = _potential_victims(ctx, ni)
+    if not potential:
+        return [], 0, Status(UNRESOLVABLE, (MSG_NO_VICTIMS,))
+    removed = ctx.removed.get(ni.name) or ()
+    gone = {id(pi) for pi in potential} | {id(pi) for pi in removed}
+    present = [pi for pi in ni.pods if id(pi) not in gone]
+
+    def fits_with(pods: list[PodInfo]) -> Status:
+        return run_filters_with_nominated(ctx, ni, state_of(pods))
+
+    status = fits_with(present)
+    if not status.is_success:
+        return [], 0, status
+    violating, non_violating = filter_pods_with_pdb_violation(view, potential)
+    victims: list[PodInfo] = []
+    num_violating = 0
+    for group, is_violating in ((violating, True), (non_violating, False)):
+        for pi in group:
+            present.append(pi)
+            if not fits_with(present).is_success:
+                present.pop()
+                victims.append(pi)
+                if is_violating:
+                    num_violating += 1
+    if violating and non_violating:
+        victims.sort(key=_importance)
     return victims, num_violating, Status(SUCCESS)
 
 
@@ -477,6 +620,22 @@ def filter_statuses(
     return out
 
 
+def _explain_holds_in_dry_run(
+    ctx: PodContext, view: SchedulerView, plan: HoldPlan, statuses: dict[str, Status]
+) -> None:
+    """Spec §6 rule 4 for the dry run: a visited node that is no candidate only because of a
+    hold gets the hold reasons appended to its dry-run status."""
+    for name in plan.nodes():
+        status = statuses.get(name)
+        if status is None or status.code == ERROR:
+            continue
+        alt = without_holds(ctx, plan, name)
+        victims, _, alt_status = select_victims_reference(alt, view, view.by_name[name])
+        if alt_status.is_success and victims:
+            extra = tuple(hold_reason(key) for key in hold_keys(plan, name))
+            statuses[name] = Status(status.code, status.reasons + extra, status.plugin)
+
+
 def preempt(
     cluster: Cluster,
     pod: Pod,
@@ -561,6 +720,7 @@ def preempt(
     candidates, dry_statuses, errors = dry_run_preemption(
         ctx, view, potential, start, num_candidates
     )
+    _explain_holds_in_dry_run(ctx, view, plan, dry_statuses)
     outcome.dry_run_statuses = dry_statuses
     outcome.candidates = candidates
     if not candidates:

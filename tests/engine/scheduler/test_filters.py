@@ -1,0 +1,293 @@
+"""Filter plugins (reasons, codes, profile order), the scheduler's NodeInfo view, and the
+nominated-pods two-pass filter."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.engine.objects import Taint, Toleration
+from service.engine.scheduler.filters import (
+    DEFAULT_FIT_ARGS,
+    MODELLED_FILTERS,
+    SUCCESS,
+    UNRESOLVABLE,
+    UNSCHEDULABLE,
+    FitArgs,
+    is_scalar_resource_name,
+    pod_context,
+    run_filter_plugins,
+    scheduler_view,
+)
+from service.engine.scheduler.nominated import prepare_nominated, run_filters_with_nominated
+from tests.engine.scheduler.helpers import GI, cluster, node, pod
+
+
+def _status(nodes, pods, incoming, fit_args=DEFAULT_FIT_ARGS):
+    cl = cluster(nodes, pods)
+    view = scheduler_view(cl)
+    ctx = pod_context(incoming, view, fit_args)
+    prepare_nominated(ctx, view)
+    return {ni.name: run_filters_with_nominated(ctx, ni) for ni in view.nodes}
+
+
+NO_SCHEDULE = Taint(key="dedicated", value="db", effect="NoSchedule")
+NO_EXECUTE = Taint(key="gpu", value="", effect="NoExecute")
+PREFER = Taint(key="soft", value="x", effect="PreferNoSchedule")
+
+
+@pytest.mark.parametrize(
+    ("n", "incoming", "code", "reasons", "plugin"),
+    [
+        pytest.param(
+            node("n", unschedulable=True),
+            pod("p", 100),
+            UNRESOLVABLE,
+            ["node(s) were unschedulable"],
+            "NodeUnschedulable",
+            id="NodeUnschedulable: cordoned node",
+        ),
+        pytest.param(
+            node("n", unschedulable=True),
+            pod(
+                "p",
+                100,
+                tolerations=(
+                    Toleration(
+                        key="node.kubernetes.io/unschedulable",
+                        operator="Exists",
+                        effect="NoSchedule",
+                    ),
+                ),
+            ),
+            SUCCESS,
+            [],
+            "",
+            id="NodeUnschedulable: tolerated by the unschedulable taint",
+        ),
+        pytest.param(
+            node("n", taints=(NO_SCHEDULE,)),
+            pod("p", 100),
+            UNRESOLVABLE,
+            ["node(s) had untolerated taint {dedicated: db}"],
+            "TaintToleration",
+            id="TaintToleration: NoSchedule",
+        ),
+        pytest.param(
+            node("n", taints=(NO_EXECUTE,)),
+            pod("p", 100),
+            UNRESOLVABLE,
+            ["node(s) had untolerated taint {gpu: }"],
+            "TaintToleration",
+            id="TaintToleration: NoExecute",
+        ),
+        pytest.param(
+            node("n", taints=(PREFER,)),
+            pod("p", 100),
+            SUCCESS,
+            [],
+            "",
+            id="TaintToleration: PreferNoSchedule never filters",
+        ),
+        pytest.param(
+            node("n", taints=(NO_SCHEDULE,)),
+            pod(
+                "p",
+                100,
+                tolerations=(Toleration(key="dedicated", operator="Equal", value="db"),),
+            ),
+            SUCCESS,
+            [],
+            "",
+            id="TaintToleration: tolerated",
+        ),
+        pytest.param(
+            node("n", labels={"zone": "a"}),
+            pod("p", 100, node_selector={"zone": "b"}),
+            UNRESOLVABLE,
+            ["node(s) didn't match Pod's node affinity/selector"],
+            "NodeAffinity",
+            id="NodeAffinity: nodeSelector",
+        ),
+        pytest.param(
+            node("n", cpu=1000),
+            pod("p", 1500),
+            UNRESOLVABLE,
+            ["Insufficient cpu"],
+            "NodeResourcesFit",
+            id="NodeResourcesFit: request above allocatable is unresolvable",
+        ),
+        pytest.param(
+            node("n", pods=0),
+            pod("p"),
+            UNSCHEDULABLE,
+            ["Too many pods"],
+            "NodeResourcesFit",
+            id="NodeResourcesFit: no pods allocatable",
+        ),
+        pytest.param(
+            node("n", extra={"hugepages-2Mi": 4 * 2 * 1024 * 1024}),
+            pod("p", 100, extra={"hugepages-2Mi": 8 * 2 * 1024 * 1024}),
+            UNRESOLVABLE,
+            ["Insufficient hugepages-2Mi"],
+            "NodeResourcesFit",
+            id="NodeResourcesFit: hugepages",
+        ),
+        pytest.param(
+            node("n"),
+            pod("p", 100, extra={"example.com/gpu": 1}),
+            UNRESOLVABLE,
+            ["Insufficient example.com/gpu"],
+            "NodeResourcesFit",
+            id="NodeResourcesFit: extended resource the node lacks",
+        ),
+    ],
+)
+def test_filter_reasons(n, incoming, code, reasons, plugin) -> None:
+    status = _status([n], [], incoming)["n"]
+    assert status.code == code
+    assert list(status.reasons) == reasons
+    assert status.plugin == plugin
+
+
+def test_node_name_filter() -> None:
+    cl = cluster([node("a"), node("b")], [])
+    view = scheduler_view(cl)
+    ctx = pod_context(pod("p", 100, node="a"), view)
+    assert run_filter_plugins(ctx, view.by_name["a"]).code == SUCCESS
+    status = run_filter_plugins(ctx, view.by_name["b"])
+    assert (status.code, status.reasons) == (
+        UNRESOLVABLE,
+        ("node(s) didn't match the requested node name",),
+    )
+
+
+def test_node_ports_conflict_is_unschedulable() -> None:
+    statuses = _status(
+        [node("a"), node("b")],
+        [pod("exporter", 10, node="a", host_ports=(9100,))],
+        pod("p", 10, host_ports=(9100,)),
+    )
+    assert statuses["a"].code == UNSCHEDULABLE
+    assert statuses["a"].reasons == ("node(s) didn't have free ports for the requested pod ports",)
+    assert statuses["b"].code == SUCCESS
+
+
+def test_first_rejecting_plugin_decides() -> None:
+    """Cordoned, tainted and too small: only NodeUnschedulable, the first in profile order."""
+    n = node("n", cpu=100, unschedulable=True, taints=(NO_SCHEDULE,))
+    status = _status([n], [], pod("p", 500))["n"]
+    assert status.plugin == "NodeUnschedulable"
+    assert status.reasons == ("node(s) were unschedulable",)
+    assert MODELLED_FILTERS.index("NodeUnschedulable") < MODELLED_FILTERS.index("TaintToleration")
+
+
+def test_fit_reports_every_insufficient_resource_in_order() -> None:
+    n = node("n", cpu=1000, memory=GI, pods=1, extra={"example.com/a": 1, "example.com/b": 1})
+    existing = [pod("e", 900, GI // 2, node="n", extra={"example.com/a": 1, "example.com/b": 1})]
+    incoming = pod("p", 200, GI, extra={"example.com/b": 1, "example.com/a": 1})
+    status = _status([n], existing, incoming)["n"]
+    assert status.reasons == (
+        "Too many pods",
+        "Insufficient cpu",
+        "Insufficient memory",
+        "Insufficient example.com/a",
+        "Insufficient example.com/b",
+    )
+    assert status.code == UNSCHEDULABLE
+
+
+def test_ignored_extended_resources() -> None:
+    incoming = pod("p", 100, extra={"example.com/gpu": 1, "kubernetes.io/x": 1})
+    status = _status([node("n")], [], incoming, FitArgs(frozenset({"example.com/gpu"})))["n"]
+    assert status.reasons == ("Insufficient kubernetes.io/x",)
+    status = _status(
+        [node("n")], [], incoming, FitArgs(ignored_resource_groups=frozenset({"kubernetes.io"}))
+    )["n"]
+    # ignoredResourceGroups applies to extended resources only; kubernetes.io/x is not one
+    assert status.reasons == ("Insufficient example.com/gpu", "Insufficient kubernetes.io/x")
+
+
+def test_terminal_pods_do_not_count_but_terminating_pods_do() -> None:
+    n = node("n", cpu=1000)
+    done = pod("done", 900, node="n", phase="Succeeded")
+    assert _status([n], [done], pod("p", 500))["n"].code == SUCCESS
+    leaving = pod("leaving", 900, node="n", deleting=True)
+    assert _status([n], [leaving], pod("p", 500))["n"].reasons == ("Insufficient cpu",)
+
+
+def test_scalar_resource_names() -> None:
+    assert is_scalar_resource_name("example.com/gpu")
+    assert is_scalar_resource_name("hugepages-1Gi")
+    assert is_scalar_resource_name("kubernetes.io/something")
+    assert is_scalar_resource_name("attachable-volumes-aws-ebs")
+    assert not is_scalar_resource_name("cpu")
+    assert not is_scalar_resource_name("pods")
+    assert not is_scalar_resource_name("requests.example.com/x")
+
+
+def test_not_modelled_filters_are_named() -> None:
+    cl = cluster([node("n")], [pod("anti", 10, node="n", unmodelled=("InterPodAffinity",))])
+    view = scheduler_view(cl)
+    ctx = pod_context(pod("p", 10, unmodelled=("PodTopologySpread", "VolumeBinding")), view)
+    # default-profile order: VolumeBinding, PodTopologySpread, InterPodAffinity
+    assert ctx.not_modelled == ("VolumeBinding", "PodTopologySpread", "InterPodAffinity")
+
+
+# --- nominated pods: RunFilterPluginsWithNominatedPods ---
+
+
+@pytest.mark.parametrize(
+    ("nominated_priority", "incoming_priority", "expected"),
+    [
+        pytest.param(10, 10, ("Insufficient cpu",), id="equal priority nomination holds"),
+        pytest.param(20, 10, ("Insufficient cpu",), id="higher priority nomination holds"),
+        pytest.param(5, 10, (), id="lower priority nomination is ignored"),
+    ],
+)
+def test_nominated_pods_reserve_capacity(nominated_priority, incoming_priority, expected) -> None:
+    n = node("n", cpu=1000)
+    running = pod("running", 400, node="n", priority=0)
+    waiting = pod("waiting", 400, priority=nominated_priority, nominated="n")
+    status = _status([n], [running, waiting], pod("p", 400, priority=incoming_priority))["n"]
+    assert status.reasons == expected
+
+
+def test_nominated_pod_does_not_count_against_itself() -> None:
+    n = node("n", cpu=1000)
+    me = pod("p", 800, priority=10, nominated="n")
+    cl = cluster([n], [me])
+    view = scheduler_view(cl)
+    ctx = pod_context(me, view)
+    prepare_nominated(ctx, view)
+    assert ctx.nominated == {}
+    assert run_filters_with_nominated(ctx, view.nodes[0]).code == SUCCESS
+
+
+def test_nominated_pods_count_pod_slots_and_ports() -> None:
+    n = node("n", pods=2)
+    running = pod("running", 10, node="n")
+    waiting = pod("waiting", 10, priority=0, nominated="n", host_ports=(8080,))
+    status = _status([n], [running, waiting], pod("p", 10, priority=0))["n"]
+    assert status.reasons == ("Too many pods",)
+    status = _status([node("n")], [waiting], pod("p", 10, priority=0, host_ports=(8080,)))["n"]
+    assert status.plugin == "NodePorts"
+
+
+def test_nominated_pods_are_not_node_state() -> None:
+    """Nominated pods are never part of NodeInfo: no Requested, no pod count."""
+    cl = cluster([node("n")], [pod("waiting", 400, priority=0, nominated="n")])
+    view = scheduler_view(cl)
+    assert view.nodes[0].requested == {}
+    assert view.nodes[0].pod_count == 0
+    assert [pi.name for pi in view.nominated_for("n")] == ["waiting"]
+
+
+def test_bound_pod_with_stale_nomination_is_not_nominated() -> None:
+    cl = cluster([node("n")], [pod("bound", 400, node="n", nominated="n")])
+    assert scheduler_view(cl).nominated_for("n") == []
+
+
+def test_view_is_cached_per_cluster() -> None:
+    cl = cluster([node("n")], [pod("a", 100, node="n")])
+    assert scheduler_view(cl) is scheduler_view(cl)
+    assert scheduler_view(cl).nodes[0].requested == {"cpu": 100}
