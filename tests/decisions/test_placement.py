@@ -1,0 +1,195 @@
+"""Decision kind "placement" (service.decisions.placement): request validation naming the
+field, scoring configuration, holds, and the API.md result shape."""
+
+from __future__ import annotations
+
+import pytest
+from marshmallow import ValidationError
+
+from service.api.errors import flatten_messages
+from service.decisions.base import KINDS
+from service.decisions.placement import decide  # noqa: F401 - registers the kind
+from service.decisions.run import compute
+from service.engine.objects import Cluster
+from service.ingest.kube import snapshot_from_objects
+
+
+def _node(name, cpu="4", memory="8Gi", pods="110", **spec):
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "spec": spec,
+        "status": {
+            "capacity": {"cpu": cpu, "memory": memory, "pods": pods},
+            "allocatable": {"cpu": cpu, "memory": memory, "pods": pods},
+        },
+    }
+
+
+def _pod(name, cpu=None, memory=None, *, node=None, priority=0, owner=None, deleting=False):
+    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}-{node}"},
+        "spec": {
+            "priority": priority,
+            "containers": [{"name": "c", "resources": {"requests": requests}}],
+        },
+        "status": {"phase": "Running" if node else "Pending"},
+    }
+    if node:
+        body["spec"]["nodeName"] = node
+    if owner:
+        body["metadata"]["ownerReferences"] = [owner]
+    if deleting:
+        body["metadata"]["deletionTimestamp"] = "2026-11-20T09:59:00Z"
+    return body
+
+
+CLUSTER = [
+    _node("a"),
+    _node("b"),
+    _node("c", unschedulable=True),
+    _pod("busy", "2", "6Gi", node="a"),
+]
+
+
+def _place(params, objects=CLUSTER):
+    return compute(KINDS["placement"], Cluster(snapshot_from_objects(list(objects))), params)
+
+
+def test_default_profile_result() -> None:
+    out = _place({"pod": _pod("p", "1", "1Gi")})
+    r = out.result
+    assert r["selectedNode"] == "b"
+    assert [n["nodeName"] for n in r["nodes"]] == ["a", "b", "c"]
+    a, b, c = r["nodes"]
+    assert a == {
+        "nodeName": "a",
+        "feasible": True,
+        "reasons": [],
+        "scores": {"NodeResourcesFit": 18, "NodeResourcesBalancedAllocation": 93},
+        "total": 111,
+    }
+    assert b["total"] == 174
+    assert c == {
+        "nodeName": "c",
+        "feasible": False,
+        "reasons": ["node(s) were unschedulable"],
+        "scores": None,
+        "total": None,
+    }
+    assert r["notModelled"] == []
+    assert out.subjects.node_names == ["b"]
+    assert out.subjects.pods == ["default/p"]
+
+
+def test_scoring_configuration() -> None:
+    scoring = {
+        "strategy": "RequestedToCapacityRatio",
+        "resources": [{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}],
+        "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}],
+        "balancedAllocation": False,
+    }
+    r = _place({"pod": _pod("p", "1", "1Gi"), "scoring": scoring}).result
+    # a: cpu 75 (x3), memory 87: (225 + 87) / 4 = 78; b: cpu 25 (x3), memory 12: 87 / 4 = 21.75
+    assert [n["scores"] for n in r["nodes"][:2]] == [
+        {"NodeResourcesFit": 78},
+        {"NodeResourcesFit": 22},
+    ]
+    assert r["selectedNode"] == "a"
+
+
+def test_statefulset_hold_through_the_api() -> None:
+    owner = {"kind": "StatefulSet", "name": "web", "uid": "sts", "controller": True}
+    objects = [
+        _node("n1"),
+        _pod("db", "2", "1Gi", node="n1", priority=100),
+        _pod("web-0", "2", "1Gi", node="n1", priority=100, owner=owner, deleting=True),
+    ]
+    deployment = _pod("api", "2", "1Gi")
+    r = _place({"pod": deployment, "holdStatefulSetUpgrades": True}, objects).result
+    assert r["nodes"][0]["reasons"] == [
+        "Insufficient cpu",
+        "node(s) had resources held for default/web-0",
+    ]
+    replacement = _pod("web-0", "2", "1Gi", priority=100, owner=owner)
+    r = _place({"pod": replacement, "holdStatefulSetUpgrades": True}, objects).result
+    assert r["selectedNode"] == "n1"
+    assert "free for this pod, its replacement" in r["message"]
+    r = _place({"pod": replacement}, objects).result
+    assert r["selectedNode"] is None
+
+
+@pytest.mark.parametrize(
+    ("params", "paths"),
+    [
+        pytest.param({"pod": _pod("p", "1", node="a")}, ["pod.spec.nodeName"], id="bound pod"),
+        pytest.param(
+            {"pod": _pod("p", "1"), "scoring": {"strategy": "Fancy"}},
+            ["scoring.strategy"],
+            id="unknown strategy",
+        ),
+        pytest.param(
+            {"pod": _pod("p", "1"), "scoring": {"resources": [{"name": "cpu", "weight": 0}]}},
+            ["scoring.resources[0].weight"],
+            id="weight 0",
+        ),
+        pytest.param(
+            {"pod": _pod("p", "1"), "scoring": {"resources": [{"name": "cpu", "weight": 101}]}},
+            ["scoring.resources[0].weight"],
+            id="weight 101",
+        ),
+        pytest.param(
+            {"pod": _pod("p", "1"), "scoring": {"resources": []}},
+            ["scoring.resources"],
+            id="no resources",
+        ),
+        pytest.param(
+            {"pod": _pod("p", "1"), "scoring": {"strategy": "RequestedToCapacityRatio"}},
+            ["scoring.shape"],
+            id="shape missing",
+        ),
+        pytest.param(
+            {
+                "pod": _pod("p", "1"),
+                "scoring": {
+                    "strategy": "RequestedToCapacityRatio",
+                    "shape": [{"utilization": 50, "score": 1}, {"utilization": 50, "score": 2}],
+                },
+            },
+            ["scoring.shape[1].utilization"],
+            id="shape not increasing",
+        ),
+        pytest.param(
+            {
+                "pod": _pod("p", "1"),
+                "scoring": {
+                    "strategy": "RequestedToCapacityRatio",
+                    "shape": [{"utilization": 0, "score": 11}, {"utilization": 101, "score": 0}],
+                },
+            },
+            ["scoring.shape[0].score", "scoring.shape[1].utilization"],
+            id="shape out of range",
+        ),
+        pytest.param(
+            {
+                "pod": _pod("p", "1"),
+                "scoring": {"balancedResources": [{"name": "cpu", "weight": 2}]},
+            },
+            ["scoring.balancedResources[0].weight"],
+            id="balanced weight must be 1",
+        ),
+        pytest.param(
+            {"pod": _pod("p", "1"), "scoring": {"weights": {}}},
+            ["scoring.weights"],
+            id="unknown scoring field",
+        ),
+    ],
+)
+def test_validation_errors_name_the_field(params, paths) -> None:
+    with pytest.raises(ValidationError) as err:
+        _place(params)
+    assert sorted(e["path"] for e in flatten_messages(err.value.messages)) == sorted(paths)

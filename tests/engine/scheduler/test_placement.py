@@ -1,0 +1,84 @@
+"""Placement: filter every node, score the feasible ones, choose."""
+
+from __future__ import annotations
+
+from service.engine.scheduler.placement import ScoringConfig, place
+from service.engine.scheduler.scoring import MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO
+from tests.engine.scheduler.helpers import GI, cluster, node, pod
+
+
+def _by_name(outcome):
+    return {n.node_name: n for n in outcome.nodes}
+
+
+def test_default_profile_scores_and_total() -> None:
+    nodes = [node("a", cpu=4000, memory=8 * GI), node("b", cpu=4000, memory=8 * GI)]
+    pods = [pod("busy", 2000, 6 * GI, node="a")]
+    out = place(cluster(nodes, pods), pod("p", 1000, GI))
+    a, b = _by_name(out)["a"], _by_name(out)["b"]
+    # a: cpu 3000/4000 -> 25, memory 7/8 -> 12: 18; balanced |0.75 - 0.875| / 2 -> 93
+    assert a.scores == {"NodeResourcesFit": 18, "NodeResourcesBalancedAllocation": 93}
+    assert a.total == 111
+    # b: cpu 1000/4000 -> 75, memory 1/8 -> 87: 81; balanced |0.25 - 0.125| / 2 -> 93
+    assert b.scores == {"NodeResourcesFit": 81, "NodeResourcesBalancedAllocation": 93}
+    assert out.selected_node == "b"
+    assert [n.node_name for n in out.nodes] == ["a", "b"]  # snapshot order
+
+
+def test_most_allocated_packs() -> None:
+    nodes = [node("a", cpu=4000, memory=8 * GI), node("b", cpu=4000, memory=8 * GI)]
+    pods = [pod("busy", 2000, 4 * GI, node="a")]
+    scoring = ScoringConfig(strategy=MOST_ALLOCATED, balanced_allocation=False)
+    out = place(cluster(nodes, pods), pod("p", 1000, GI), scoring=scoring)
+    assert out.selected_node == "a"
+    assert _by_name(out)["a"].scores == {"NodeResourcesFit": 68}  # 75 and 62 -> 68
+
+
+def test_requested_to_capacity_ratio_shape_on_the_user_scale() -> None:
+    nodes = [node("a", cpu=4000, memory=8 * GI)]
+    scoring = ScoringConfig(
+        strategy=REQUESTED_TO_CAPACITY_RATIO, shape=((0, 0), (100, 10)), balanced_allocation=False
+    )
+    out = place(cluster(nodes, []), pod("p", 1000, 2 * GI), scoring=scoring)
+    assert out.nodes[0].scores == {"NodeResourcesFit": 25}  # utilization 25 -> 2.5 * 10
+
+
+def test_ties_go_to_the_first_node_in_snapshot_order() -> None:
+    nodes = [node("z"), node("m"), node("a")]
+    out = place(cluster(nodes, []), pod("p", 100, GI))
+    assert len({n.total for n in out.nodes}) == 1
+    assert out.selected_node == "z"
+
+
+def test_infeasible_nodes_have_reasons_and_no_scores() -> None:
+    nodes = [node("a", cpu=1000), node("b", cpu=1000, unschedulable=True)]
+    out = place(cluster(nodes, [pod("busy", 800, node="a")]), pod("p", 500))
+    assert out.selected_node is None
+    a, b = _by_name(out)["a"], _by_name(out)["b"]
+    assert (a.feasible, a.reasons, a.scores, a.total) == (False, ["Insufficient cpu"], None, None)
+    assert b.reasons == ["node(s) were unschedulable"]
+    assert out.message == (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable."
+    )
+
+
+def test_nominated_node_is_taken_without_scoring_the_others() -> None:
+    nodes = [node("a", cpu=4000), node("b", cpu=4000)]
+    pods = [pod("busy", 3000, node="b")]
+    out = place(cluster(nodes, pods), pod("p", 500, nominated="b"))
+    assert out.selected_node == "b"
+    assert out.nominated_node_chosen
+    # a would have scored higher
+    assert _by_name(out)["a"].total > _by_name(out)["b"].total
+
+
+def test_best_effort_pod_skips_balanced_allocation() -> None:
+    out = place(cluster([node("a")], []), pod("p"))
+    assert out.balanced_skipped
+    # non-zero defaults: cpu 100m/4000m -> 97 (97.5), memory 200Mi/8Gi -> 97 (97.6)
+    assert out.nodes[0].scores == {"NodeResourcesFit": 97}
+
+
+def test_unmodelled_filters_are_reported() -> None:
+    out = place(cluster([node("a")], []), pod("p", 100, unmodelled=("PodTopologySpread",)))
+    assert out.not_modelled == ("PodTopologySpread",)
