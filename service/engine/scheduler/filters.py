@@ -57,6 +57,7 @@ __all__ = [
     "is_extended_resource_name",
     "is_scalar_resource_name",
     "node_affinity",
+    "node_affinity_prefilter",
     "node_name",
     "node_ports",
     "node_resources_fit",
@@ -641,6 +642,8 @@ class PodContext:
     wanted_ports: list[ContainerPort]
     prefilter_status: Status | None
     not_modelled: tuple[str, ...]
+    # NodeAffinity PreFilterResult: the only nodes Filter runs on (None: every node)
+    prefilter_nodes: frozenset[str] | None = None
     # node name -> pods counted in pass 1 of the nominated-pods filter (nominated pods of
     # priority >= the pod's, explicit holds), set by nominated.prepare_nominated.
     nominated: dict[str, list[PodInfo]] = field(default_factory=dict)
@@ -682,6 +685,7 @@ def pod_context(
     ordered = tuple(p for p in DEFAULT_FILTER_ORDER if p in not_modelled) + tuple(
         sorted(n for n in not_modelled if n not in DEFAULT_FILTER_ORDER)
     )
+    prefilter_nodes, prefilter_status = node_affinity_prefilter(pod)
     return PodContext(
         pod=pod,
         info=info,
@@ -692,9 +696,37 @@ def pod_context(
         scalars=scalars,
         checks=tuple(checks),
         wanted_ports=wanted_host_ports(pod),
-        prefilter_status=None,
+        prefilter_status=prefilter_status,
         not_modelled=ordered,
+        prefilter_nodes=prefilter_nodes,
     )
+
+
+ERR_REASON_AFFINITY_CONFLICT = "pod affinity terms conflict"
+ERR_REASON_PREFILTER_NODE_AFFINITY = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+
+
+def node_affinity_prefilter(pod: Pod) -> tuple[frozenset[str] | None, Status | None]:
+    """nodeaffinity PreFilter: when every required term pins ``metadata.name`` with In
+    (intersected within a term, united across terms), the PreFilterResult names the only
+    nodes to filter; pinned to nothing is UnschedulableAndUnresolvable "pod affinity terms
+    conflict" for the whole pod."""
+    terms = pod.required_node_affinity
+    if not terms:
+        return None, None
+    names: set[str] | None = None
+    for term in terms:
+        term_names: set[str] | None = None
+        for req in term.match_fields:
+            if req.key == "metadata.name" and req.operator == "In":
+                values = set(req.values)
+                term_names = values if term_names is None else term_names & values
+        if term_names is None:
+            return None, None
+        names = term_names if names is None else names | term_names
+    if names is not None and not names:
+        return None, Status(UNRESOLVABLE, (ERR_REASON_AFFINITY_CONFLICT,), "NodeAffinity")
+    return (frozenset(names) if names else None), None
 
 
 def _ignored(name: str, args: FitArgs) -> bool:
@@ -846,6 +878,9 @@ def run_filter_plugins(ctx: PodContext, ni: NodeInfo, state: NodeState | None = 
     plugin that rejects decides the node's status."""
     if ctx.prefilter_status is not None:
         return ctx.prefilter_status
+    if ctx.prefilter_nodes is not None and ni.name not in ctx.prefilter_nodes:
+        # not filtered at all: the absent-node status findNodesThatFitPod sets
+        return Status(UNRESOLVABLE, (ERR_REASON_PREFILTER_NODE_AFFINITY,), "NodeAffinity")
     status = static_filters(ctx, ni.node)
     if status is not None:
         return status

@@ -171,7 +171,10 @@ def place(
             best_name = nominated
             nominated_chosen = True
 
-    if best_name is None:
+    if best_name is None and ctx.prefilter_status is not None:
+        # FitError with a PreFilter message: "0/N nodes are available: <message>."
+        message = f"0/{len(nodes)} nodes are available: {ctx.prefilter_status.message}."
+    elif best_name is None:
         message = fit_error_message(len(nodes), statuses)
     elif nominated_chosen:
         message = (

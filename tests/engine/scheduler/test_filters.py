@@ -291,3 +291,43 @@ def test_view_is_cached_per_cluster() -> None:
     cl = cluster([node("n")], [pod("a", 100, node="n")])
     assert scheduler_view(cl) is scheduler_view(cl)
     assert scheduler_view(cl).nodes[0].requested == {"cpu": 100}
+
+
+# --- NodeAffinity PreFilter (metadata.name pins, as DaemonSet pods carry) ---
+
+
+def _pinned(*terms):
+    from service.engine.objects import NodeSelectorRequirement, NodeSelectorTerm
+
+    return tuple(
+        NodeSelectorTerm(
+            match_fields=tuple(
+                NodeSelectorRequirement(key="metadata.name", operator="In", values=(name,))
+                for name in names
+            )
+        )
+        for names in terms
+    )
+
+
+def test_prefilter_result_limits_the_nodes() -> None:
+    from msgspec.structs import replace
+
+    ds_pod = replace(pod("ds", 10), required_node_affinity=_pinned(["b"]))
+    statuses = _status([node("a"), node("b"), node("c")], [], ds_pod)
+    assert statuses["b"].code == SUCCESS
+    for name in ("a", "c"):
+        assert statuses[name].code == UNRESOLVABLE
+        assert statuses[name].reasons == ("node(s) didn't satisfy plugin(s) [NodeAffinity]",)
+
+
+def test_prefilter_conflicting_pins() -> None:
+    from msgspec.structs import replace
+
+    from service.engine.scheduler.placement import place
+
+    bad = replace(pod("ds", 10), required_node_affinity=_pinned(["a", "b"]))
+    cl = cluster([node("a"), node("b")], [])
+    out = place(cl, bad)
+    assert [n.reasons for n in out.nodes] == [["pod affinity terms conflict"]] * 2
+    assert out.message == "0/2 nodes are available: pod affinity terms conflict."
