@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import time
 
 from flask import Flask, current_app, g, request
 
@@ -25,6 +26,31 @@ def _is_loopback(address: str | None) -> bool:
         return ipaddress.ip_address(address or "").is_loopback
     except ValueError:
         return False
+
+
+KEY_CACHE_SECONDS = 5.0
+
+
+def _lookup(secret: str) -> tuple[str, str] | None:
+    """(role, key id) for a secret. Valid keys are remembered for a few seconds per process
+    so that a busy client does not cost a database round trip per request; a revocation
+    takes effect within KEY_CACHE_SECONDS."""
+    cache: dict = current_app.extensions.setdefault("verdict.keys", {})
+    digest = keys.hash_secret(secret)
+    hit = cache.get(digest)
+    now = time.monotonic()
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    with current_app.extensions["verdict.db"].session() as session:
+        key = keys.find(session, secret)
+        found = (key.role, key.id) if key is not None else None
+    if found is not None:
+        if len(cache) > 10_000:
+            cache.clear()
+        cache[digest] = (now + KEY_CACHE_SECONDS, found)
+    else:
+        cache.pop(digest, None)
+    return found
 
 
 def register(app: Flask) -> None:
@@ -50,15 +76,14 @@ def register(app: Flask) -> None:
                 "missing bearer API key",
                 headers={"WWW-Authenticate": 'Bearer realm="verdict"'},
             )
-        with current_app.extensions["verdict.db"].session() as session:
-            key = keys.find(session, secret.strip())
-            if key is None:
-                raise ApiError(
-                    401,
-                    "invalid or revoked API key",
-                    headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
-                )
-            role, key_id = key.role, key.id
+        found = _lookup(secret.strip())
+        if found is None:
+            raise ApiError(
+                401,
+                "invalid or revoked API key",
+                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+            )
+        role, key_id = found
         needed = required_role()
         if needed not in keys.GRANTS[role]:
             raise ApiError(403, f"this operation needs the {needed!r} role; the key has {role!r}")

@@ -35,8 +35,10 @@ def _cluster_for(body: dict):
     """(cluster, parsed inline snapshot or None, stored snapshot id or None)."""
     if body.get("snapshotId") is not None:
         db, cache = current_app.extensions["verdict.db"], current_app.extensions["verdict.cache"]
-        with db.session() as session:
-            cluster = store.load_cluster(session, cache, body["snapshotId"])
+        cluster = cache.get(body["snapshotId"])
+        if cluster is None:
+            with db.session() as session:
+                cluster = store.load_cluster(session, cache, body["snapshotId"])
         if cluster is None:
             raise ApiError(
                 422,

@@ -96,6 +96,8 @@ def append(
 ) -> DecisionRow:
     """Add one record at the head of the chain, in the caller's transaction."""
     _lock_chain(session)
+    if session.new:  # earlier appends of this transaction must be visible to _head
+        session.flush()
     seq, prev_hash = _head(session)
     row = DecisionRow(
         seq=seq + 1,
@@ -110,8 +112,8 @@ def append(
         prev_hash=prev_hash,
     )
     row.record_hash = content_hash(prev_hash, row)
+    # One flush at commit: the unit of work inserts the record before its subjects (FK order).
     session.add(row)
-    session.flush()
     subjects = [
         DecisionSubject(decision_seq=row.seq, subject="node", value=n)
         for n in dict.fromkeys(node_names)

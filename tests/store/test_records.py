@@ -59,6 +59,7 @@ def test_prune_keeps_the_chain_verifiable(app):
     db = app.extensions["verdict.db"]
     with db.session(write=True) as session:
         old = _append(session, 3)
+        session.flush()
         session.execute(
             update(DecisionRow)
             .where(DecisionRow.seq <= old[-1].seq)
