@@ -22,9 +22,10 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
 import orjson
 
-from service.engine.objects import Cluster, Container, ContainerPort, Pod
+from service.engine.objects import Cluster, Container, ContainerPort, Pod, Snapshot
 from service.engine.scheduler.filters import scheduler_view
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import PreemptionArgs, preempt
@@ -34,6 +35,8 @@ GI = 1024**3
 
 
 def _cluster(nodes: int, pods: int, seed: int, body: Path | None) -> Cluster:
+    if body is not None and body.suffix == ".msgpack":
+        return Cluster(msgspec.msgpack.decode(body.read_bytes(), type=Snapshot))
     if body is not None:
         env = orjson.loads(body.read_bytes())
     else:
@@ -64,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=150000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--body", type=Path, help="a generated envelope (skips generation)")
+    parser.add_argument(
+        "--body",
+        type=Path,
+        help="a generated envelope (JSON), or a msgpack-encoded Snapshot (.msgpack)",
+    )
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args(argv)
 
@@ -104,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
                 ports=(ContainerPort(container_port=9100, host_port=9100),),
             ),
         ),
+    )
+    started = time.perf_counter()
+    preempt(cluster, preemptor, args=PreemptionArgs(100, 100))
+    print(
+        "preemption, first call (builds the per-node importance order, prefix sums and PDB "
+        f"matches once per Cluster): {(time.perf_counter() - started) * 1000:.0f} ms"
     )
     for label, pargs in (
         ("default args (10% / 100)", PreemptionArgs()),

@@ -27,6 +27,7 @@ from __future__ import annotations
 import bisect
 import threading
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -68,6 +69,7 @@ __all__ = [
     "scheduler_view",
     "state_of",
     "taint_toleration",
+    "used_ports_of",
 ]
 
 # --- status codes (framework.Code) ---
@@ -284,6 +286,7 @@ class NodeInfo:
         "nz_mem",
         "pod_count",
         "pods",
+        "port_pods",
         "requested",
         "used_ports",
     )
@@ -307,9 +310,8 @@ class NodeInfo:
         self.nz_cpu = nz_cpu
         self.nz_mem = nz_mem
         self.pod_count = len(pods)
-        self.used_ports = (
-            HostPorts.of_pods(pi.pod for pi in pods if pi.has_ports) if any_ports else None
-        )
+        self.port_pods = tuple(pi for pi in pods if pi.has_ports) if any_ports else ()
+        self.used_ports = used_ports_of(pods) if any_ports else None
         self._by_importance: list[PodInfo] | None = None
         self._neg_priority: list[int] | None = None
         self._cum: dict[str, list[int]] = {}
@@ -389,7 +391,14 @@ class NodeInfo:
         return self._by_importance
 
     def base_state(self) -> NodeState:
-        return NodeState(self.requested, self.pod_count, self.used_ports, self.nz_cpu, self.nz_mem)
+        return NodeState(
+            self.requested,
+            self.pod_count,
+            self.used_ports,
+            self.nz_cpu,
+            self.nz_mem,
+            self.port_pods,
+        )
 
 
 def _importance_key(pi: PodInfo) -> tuple[int, int]:
@@ -398,16 +407,18 @@ def _importance_key(pi: PodInfo) -> tuple[int, int]:
 
 @dataclass(slots=True)
 class NodeState:
-    """The mutable part of a NodeInfo copy: what adding/removing pods changes."""
+    """The mutable part of a NodeInfo copy: what adding/removing pods changes. ``port_pods``
+    are the pods holding host ports; ``used_ports`` is built from them."""
 
     requested: dict[str, int]
     pod_count: int
     used_ports: HostPorts | None
     nz_cpu: int = 0
     nz_mem: int = 0
+    port_pods: tuple[PodInfo, ...] = ()
 
-    def with_pods(self, added: list[PodInfo], removed: list[PodInfo] = ()) -> NodeState:  # type: ignore[assignment]
-        """A copy with ``added`` pods added and ``removed`` pods taken away (ports rebuilt)."""
+    def with_pods(self, added: Sequence[PodInfo], removed: Sequence[PodInfo] = ()) -> NodeState:
+        """A copy with ``added`` pods added and ``removed`` pods taken away."""
         requested = dict(self.requested)
         nz_cpu, nz_mem = self.nz_cpu, self.nz_mem
         for pi in added:
@@ -420,15 +431,27 @@ class NodeState:
                 requested[name] = requested.get(name, 0) - value
             nz_cpu -= pi.nz_cpu
             nz_mem -= pi.nz_mem
-        ports = self.used_ports
-        if any(pi.has_ports for pi in added):
-            ports = _copy_ports(ports)
-            for pi in added:
-                if pi.has_ports and pi.pod is not None:
-                    ports.add_pod(pi.pod)
+        ports, port_pods = self.used_ports, self.port_pods
+        if any(pi.has_ports for pi in removed) or any(pi.has_ports for pi in added):
+            gone = {id(pi) for pi in removed}
+            port_pods = tuple(pi for pi in port_pods if id(pi) not in gone) + tuple(
+                pi for pi in added if pi.has_ports
+            )
+            ports = used_ports_of(port_pods)
         return NodeState(
-            requested, self.pod_count + len(added) - len(removed), ports, nz_cpu, nz_mem
+            requested,
+            self.pod_count + len(added) - len(removed),
+            ports,
+            nz_cpu,
+            nz_mem,
+            port_pods,
         )
+
+
+def used_ports_of(pods: Sequence[PodInfo]) -> HostPorts | None:
+    """NodeInfo.UsedPorts of ``pods`` (None when none of them holds a host port)."""
+    with_ports = [pi.pod for pi in pods if pi.has_ports and pi.pod is not None]
+    return HostPorts.of_pods(with_ports) if with_ports else None
 
 
 def state_of(pods: list[PodInfo]) -> NodeState:
@@ -440,22 +463,8 @@ def state_of(pods: list[PodInfo]) -> NodeState:
             requested[name] = requested.get(name, 0) + value
         nz_cpu += pi.nz_cpu
         nz_mem += pi.nz_mem
-    return NodeState(requested, len(pods), ports_without(pods), nz_cpu, nz_mem)
-
-
-def _copy_ports(ports: HostPorts | None) -> HostPorts:
-    copy = HostPorts()
-    if ports is not None:
-        for ip, used in ports._by_ip.items():
-            for protocol, port in used:
-                copy.add(ip, protocol, port)
-    return copy
-
-
-def ports_without(pods: list[PodInfo]) -> HostPorts | None:
-    """Used host ports of ``pods`` (NodeInfo.UsedPorts rebuilt after removals)."""
-    with_ports = [pi.pod for pi in pods if pi.has_ports and pi.pod is not None]
-    return HostPorts.of_pods(with_ports) if with_ports else None
+    port_pods = tuple(pi for pi in pods if pi.has_ports)
+    return NodeState(requested, len(pods), used_ports_of(port_pods), nz_cpu, nz_mem, port_pods)
 
 
 @dataclass(frozen=True, slots=True)
@@ -577,8 +586,20 @@ class SchedulerView:
         self.inter_pod_affinity_in_use = inter_pod_affinity
         self.pdbs = [_pdb_info(i, pdb) for i, pdb in enumerate(snapshot.pdbs)]
         self.pdbs_by_namespace: dict[str, list[PdbInfo]] = {}
+        # Candidate index: a PDB with matchLabels is filed under its first (key, value) pair
+        # (a pod lacking that pair cannot match it); the others are scanned. PDBs whose
+        # selector is invalid, nil or empty match nothing and are left out.
+        self._pdb_by_label: dict[str, dict[tuple[str, str], list[PdbInfo]]] = {}
+        self._pdb_scan: dict[str, list[PdbInfo]] = {}
         for info in self.pdbs:
             self.pdbs_by_namespace.setdefault(info.namespace, []).append(info)
+            if not info.valid or info.empty:
+                continue
+            if info.match_labels:
+                by_label = self._pdb_by_label.setdefault(info.namespace, {})
+                by_label.setdefault(info.match_labels[0], []).append(info)
+            else:
+                self._pdb_scan.setdefault(info.namespace, []).append(info)
         self._pdb_matches: dict[int, tuple[int, ...]] = {}
 
     def nominated_for(self, node_name: str) -> list[PodInfo]:
@@ -587,20 +608,25 @@ class SchedulerView:
         return self.nominated.get(node_name, [])
 
     def matching_pdbs(self, pi: PodInfo) -> tuple[int, ...]:
-        """Indexes of the PDBs whose selector matches the pod (same namespace, labelled pod).
-        Cached per pod: the PDB set of a snapshot never changes."""
+        """Indexes (snapshot order) of the PDBs whose selector matches the pod: same
+        namespace, labelled pod, valid non-empty selector. Cached per pod: the PDB set of a
+        snapshot never changes."""
         key = id(pi)
         found = self._pdb_matches.get(key)
         if found is None:
             labels = pi.pod.labels if pi.pod is not None else {}
-            if not labels:
-                found = ()
-            else:
-                found = tuple(
-                    info.index
-                    for info in self.pdbs_by_namespace.get(pi.namespace, ())
-                    if info.matches(labels)
-                )
+            found = ()
+            if labels:
+                candidates: list[PdbInfo] = []
+                by_label = self._pdb_by_label.get(pi.namespace)
+                if by_label:
+                    for pair in labels.items():
+                        filed = by_label.get(pair)
+                        if filed:
+                            candidates.extend(filed)
+                candidates.extend(self._pdb_scan.get(pi.namespace, ()))
+                if candidates:
+                    found = tuple(sorted(info.index for info in candidates if info.matches(labels)))
             self._pdb_matches[key] = found
         return found
 
@@ -867,10 +893,7 @@ def base_state(ctx: PodContext, ni: NodeInfo) -> NodeState:
     removed = ctx.removed.get(ni.name)
     if not removed:
         return ni.base_state()
-    state = ni.base_state().with_pods([], removed)
-    if ni.used_ports is not None:
-        state.used_ports = ports_without([pi for pi in ni.pods if pi not in removed])
-    return state
+    return ni.base_state().with_pods([], removed)
 
 
 def run_filter_plugins(ctx: PodContext, ni: NodeInfo, state: NodeState | None = None) -> Status:

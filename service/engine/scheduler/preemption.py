@@ -46,6 +46,7 @@ from service.engine.scheduler.filters import (
     pod_context,
     scheduler_view,
     state_of,
+    used_ports_of,
 )
 from service.engine.scheduler.holds import (
     Hold,
@@ -263,11 +264,11 @@ def select_victims_on_node(
         name: ni.requested.get(name, 0) - (cum[n] - cum[first])
         for (name, _), cum in zip(checks, cums, strict=True)
     }
-    ports = None
-    if ctx.wanted_ports and ni.used_ports is not None:
-        kept = [pi.pod for pos, pi in ni.port_positions() if pos < first and pi.pod is not None]
-        ports = HostPorts.of_pods(kept) if kept else None
-    state = NodeState(requested, first, ports)
+    kept: tuple[PodInfo, ...] = ()
+    if ni.used_ports is not None:
+        kept = tuple(pi for pos, pi in ni.port_positions() if pos < first)
+    ports = used_ports_of(kept) if ctx.wanted_ports else None
+    state = NodeState(requested, first, ports, port_pods=kept)
     status = run_filters_with_nominated(ctx, ni, state)
     if not status.is_success:
         return [], 0, status

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from service.engine.objects import LabelSelector, LabelSelectorRequirement, PodDisruptionBudget
 from service.engine.scheduler.filters import (
     ERROR,
     UNRESOLVABLE,
@@ -90,6 +91,15 @@ def test_reprieved_pods_still_use_up_the_budget() -> None:
     assert out.num_pdb_violations == 1
 
 
+def _expr_pdb(operator: str, values: tuple[str, ...]) -> PodDisruptionBudget:
+    selector = LabelSelector(
+        match_expressions=(LabelSelectorRequirement(key="app", operator=operator, values=values),)
+    )
+    return PodDisruptionBudget(
+        namespace="default", name="x", selector=selector, disruptions_allowed=0
+    )
+
+
 @pytest.mark.parametrize(
     ("budget", "kwargs", "violations"),
     [
@@ -100,6 +110,18 @@ def test_reprieved_pods_still_use_up_the_budget() -> None:
         pytest.param(pdb("x", {"app": "x"}, 0, namespace="other"), {}, 0, id="other namespace"),
         pytest.param(pdb("x", {"app": "x"}, 0, disrupted=("v",)), {}, 0, id="in disruptedPods"),
         pytest.param(pdb("x", {"app": "x"}, 0), {"labels": {}}, 0, id="pod without labels"),
+        pytest.param(
+            pdb("x", {"tier": "db", "app": "x"}, 0), {}, 0, id="first matchLabels pair missing"
+        ),
+        pytest.param(
+            pdb("x", {"tier": "db", "app": "x"}, 0),
+            {"labels": {"app": "x", "tier": "db"}},
+            1,
+            id="all matchLabels pairs present",
+        ),
+        pytest.param(_expr_pdb("In", ("x", "y")), {}, 1, id="matchExpressions In"),
+        pytest.param(_expr_pdb("NotIn", ("x",)), {}, 0, id="matchExpressions NotIn"),
+        pytest.param(_expr_pdb("In", ()), {}, 0, id="invalid selector matches nothing"),
     ],
 )
 def test_pdb_matching(budget, kwargs, violations) -> None:
