@@ -576,7 +576,6 @@ class SchedulerView:
                         terminating_sts.append((pod.node_name, pi))
             elif pod.nominated_node_name:
                 nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
-        self.cluster_ref = weakref.ref(cluster)
         self.nodes: list[NodeInfo] = [
             NodeInfo(node, i, per_node[i]) for i, node in enumerate(nodes)
         ]
