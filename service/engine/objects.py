@@ -87,6 +87,12 @@ class Container(_Frozen):
         return self.restart_policy == "Always"
 
 
+class PodCondition(_Frozen):
+    type: str
+    status: str
+    reason: str = ""
+
+
 class PodResources(_Frozen):
     """spec.resources (pod-level resources); present even when empty."""
 
@@ -132,6 +138,7 @@ class Pod(_Frozen):
     # Volumes the kubelet counts as local ephemeral storage (emptyDir on disk, hostPath,
     # gitRepo, configMap): eviction's disk ranking sums their usage.
     local_volume_names: tuple[str, ...] = ()
+    conditions: tuple[PodCondition, ...] = ()  # status.conditions (DisruptionTarget, ...)
     # Scheduler features Verdict does not model that this pod uses (e.g. "InterPodAffinity").
     unmodelled: tuple[str, ...] = ()
     # Format of the first quantity seen per resource, for printing sums.

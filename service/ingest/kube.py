@@ -318,6 +318,11 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
         creation_timestamp=meta.creation_timestamp,
         deletion_timestamp=meta.deletion_timestamp,
         nominated_node_name=status.nominated_node_name,
+        conditions=tuple(
+            m.PodCondition(type=c.type, status=c.status, reason=c.reason)
+            for c in status.conditions or ()
+            if c.type == "DisruptionTarget"  # the only pod condition a decision reads
+        ),
         containers=containers,
         init_containers=init_containers,
         overhead=overhead,

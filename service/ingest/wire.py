@@ -129,8 +129,15 @@ class PodSpec(_Wire):
     volumes: list[Volume] | None = None
 
 
+class PodCondition(_Wire):
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+
+
 class PodStatus(_Wire):
     phase: str = ""
+    conditions: list[PodCondition] | None = None
     qos_class: str = msgspec.field(default="", name="qosClass")
     start_time: datetime | None = None
     nominated_node_name: str = ""

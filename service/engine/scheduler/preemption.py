@@ -155,13 +155,10 @@ def nodes_where_preemption_might_help_legacy(
 
 def terminating_by_preemption(pod: Pod) -> bool:
     """podTerminatingByPreemption: deletionTimestamp set and the first DisruptionTarget
-    condition is True with reason PreemptionByScheduler.
-
-    The normalized Pod model carries no ``status.conditions``; when it does not, a terminating
-    pod is never taken as terminating *by preemption* (so it does not block eligibility)."""
+    condition is True with reason PreemptionByScheduler (ingest keeps DisruptionTarget)."""
     if pod.deletion_timestamp is None:
         return False
-    for cond in getattr(pod, "conditions", None) or ():
+    for cond in pod.conditions:
         if cond.type == "DisruptionTarget":
             return cond.status == "True" and cond.reason == "PreemptionByScheduler"
     return False
