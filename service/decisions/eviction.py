@@ -202,7 +202,25 @@ def _ranked(entry: RankedPod) -> dict:
         "usage": _amount(entry, entry.usage) if entry.usage is not None else None,
         "request": _request(entry),
         "hasStats": entry.has_stats,
+        "reason": _rank_reason(entry),
     }
+
+
+def _rank_reason(entry: RankedPod) -> str:
+    """Why the pod stands where it does, in the terms of the kubelet's rank functions
+    (exceeds requests, then priority, then usage above request)."""
+    resource = entry.resource
+    if not entry.has_stats:
+        return f"no {resource} stats for the pod: the kubelet ranks pods without stats first"
+    usage = _amount(entry, entry.usage) if entry.usage is not None else "unknown"
+    request = _request(entry)
+    if entry.exceeds_requests:
+        where = f"{resource} usage {usage} exceeds its request {request}"
+    elif resource in ("memory", "ephemeral-storage"):
+        where = f"{resource} usage {usage} is within its request {request}"
+    else:
+        where = f"{resource} usage {usage}"
+    return f"{where}; priority {entry.priority}"
 
 
 def _default_format(name: str) -> str:

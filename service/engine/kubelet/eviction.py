@@ -67,7 +67,14 @@ from service.engine.kubelet.eviction_config import (
     is_hard_eviction_threshold,
     threshold_quantity_string,
 )
-from service.engine.objects import FsStats, MemoryStats, NodeStats, Pod, PodStats
+from service.engine.objects import (
+    CONFIG_MIRROR_ANNOTATION,
+    FsStats,
+    MemoryStats,
+    NodeStats,
+    Pod,
+    PodStats,
+)
 from service.engine.qos import is_critical_pod
 from service.engine.quantity import BINARY_SI, DECIMAL_SI, base_units_to_string, format_quantity
 from service.engine.resources import is_pod_level_resources_set, pod_limits, resource_request
@@ -337,7 +344,8 @@ class PodStatsIndex:
     """cachedStatsFunc: pod stats by pod UID, as the kubelet matches them.
 
     Verdict extension for hand-written inputs: when the pod or the stats entry has no UID,
-    they are matched by namespace and name.
+    they are matched by namespace and name. A mirror pod is matched by the static pod's UID
+    (its kubernetes.io/config.mirror annotation), as the kubelet itself sees it.
     """
 
     __slots__ = ("_by_name", "_by_name_without_uid", "_by_uid")
@@ -356,8 +364,11 @@ class PodStatsIndex:
 
     def get(self, pod: Pod) -> PodStats | None:
         key = (pod.namespace, pod.name)
-        if pod.uid:
-            found = self._by_uid.get(pod.uid)
+        # A mirror pod stands for a static pod: the kubelet knows (and reports stats under)
+        # the static pod's UID, which the API server's mirror carries in this annotation.
+        uid = pod.annotations.get(CONFIG_MIRROR_ANNOTATION) or pod.uid
+        if uid:
+            found = self._by_uid.get(uid)
             return found if found is not None else self._by_name_without_uid.get(key)
         return self._by_name.get(key)
 

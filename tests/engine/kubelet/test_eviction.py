@@ -846,3 +846,21 @@ def test_make_signal_observations_needs_both_fields():
         rlimit=RlimitStats(max_pid=100),
     )
     assert list(make_signal_observations(stats)) == ["nodefs.available"]
+
+
+def test_mirror_pod_stats_are_found_under_the_static_pod_uid():
+    """The kubelet reports a static pod's stats under its own UID, which the mirror pod
+    (what a kubectl dump shows) carries in the kubernetes.io/config.mirror annotation."""
+    from service.engine.kubelet.eviction import PodStatsIndex
+    from service.engine.objects import Pod, PodStats
+
+    mirror = Pod(
+        namespace="kube-system",
+        name="kube-apiserver-n1",
+        uid="api-server-uid",
+        annotations={"kubernetes.io/config.mirror": "static-hash"},
+    )
+    stats = PodStats(namespace="kube-system", name="kube-apiserver-n1", uid="static-hash")
+    other = PodStats(namespace="kube-system", name="kube-apiserver-n1", uid="api-server-uid")
+    assert PodStatsIndex([stats]).get(mirror) is stats
+    assert PodStatsIndex([other, stats]).get(mirror) is stats
