@@ -162,7 +162,23 @@ def decide(cluster: Cluster, request: dict) -> dict:
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),
     )
-    return result_json(outcome, [n.name for n in cluster.snapshot.nodes])
+    result = result_json(outcome, [n.name for n in cluster.snapshot.nodes])
+    _explain_victims(result, request["pod"])
+    return result
+
+
+def _explain_victims(result: dict, preemptor) -> None:
+    """Each chosen victim says why, in the words the scheduler writes on it: the
+    DisruptionTarget condition message and the Preempted event."""
+    node = result.get("nominatedNodeName")
+    scheduler = preemptor.scheduler_name or "default-scheduler"
+    priority = preemptor.priority if preemptor.priority is not None else 0
+    for victim in result["victims"]:
+        victim["reason"] = (
+            f"{scheduler}: preempting to accommodate a higher priority pod "
+            f"(Preempted by pod {preemptor.uid or preemptor.key} on node {node}; "
+            f"victim priority {victim['priority']} < {priority})"
+        )
 
 
 def subjects(request: dict, result: dict) -> Subjects:

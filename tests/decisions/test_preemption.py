@@ -78,7 +78,19 @@ def test_result_shape_and_choice() -> None:
     assert r["eligible"] is True
     assert r["nominatedNodeName"] == "n1"
     assert [v["name"] for v in r["victims"]] == ["low"]
-    assert set(r["victims"][0]) == {"namespace", "name", "uid", "nodeName", "priority", "qosClass"}
+    assert set(r["victims"][0]) == {
+        "namespace",
+        "name",
+        "uid",
+        "nodeName",
+        "priority",
+        "qosClass",
+        "reason",
+    }
+    assert r["victims"][0]["reason"].startswith(
+        "default-scheduler: preempting to accommodate a higher priority pod"
+    )
+    assert f"on node {r['nominatedNodeName']}" in r["victims"][0]["reason"]
     assert r["numPDBViolations"] == 0
     assert [(c["nodeName"], [v["name"] for v in c["victims"]]) for c in r["candidates"]] == [
         ("n1", ["low"]),
