@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import orjson
-from sqlalchemy import delete, exists, select, text
+from sqlalchemy import Text, cast, delete, exists, select, text
 from sqlalchemy.orm import Session
 
 from service.store.models import AuditState, DecisionRow, DecisionSubject
@@ -174,21 +174,70 @@ def get(session: Session, decision_id: str) -> DecisionRow | None:
     return session.scalar(select(DecisionRow).where(DecisionRow.id == decision_id))
 
 
+@dataclass(slots=True)
+class StoredRecord:
+    """A record read for walking the chain: plain attributes, no ORM identity tracking."""
+
+    seq: int
+    id: str
+    kind: str
+    snapshot_id: str | None
+    created_at: datetime
+    engine_version: str
+    key_id: str | None
+    request: dict
+    result: dict
+    prev_hash: str
+    record_hash: str
+
+
+def _chain_columns():
+    table = DecisionRow.__table__
+    return [
+        table.c.seq,
+        table.c.id,
+        table.c.kind,
+        table.c.snapshot_id,
+        table.c.created_at,
+        table.c.engine_version,
+        table.c.key_id,
+        # As text, parsed by orjson: several times faster than the driver's json module.
+        cast(table.c.request, Text).label("request"),
+        cast(table.c.result, Text).label("result"),
+        table.c.prev_hash,
+        table.c.record_hash,
+    ]
+
+
 def iterate(
-    session: Session, since: datetime | None = None, batch: int = 2000
-) -> Iterator[DecisionRow]:
+    session: Session, since: datetime | None = None, batch: int = 5000
+) -> Iterator[StoredRecord]:
     """Every record in chain order (oldest first), fetched in keyset batches."""
     after = -1
+    columns = _chain_columns()
+    loads = orjson.loads
     while True:
-        query = select(DecisionRow).where(DecisionRow.seq > after)
+        query = select(*columns).where(DecisionRow.seq > after)
         if since is not None:
             query = query.where(DecisionRow.created_at >= since)
-        rows = list(session.scalars(query.order_by(DecisionRow.seq).limit(batch)))
+        rows = session.execute(query.order_by(DecisionRow.seq).limit(batch)).all()
         if not rows:
             return
-        yield from rows
+        for r in rows:
+            yield StoredRecord(
+                r.seq,
+                r.id,
+                r.kind,
+                r.snapshot_id,
+                r.created_at,
+                r.engine_version,
+                r.key_id,
+                loads(r.request),
+                loads(r.result),
+                r.prev_hash,
+                r.record_hash,
+            )
         after = rows[-1].seq
-        session.expunge_all()
 
 
 @dataclass
