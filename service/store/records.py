@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import orjson
-from sqlalchemy import Text, cast, delete, exists, select, text
+from sqlalchemy import Text, cast, delete, exists, insert, select, text
 from sqlalchemy.orm import Session
 
 from service.store.models import AuditState, DecisionRow, DecisionSubject
@@ -93,13 +93,13 @@ def append(
     engine_version: str,
     node_names: list[str] = (),
     pods: list[str] = (),
-) -> DecisionRow:
+) -> StoredRecord:
     """Add one record at the head of the chain, in the caller's transaction."""
     _lock_chain(session)
-    if session.new:  # earlier appends of this transaction must be visible to _head
+    if session.new:  # pending ORM objects (an inline snapshot) must exist before the record
         session.flush()
     seq, prev_hash = _head(session)
-    row = DecisionRow(
+    row = StoredRecord(
         seq=seq + 1,
         id=str(uuid.uuid4()),
         kind=kind,
@@ -110,18 +110,20 @@ def append(
         request=request,
         result=result,
         prev_hash=prev_hash,
+        record_hash="",
     )
     row.record_hash = content_hash(prev_hash, row)
-    # One flush at commit: the unit of work inserts the record before its subjects (FK order).
-    session.add(row)
+    # Core inserts: the hot path of every decision, without the ORM unit of work.
+    values = {name: getattr(row, name) for name in StoredRecord.__slots__}
+    session.execute(insert(DecisionRow.__table__), [values])
     subjects = [
-        DecisionSubject(decision_seq=row.seq, subject="node", value=n)
-        for n in dict.fromkeys(node_names)
+        {"decision_seq": row.seq, "subject": "node", "value": n} for n in dict.fromkeys(node_names)
     ]
     subjects += [
-        DecisionSubject(decision_seq=row.seq, subject="pod", value=p) for p in dict.fromkeys(pods)
+        {"decision_seq": row.seq, "subject": "pod", "value": p} for p in dict.fromkeys(pods)
     ]
-    session.add_all(subjects)
+    if subjects:
+        session.execute(insert(DecisionSubject.__table__), subjects)
     return row
 
 
