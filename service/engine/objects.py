@@ -93,6 +93,14 @@ class PodCondition(_Frozen):
     reason: str = ""
 
 
+class EmptyDirLimit(_Frozen):
+    """An emptyDir volume's sizeLimit: bytes, and the quantity as the pod spec wrote it."""
+
+    volume: str
+    limit: int
+    text: str
+
+
 class PodResources(_Frozen):
     """spec.resources (pod-level resources); present even when empty."""
 
@@ -138,6 +146,7 @@ class Pod(_Frozen):
     # Volumes the kubelet counts as local ephemeral storage (emptyDir on disk, hostPath,
     # gitRepo, configMap): eviction's disk ranking sums their usage.
     local_volume_names: tuple[str, ...] = ()
+    empty_dir_limits: tuple[EmptyDirLimit, ...] = ()  # positive sizeLimits, in volume order
     conditions: tuple[PodCondition, ...] = ()  # status.conditions (DisruptionTarget, ...)
     # Scheduler features Verdict does not model that this pod uses (e.g. "InterPodAffinity").
     unmodelled: tuple[str, ...] = ()

@@ -244,6 +244,31 @@ def _local_volume_names(volumes: list[wire.Volume] | None) -> tuple[str, ...]:
     )
 
 
+def _empty_dir_limits(
+    volumes: list[wire.Volume] | None, errors: list[FieldError]
+) -> tuple[m.EmptyDirLimit, ...]:
+    """Positive emptyDir sizeLimits (the kubelet ignores unset and zero ones)."""
+    out = []
+    for i, v in enumerate(volumes or ()):
+        if v.empty_dir is None or v.empty_dir.size_limit is None:
+            continue
+        raw = v.empty_dir.size_limit
+        try:
+            quantity = parse_quantity(raw.strip() if isinstance(raw, str) else raw)
+        except QuantityError as exc:
+            errors.append(
+                FieldError(
+                    f"spec.volumes[{i}].emptyDir.sizeLimit", f"invalid quantity {raw!r}: {exc}"
+                )
+            )
+            continue
+        if quantity.sign() > 0:
+            out.append(
+                m.EmptyDirLimit(volume=v.name, limit=quantity.int_value(), text=str(quantity))
+            )
+    return tuple(out)
+
+
 def _owner_references(refs: list[wire.OwnerRef] | None) -> tuple[m.OwnerReference, ...]:
     if not refs:
         return ()
@@ -298,6 +323,7 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
             )
             for t in required.node_selector_terms or ()
         )
+    empty_dir_limits = _empty_dir_limits(spec.volumes, errors)
     if errors:
         raise IngestError(errors).prefixed(prefix)
     annotations = meta.annotations
@@ -336,6 +362,7 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
         scheduler_name=spec.scheduler_name,
         termination_grace_period_seconds=spec.termination_grace_period_seconds,
         local_volume_names=_local_volume_names(spec.volumes),
+        empty_dir_limits=empty_dir_limits,
         unmodelled=_unmodelled(spec),
         formats=shared.mapping(formats) if shared else formats,
     )

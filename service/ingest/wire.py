@@ -93,6 +93,7 @@ class Toleration(_Wire):
 
 class EmptyDir(_Wire):
     medium: str = ""
+    size_limit: QuantityValue | None = None
 
 
 class Volume(_Wire):

@@ -128,6 +128,7 @@ _NS_PER_SECOND = 1_000_000_000
 SIGNAL_EMPTYDIR_LIMIT = "emptydirfs.limit"
 SIGNAL_POD_EPHEMERAL_LIMIT = "ephemeralpodfs.limit"
 SIGNAL_CONTAINER_EPHEMERAL_LIMIT = "ephemeralcontainerfs.limit"
+SIGNAL_EMPTY_DIR_LIMIT = "emptydirfs.limit"
 
 # Names of the kubelet's node-level reclaim functions.
 CONTAINER_GC = "DeleteAllUnusedContainers"
@@ -703,6 +704,24 @@ class Eviction:
     message: str
 
 
+def _empty_dir_limit_eviction(pod: Pod, pod_stats: PodStats) -> Eviction | None:
+    """eviction_manager.go emptyDirLimitEviction (k8s 1.35): the first emptyDir volume (in
+    spec order, any medium) whose reported usage exceeds its positive sizeLimit."""
+    if not pod.empty_dir_limits:
+        return None
+    used = {v.name: v.used_bytes for v in pod_stats.volumes if v.used_bytes is not None}
+    for limit in pod.empty_dir_limits:
+        usage = used.get(limit.volume)
+        if usage is not None and usage > limit.limit:
+            return Eviction(
+                pod,
+                SIGNAL_EMPTY_DIR_LIMIT,
+                IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS,
+                f'Usage of EmptyDir volume "{limit.volume}" exceeds the limit "{limit.text}". ',
+            )
+    return None
+
+
 def local_storage_eviction(
     pods: Iterable[Pod],
     stats: PodStatsIndex,
@@ -714,11 +733,16 @@ def local_storage_eviction(
     whose ephemeral-storage usage exceeds its PodLimits ephemeral-storage, else a pod with a
     container whose logs (+ rootfs unless there is a dedicated image filesystem) exceed that
     container's ephemeral-storage limit, is evicted with grace 1s; several pods may be.
-    Critical pods are never evicted. emptyDir sizeLimit checks are not modelled."""
+    Critical pods are never evicted. First of all (emptyDirLimitEviction), a pod with an
+    emptyDir volume whose usage exceeds its sizeLimit is evicted."""
     evicted: list[Eviction] = []
     for pod in pods:
         pod_stats = stats.get(pod)
         if pod_stats is None or is_critical_pod(pod):
+            continue
+        empty_dir = _empty_dir_limit_eviction(pod, pod_stats)
+        if empty_dir is not None:
+            evicted.append(empty_dir)
             continue
         # PodLimits has an ephemeral-storage key only when some container limits it (pod-level
         # resources cannot, overhead only adds to existing keys): skip the aggregation otherwise.
