@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -29,10 +30,20 @@ def normalize_url(url: str) -> str:
     return url
 
 
+def _strict_json(value) -> str:
+    """JSON columns hold standard JSON on every database: PostgreSQL's json type refuses
+    NaN/Infinity, so SQLite must too (and the chain walk parses with orjson)."""
+    return json.dumps(value, allow_nan=False)
+
+
 def make_engine(url: str) -> Engine:
     url = normalize_url(url)
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        engine = create_engine(
+            url,
+            connect_args={"timeout": 30, "check_same_thread": False},
+            json_serializer=_strict_json,
+        )
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):
@@ -54,7 +65,9 @@ def make_engine(url: str) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    return create_engine(
+        url, pool_pre_ping=True, pool_size=5, max_overflow=5, json_serializer=_strict_json
+    )
 
 
 class Database:

@@ -98,3 +98,26 @@ def test_filters_and_keyset_pages(app):
             session, records.Filters(since=datetime.now(UTC) + timedelta(hours=1)), 10, None
         )
         assert future == []
+
+
+def test_non_finite_numbers_are_refused_alike_on_every_database(app):
+    """PostgreSQL's json type refuses Infinity; SQLite is made to refuse it too, so stored
+    records are standard JSON everywhere and nothing half-written remains."""
+    import pytest
+
+    db = app.extensions["verdict.db"]
+    with (
+        pytest.raises(Exception, match=r"(?i)infinity|out of range|not JSON compliant"),
+        db.session(write=True) as session,
+    ):
+        records.append(
+            session,
+            kind="admission",
+            snapshot_id=None,
+            key_id=None,
+            request={},
+            result={"score": float("inf")},
+            engine_version="test",
+        )
+    with db.session() as session:
+        assert records.verify(session) == records.Verification(True, 0, None)
