@@ -401,9 +401,9 @@ def _node(raw: wire.Node, prefix: str = "") -> m.Node:
             for t in spec.taints or ()
         ),
         capacity=capacity,
-        # A node that does not report allocatable is treated as allocatable == capacity,
-        # as the kubelet does when it sets node status.
-        allocatable=allocatable if status.allocatable is not None else dict(capacity),
+        # Taken as reported: the scheduler and the kubelet read status.allocatable as is, and
+        # a node without it fits nothing (scheduler.md 1.2), so Verdict does not invent one.
+        allocatable=allocatable,
         conditions=tuple(
             m.NodeCondition(
                 type=c.type,
