@@ -13,24 +13,15 @@ import argparse
 import http.client
 import json
 import os
-import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from bench.common import VERDICT, create_key, free_port
 from bench.generate import generate
-
-VERDICT = str(Path(sys.executable).with_name("verdict"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _bodies(kind: str, snapshot_id: str, env: dict) -> list[bytes]:
@@ -79,18 +70,8 @@ def main() -> None:
     else:
         env.pop("VERDICT_DATABASE_URL", None)
     subprocess.run([VERDICT, "db", "upgrade"], env=env, check=True, capture_output=True)
-    secret = (
-        subprocess.run(
-            [VERDICT, "keys", "create", "--role", "admin"],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    port = _free_port()
+    secret = create_key(env)
+    port = free_port()
     server = subprocess.Popen(
         [VERDICT, "serve", "--port", str(port), "--workers", str(args.workers)],
         env=env,

@@ -18,14 +18,11 @@ and local volumes), and no pressure (the kubelet's default thresholds).
 from __future__ import annotations
 
 import argparse
-import gc
 import platform
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from datetime import datetime
 
+from bench.common import time_calls
 from bench.generate import DEFAULT_CAPTURED_AT, generate
 from service.decisions import load_kinds
 from service.decisions.run import compute
@@ -43,28 +40,6 @@ def _cluster(nodes: int, pods: int, seed: int) -> tuple[Cluster, str]:
     with_stats = [n.name for n in snapshot.nodes if n.name in snapshot.stats]
     fullest = max(with_stats, key=lambda name: len(cluster.pods_on(name)))
     return cluster, fullest
-
-
-def _time(fn: Callable[[], object], iterations: int) -> tuple[float, float, float]:
-    """(median, p95, mean) in milliseconds, garbage collector off while timing."""
-    for _ in range(min(50, iterations)):
-        fn()
-    samples = []
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(iterations):
-            start = time.perf_counter()
-            fn()
-            samples.append((time.perf_counter() - start) * 1000)
-    finally:
-        gc.enable()
-    samples.sort()
-    return (
-        statistics.median(samples),
-        samples[int(len(samples) * 0.95) - 1],
-        statistics.fmean(samples),
-    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,9 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         evaluation = synchronize(pods, stats, parsed, now)
         victim = evaluation.victim.pod.name if evaluation.victim else None
         outcome = f"starved={evaluation.starved_resource} ranked={len(evaluation.ranking)} victim={victim}"
-        engine = _time(lambda p=parsed: synchronize(pods, stats, p, now), args.iterations)
+        engine = time_calls(lambda p=parsed: synchronize(pods, stats, p, now), args.iterations)
         params = {"nodeName": node, "config": config}
-        decision = _time(lambda p=params: compute(kind, cluster, p), args.iterations)
+        decision = time_calls(lambda p=params: compute(kind, cluster, p), args.iterations)
         for layer, (median, p95, mean) in (("engine", engine), ("decision", decision)):
             print(f"{name:24} {layer:9} {median:10.3f} {p95:8.3f} {mean:8.3f}  {outcome}")
     return 0

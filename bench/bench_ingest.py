@@ -13,7 +13,6 @@ import http.client
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
@@ -21,13 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-VERDICT = str(Path(sys.executable).with_name("verdict"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from bench.common import VERDICT, create_key, free_port
 
 
 def _json_loads_seconds(path: Path) -> float:
@@ -104,18 +97,8 @@ def main() -> None:
 
     env = {**os.environ, "VERDICT_INSTANCE_PATH": str(workdir), "VERDICT_LOG_LEVEL": "WARNING"}
     env.pop("VERDICT_DATABASE_URL", None)
-    secret = (
-        subprocess.run(
-            [VERDICT, "keys", "create", "--role", "admin"],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    port = _free_port()
+    secret = create_key(env)
+    port = free_port()
     server = subprocess.Popen([VERDICT, "serve", "--port", str(port), "--workers", "1"], env=env)
     try:
         headers = {"Authorization": f"Bearer {secret}"}

@@ -19,14 +19,12 @@ snapshot's capturedAt. Times, per configuration:
 from __future__ import annotations
 
 import argparse
-import gc
 import platform
-import statistics
 import sys
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from bench.common import time_calls
 from bench.generate import DEFAULT_CAPTURED_AT, generate
 from service.decisions import load_kinds
 from service.decisions.run import compute
@@ -81,24 +79,6 @@ def _cluster(nodes: int, pods: int, seed: int, every: int) -> tuple[Cluster, int
     return cluster, unhealthy
 
 
-def _time(fn: Callable[[], object], iterations: int) -> tuple[float, float, float]:
-    """(median, p95, mean) in milliseconds, garbage collector off while timing."""
-    fn()
-    samples = []
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(iterations):
-            start = time.perf_counter()
-            fn()
-            samples.append((time.perf_counter() - start) * 1000)
-    finally:
-        gc.enable()
-    samples.sort()
-    p95 = samples[min(len(samples) - 1, round(0.95 * (len(samples) - 1)))]
-    return statistics.median(samples), p95, statistics.fmean(samples)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_nodelifecycle")
     parser.add_argument("--nodes", type=int, default=5000)
@@ -127,10 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         result = node_eviction_rate(cluster, now, config)
         evicted = sum(1 for p in result["pods"] if p["evictAt"] is not None)
         tainted = sum(1 for n in result["nodes"] if n["taint"] is not None)
-        engine = _time(
+        engine = time_calls(
             lambda config=config: node_eviction_rate(cluster, now, config), args.iterations
         )
-        decision = _time(
+        decision = time_calls(
             lambda config=config: compute(kind, cluster, {"config": config}), args.iterations
         )
         print(
