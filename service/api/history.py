@@ -6,7 +6,7 @@ import orjson
 from flask import Blueprint, Response, current_app, request, stream_with_context
 
 from service.api.errors import ApiError
-from service.api.requests import decode_cursor, encode_cursor, limit_arg, time_arg
+from service.api.requests import encode_cursor, int_cursor, limit_arg, time_arg
 from service.api.responses import json_response
 from service.decisions import KINDS
 from service.decisions.diff import differences
@@ -31,13 +31,7 @@ def list_decisions():
             "pod filter is namespace/name",
             [{"path": "pod", "message": "expected namespace/name"}],
         )
-    cursor = decode_cursor()
-    try:
-        before = int(cursor) if cursor else None
-    except ValueError:
-        raise ApiError(
-            400, "invalid cursor", [{"path": "cursor", "message": "not a cursor this API issued"}]
-        ) from None
+    before = int_cursor()
     filters = records.Filters(
         kind=request.args.get("kind"),
         snapshot_id=request.args.get("snapshotId"),

@@ -65,11 +65,35 @@ def decode_cursor() -> str | None:
     if not raw:
         return None
     try:
-        return base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)).decode()
+        # validate=True: the lenient decoder silently drops stray characters.
+        decoded = base64.b64decode(
+            raw + "=" * (-len(raw) % 4), altchars=b"-_", validate=True
+        ).decode()
     except (ValueError, UnicodeDecodeError):
-        raise ApiError(
-            400, "invalid cursor", [{"path": "cursor", "message": "not a cursor this API issued"}]
-        ) from None
+        raise invalid_cursor() from None
+    if not decoded:
+        raise invalid_cursor()
+    return decoded
+
+
+def invalid_cursor() -> ApiError:
+    return ApiError(
+        400, "invalid cursor", [{"path": "cursor", "message": "not a cursor this API issued"}]
+    )
+
+
+def int_cursor() -> int | None:
+    """A cursor that carries a position (a sequence number or an offset)."""
+    cursor = decode_cursor()
+    if cursor is None:
+        return None
+    try:
+        position = int(cursor)
+    except ValueError:
+        raise invalid_cursor() from None
+    if position < 0:
+        raise invalid_cursor()
+    return position
 
 
 def time_arg(name: str) -> datetime | None:

@@ -8,7 +8,7 @@ from flask import Blueprint, Response, current_app, g, request, url_for
 from sqlalchemy import and_, or_, select
 
 from service.api.errors import ApiError
-from service.api.requests import decode_cursor, encode_cursor, limit_arg
+from service.api.requests import decode_cursor, encode_cursor, int_cursor, invalid_cursor, limit_arg
 from service.api.responses import json_response
 from service.engine.objects import Cluster, Snapshot
 from service.engine.summary import node_view, pod_view
@@ -138,11 +138,7 @@ def list_snapshots():
 
             moment = datetime.fromisoformat(stamp)
         except ValueError:
-            raise ApiError(
-                400,
-                "invalid cursor",
-                [{"path": "cursor", "message": "not a cursor this API issued"}],
-            ) from None
+            raise invalid_cursor() from None
         query = query.where(
             or_(
                 SnapshotRow.created_at < moment,
@@ -204,13 +200,7 @@ def load_cluster(snapshot_id: str, path: str = "snapshotId") -> Cluster:
 
 
 def _offset_page(items: list, limit: int) -> tuple[list, str | None]:
-    cursor = decode_cursor()
-    try:
-        start = int(cursor) if cursor else 0
-    except ValueError:
-        raise ApiError(
-            400, "invalid cursor", [{"path": "cursor", "message": "not a cursor this API issued"}]
-        ) from None
+    start = int_cursor() or 0
     chunk = items[start : start + limit]
     more = start + limit < len(items)
     return chunk, encode_cursor(str(start + limit)) if more else None

@@ -147,3 +147,21 @@ def test_verify_and_export(api):
     assert [r["id"] for r in lines] == ids
     later = api.get("/v1/decisions/export?since=2999-01-01T00:00:00Z", role="read").get_data()
     assert later == b""
+
+
+def test_forged_or_garbage_cursors_are_400(api):
+    from service.api.requests import encode_cursor
+
+    snap = _snapshot(api)
+    for path in (
+        "/v1/decisions",
+        f"/v1/snapshots/{snap}/pods",
+        f"/v1/snapshots/{snap}/nodes",
+        "/v1/snapshots",
+    ):
+        for cursor in (encode_cursor("-5"), encode_cursor("abc"), "%%%"):
+            response = api.get(f"{path}?cursor={cursor}", role="read")
+            assert response.status_code == 400, (path, cursor)
+            assert response.json["errors"] == [
+                {"path": "cursor", "message": "not a cursor this API issued"}
+            ]
