@@ -153,6 +153,7 @@ class Generator:
 
     def __init__(self, total: int, seed: int) -> None:
         self.total = total
+        self.head = (0, records.GENESIS_HASH, records.GENESIS_HASH)
         self.rng = random.Random(f"bench-history-{seed}")
         self.nodes = _node_names(self.rng)
         self.pods = _pod_keys(self.rng)
@@ -377,6 +378,7 @@ class Generator:
                 )
                 subjects.append((seq, "node", node))
                 subjects.append((seq, "pod", pod))
+                self.head = (seq, record_hash, prev_hash)
                 prev_hash = record_hash
             yield decisions, subjects
 
@@ -410,6 +412,13 @@ def load(url: str, total: int, batch: int, seed: int) -> dict:
                         copy.write_row(row)
             conn.commit()
             copy_s += time.perf_counter() - t1
+        # The chain's head, as append keeps it (verify checks the newest record against it).
+        seq, record_hash, prev_hash = generator.head
+        conn.execute(
+            "UPDATE audit_state SET head_seq = %s, head_hash = %s, head_prev_hash = %s WHERE id = 1",
+            (seq, record_hash, prev_hash),
+        )
+        conn.commit()
         insert_s = time.perf_counter() - started
         t0 = time.perf_counter()
         conn.autocommit = True

@@ -30,7 +30,7 @@ def normalize_url(url: str) -> str:
     return url
 
 
-def _strict_json(value) -> str:
+def strict_json(value) -> str:
     """JSON columns hold standard JSON on every database: PostgreSQL's json type refuses
     NaN/Infinity, so SQLite must too (and the chain walk parses with orjson)."""
     return json.dumps(value, allow_nan=False)
@@ -42,7 +42,7 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(
             url,
             connect_args={"timeout": 30, "check_same_thread": False},
-            json_serializer=_strict_json,
+            json_serializer=strict_json,
         )
 
         @event.listens_for(engine, "connect")
@@ -66,7 +66,7 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(
-        url, pool_pre_ping=True, pool_size=5, max_overflow=5, json_serializer=_strict_json
+        url, pool_pre_ping=True, pool_size=5, max_overflow=5, json_serializer=strict_json
     )
 
 

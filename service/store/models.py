@@ -93,8 +93,15 @@ class DecisionSubject(Base):
     __table_args__ = (Index("ix_decision_subjects_lookup", "subject", "value", "decision_seq"),)
 
 
+GENESIS_HASH = "0" * 64
+
+
 class AuditState(Base):
-    """The chain's anchor: the hash the oldest remaining record must point at."""
+    """The chain's two ends, in row 1: the anchor (the hash the oldest remaining record must
+    point at) and the head (the newest record's sequence, hash and previous hash).
+
+    Every append updates the head in the same statement that writes the record, so this row
+    is the chain's lock, and ``verify`` can tell when records were cut off the end."""
 
     __tablename__ = "audit_state"
 
@@ -102,3 +109,8 @@ class AuditState(Base):
     anchor_hash: Mapped[str] = mapped_column(String(64))
     anchor_seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"))
     note: Mapped[str] = mapped_column(Text, default="")
+    head_seq: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), server_default="0"
+    )
+    head_hash: Mapped[str] = mapped_column(String(64), server_default=GENESIS_HASH)
+    head_prev_hash: Mapped[str] = mapped_column(String(64), server_default=GENESIS_HASH)

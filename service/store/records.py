@@ -10,17 +10,17 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import orjson
-from sqlalchemy import Text, cast, delete, exists, insert, select, text
+from sqlalchemy import Text, cast, delete, exists, insert, select, text, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from service.store.models import AuditState, DecisionRow, DecisionSubject
-
-GENESIS_HASH = "0" * 64
-CHAIN_LOCK_KEY = 7_262_001  # pg_advisory_xact_lock key owned by Verdict
+from service.store.db import strict_json
+from service.store.models import GENESIS_HASH, AuditState, DecisionRow, DecisionSubject
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -50,36 +50,143 @@ def to_json(row: DecisionRow) -> dict:
     }
 
 
-def content_hash(prev_hash: str, row: DecisionRow) -> str:
-    body = {
-        "id": row.id,
-        "seq": row.seq,
-        "kind": row.kind,
-        "snapshotId": row.snapshot_id,
+def _hash_parts(row) -> tuple[bytes, bytes]:
+    """The canonical JSON of a record's hashed content, split around the value of ``seq``.
+
+    Keys are sorted, so the content is ``{<keys before "seq">,"seq":N,<keys after>}``: the two
+    parts are fixed before the sequence number is known, which lets PostgreSQL finish the hash
+    inside the append statement."""
+    snapshot_id = row.snapshot_id
+    before = {
         "createdAt": iso(row.created_at),
         "engineVersion": row.engine_version,
+        "id": row.id,
         "keyId": row.key_id,
+        "kind": row.kind,
         "request": row.request,
         "result": row.result,
     }
+    head = orjson.dumps(before, option=orjson.OPT_SORT_KEYS)
+    tail = orjson.dumps({"snapshotId": snapshot_id})
+    return head[:-1] + b',"seq":', b"," + tail[1:]
+
+
+def _chain_hash(prev_hash: str, seq: int, parts: tuple[bytes, bytes]) -> str:
     digest = hashlib.sha256(prev_hash.encode())
-    digest.update(orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
+    digest.update(parts[0])
+    digest.update(str(seq).encode())
+    digest.update(parts[1])
     return digest.hexdigest()
 
 
-def _lock_chain(session: Session) -> None:
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": CHAIN_LOCK_KEY})
+def content_hash(prev_hash: str, row) -> str:
+    """sha256(prev_hash + the record's content as canonical JSON, keys sorted, seq included)."""
+    return _chain_hash(prev_hash, row.seq, _hash_parts(row))
 
 
-def _head(session: Session) -> tuple[int, str]:
-    row = session.execute(
-        select(DecisionRow.seq, DecisionRow.record_hash).order_by(DecisionRow.seq.desc()).limit(1)
+def _ensure_audit_row(session: Session) -> None:
+    """Row 1 of audit_state, created from the newest record when missing (a database emptied
+    by hand): the genesis anchor and that record as the head."""
+    newest = session.execute(
+        select(DecisionRow.seq, DecisionRow.record_hash, DecisionRow.prev_hash)
+        .order_by(DecisionRow.seq.desc())
+        .limit(1)
     ).first()
-    if row is not None:
-        return row.seq, row.record_hash
-    anchor = session.get(AuditState, 1)
-    return (anchor.anchor_seq, anchor.anchor_hash) if anchor else (0, GENESIS_HASH)
+    values = {
+        "id": 1,
+        "anchor_hash": GENESIS_HASH,
+        "anchor_seq": 0,
+        "note": "",
+        "head_seq": newest.seq if newest else 0,
+        "head_hash": newest.record_hash if newest else GENESIS_HASH,
+        "head_prev_hash": newest.prev_hash if newest else GENESIS_HASH,
+    }
+    dialect = session.get_bind().dialect.name
+    insert_for = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    session.execute(insert_for(AuditState.__table__).values(values).on_conflict_do_nothing())
+
+
+def _lock_chain(session: Session):
+    """Lock audit_state row 1 until commit (SQLite: the write transaction is the lock)."""
+    query = select(AuditState.__table__).where(AuditState.id == 1).with_for_update()
+    state = session.execute(query).first()
+    if state is None:
+        _ensure_audit_row(session)
+        state = session.execute(query).first()
+    return state
+
+
+# One statement per append on PostgreSQL: lock and advance the head, finish the hash, write
+# the record and its subjects. The row lock is held only for the server's own work and the
+# commit; the head is read from the locked row (READ COMMITTED re-reads an updated row), so
+# it is never stale.
+_APPEND_POSTGRESQL = text(
+    """
+WITH head AS (
+    UPDATE audit_state
+       SET head_seq = head_seq + 1,
+           head_prev_hash = head_hash,
+           head_hash = encode(sha256(convert_to(head_hash, 'UTF8') || :prefix
+                              || convert_to(CAST(head_seq + 1 AS text), 'UTF8') || :suffix), 'hex')
+     WHERE id = 1
+ RETURNING head_seq, head_prev_hash, head_hash
+), record AS (
+    INSERT INTO decisions (seq, id, kind, snapshot_id, created_at, engine_version, key_id,
+                           request, result, prev_hash, record_hash)
+    SELECT head_seq, :id, :kind, :snapshot_id, :created_at, :engine_version, :key_id,
+           CAST(:request AS json), CAST(:result AS json), head_prev_hash, head_hash
+      FROM head
+ RETURNING seq
+), subjects AS (
+    INSERT INTO decision_subjects (decision_seq, subject, value)
+    SELECT record.seq, s.subject, s.value
+      FROM record, unnest(CAST(:subjects AS text[]), CAST(:subject_values AS text[]))
+           AS s(subject, value)
+)
+SELECT head_seq, head_prev_hash, head_hash FROM head
+"""
+)
+
+
+def _append_postgresql(session: Session, row: StoredRecord, subjects: list[tuple[str, str]]):
+    params = {
+        "prefix": row.parts[0],
+        "suffix": row.parts[1],
+        "id": row.id,
+        "kind": row.kind,
+        "snapshot_id": row.snapshot_id,
+        "created_at": row.created_at,
+        "engine_version": row.engine_version,
+        "key_id": row.key_id,
+        "request": strict_json(row.request),
+        "result": strict_json(row.result),
+        "subjects": [s for s, _ in subjects],
+        "subject_values": [v for _, v in subjects],
+    }
+    head = session.execute(_APPEND_POSTGRESQL, params).first()
+    if head is None:  # no row 1 yet
+        _ensure_audit_row(session)
+        head = session.execute(_APPEND_POSTGRESQL, params).first()
+    row.seq, row.prev_hash, row.record_hash = head
+
+
+def _append_serialized(session: Session, row: StoredRecord, subjects: list[tuple[str, str]]):
+    """SQLite: the caller's write transaction (BEGIN IMMEDIATE) already serializes appends."""
+    state = _lock_chain(session)
+    row.seq, row.prev_hash = state.head_seq + 1, state.head_hash
+    row.record_hash = _chain_hash(row.prev_hash, row.seq, row.parts)
+    values = {name: getattr(row, name) for name in _RECORD_COLUMNS}
+    session.execute(insert(DecisionRow.__table__), [values])
+    if subjects:
+        session.execute(
+            insert(DecisionSubject.__table__),
+            [{"decision_seq": row.seq, "subject": s, "value": v} for s, v in subjects],
+        )
+    session.execute(
+        update(AuditState.__table__)
+        .where(AuditState.id == 1)
+        .values(head_seq=row.seq, head_hash=row.record_hash, head_prev_hash=row.prev_hash)
+    )
 
 
 def append(
@@ -95,12 +202,10 @@ def append(
     pods: list[str] = (),
 ) -> StoredRecord:
     """Add one record at the head of the chain, in the caller's transaction."""
-    _lock_chain(session)
     if session.new:  # pending ORM objects (an inline snapshot) must exist before the record
         session.flush()
-    seq, prev_hash = _head(session)
     row = StoredRecord(
-        seq=seq + 1,
+        seq=0,
         id=str(uuid.uuid4()),
         kind=kind,
         snapshot_id=snapshot_id,
@@ -109,21 +214,17 @@ def append(
         key_id=key_id,
         request=request,
         result=result,
-        prev_hash=prev_hash,
+        prev_hash="",
         record_hash="",
     )
-    row.record_hash = content_hash(prev_hash, row)
-    # Core inserts: the hot path of every decision, without the ORM unit of work.
-    values = {name: getattr(row, name) for name in StoredRecord.__slots__}
-    session.execute(insert(DecisionRow.__table__), [values])
-    subjects = [
-        {"decision_seq": row.seq, "subject": "node", "value": n} for n in dict.fromkeys(node_names)
-    ]
-    subjects += [
-        {"decision_seq": row.seq, "subject": "pod", "value": p} for p in dict.fromkeys(pods)
-    ]
-    if subjects:
-        session.execute(insert(DecisionSubject.__table__), subjects)
+    # Everything but the sequence number is hashed before the chain is locked.
+    row.parts = _hash_parts(row)
+    subjects = [("node", n) for n in dict.fromkeys(node_names)]
+    subjects += [("pod", p) for p in dict.fromkeys(pods)]
+    if session.get_bind().dialect.name == "postgresql":
+        _append_postgresql(session, row, subjects)
+    else:
+        _append_serialized(session, row, subjects)
     return row
 
 
@@ -191,6 +292,11 @@ class StoredRecord:
     result: dict
     prev_hash: str
     record_hash: str
+    # The hashed content around its seq (see _hash_parts), while the record is appended.
+    parts: tuple[bytes, bytes] | None = field(default=None, repr=False, compare=False)
+
+
+_RECORD_COLUMNS = tuple(c.name for c in DecisionRow.__table__.columns)
 
 
 def _chain_columns():
@@ -250,9 +356,11 @@ class Verification:
 
 
 def verify(session: Session) -> Verification:
-    anchor = session.get(AuditState, 1)
-    expected_prev = anchor.anchor_hash if anchor else GENESIS_HASH
-    expected_seq = (anchor.anchor_seq if anchor else 0) + 1
+    """Walk the chain from the anchor; then the newest record must be the recorded head, or
+    records were cut off the end (reported with no ``first_bad_id``: none is left to name)."""
+    state = session.get(AuditState, 1)
+    expected_prev = state.anchor_hash if state else GENESIS_HASH
+    expected_seq = (state.anchor_seq if state else 0) + 1
     count = 0
     for row in iterate(session):
         count += 1
@@ -263,6 +371,8 @@ def verify(session: Session) -> Verification:
         ):
             return Verification(False, count, row.id)
         expected_prev, expected_seq = row.record_hash, row.seq + 1
+    if state is not None and (state.head_seq, state.head_hash) != (expected_seq - 1, expected_prev):
+        return Verification(False, count, None)
     return Verification(True, count, None)
 
 
@@ -282,12 +392,11 @@ def prune(session: Session, before: datetime, engine_version: str) -> DecisionRo
             delete(DecisionSubject).where(DecisionSubject.decision_seq <= last.seq)
         ).rowcount
         deleted = session.execute(delete(DecisionRow).where(DecisionRow.seq <= last.seq)).rowcount
-        anchor = session.get(AuditState, 1)
-        if anchor is None:
-            session.add(AuditState(id=1, anchor_hash=last.record_hash, anchor_seq=last.seq))
-        else:
-            anchor.anchor_hash, anchor.anchor_seq = last.record_hash, last.seq
-        session.flush()
+        session.execute(
+            update(AuditState.__table__)
+            .where(AuditState.id == 1)
+            .values(anchor_hash=last.record_hash, anchor_seq=last.seq)
+        )
     return append(
         session,
         kind="prune",

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import update
 
 from service.store import records
-from service.store.models import DecisionRow
+from service.store.models import AuditState, DecisionRow
 
 
 def _append(session, n: int, **kw):
@@ -72,6 +72,8 @@ def test_prune_keeps_the_chain_verifiable(app):
             row.prev_hash = prev
             row.record_hash = records.content_hash(prev, row)
             prev = row.record_hash
+        state = session.get(AuditState, 1)
+        state.head_seq, state.head_hash, state.head_prev_hash = row.seq, prev, row.prev_hash
     with db.session(write=True) as session:
         _append(session, 2)
     with db.session(write=True) as session:
