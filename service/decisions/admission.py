@@ -40,6 +40,9 @@ never counts a pod against itself.
 
 from __future__ import annotations
 
+import threading
+import weakref
+
 from marshmallow import RAISE, Schema, fields
 
 from service.decisions.base import (
@@ -53,6 +56,7 @@ from service.engine.kubelet.admission import (
     AdmissionResult,
     AdmitRejection,
     InsufficientResource,
+    PodRequestsMemo,
     PredicateFailure,
     active_pods,
     admit,
@@ -145,8 +149,23 @@ def decide(cluster: Cluster, request: dict) -> dict:
     if node is None:
         raise DecisionInputError("nodeName", f"node {node_name!r} is not in the snapshot")
     pod: Pod = request["pod"]
-    result = admit(pod, node, other_pods_on(cluster, node_name, pod))
+    result = admit(
+        pod, node, other_pods_on(cluster, node_name, pod), requests_of=_requests_memo(cluster)
+    )
     return result_json(result)
+
+
+_MEMOS: weakref.WeakKeyDictionary[Cluster, PodRequestsMemo] = weakref.WeakKeyDictionary()
+_MEMOS_LOCK = threading.Lock()
+
+
+def _requests_memo(cluster: Cluster) -> PodRequestsMemo:
+    """One memo per cached snapshot, gone with it."""
+    memo = _MEMOS.get(cluster)
+    if memo is None:
+        with _MEMOS_LOCK:
+            memo = _MEMOS.setdefault(cluster, PodRequestsMemo())
+    return memo
 
 
 def subjects(request: dict, result: dict) -> Subjects:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from marshmallow import ValidationError
+from marshmallow import Schema, ValidationError
 
 from service.decisions.base import DecisionKind, Subjects
 from service.decisions.priority import admit_priority
@@ -24,9 +24,20 @@ def decision_params(body: dict) -> dict:
     return {k: v for k, v in body.items() if k not in SNAPSHOT_FIELDS}
 
 
+_SCHEMAS: dict[str, Schema] = {}
+
+
+def _schema(kind: DecisionKind) -> Schema:
+    """One schema instance per kind: building one costs more than most decisions."""
+    schema = _SCHEMAS.get(kind.name)
+    if schema is None:
+        schema = _SCHEMAS[kind.name] = kind.schema()
+    return schema
+
+
 def compute(kind: DecisionKind, cluster: Cluster, params: dict) -> Outcome:
     """Validate ``params`` with the kind's schema and decide on ``cluster``."""
-    loaded = kind.schema().load(params)
+    loaded = _schema(kind).load(params)
     if isinstance(loaded.get("pod"), Pod):
         loaded["pod"] = admit_priority(loaded["pod"], cluster)
     result = kind.decide(cluster, loaded)

@@ -10,6 +10,7 @@ import pytest
 from service.engine.kubelet.admission import (
     AdmitRejection,
     InsufficientResource,
+    PodRequestsMemo,
     PredicateFailure,
     active_pods,
     admit,
@@ -210,6 +211,34 @@ FIT_CASES = [
 @pytest.mark.parametrize(("pod", "others", "alloc", "expected"), FIT_CASES)
 def test_fits_resources(pod, others, alloc, expected):
     assert fits_resources(pod, _node(alloc), others) == expected
+
+
+@pytest.mark.parametrize(("pod", "others", "alloc", "expected"), FIT_CASES)
+def test_fits_resources_with_a_requests_memo(pod, others, alloc, expected):
+    """The per-snapshot memo gives the same answers, twice, computing each pod once."""
+    memo = PodRequestsMemo()
+    calls = []
+
+    def counting(other):
+        calls.append(other)
+        return memo(other)
+
+    for _ in range(2):
+        assert fits_resources(pod, _node(alloc), others, requests_of=counting) == expected
+    assert len(memo._found) == len({id(o) for o in calls})
+    assert all(memo(o) is memo(o) for o in others)
+
+
+def test_requests_memo_is_not_used_with_other_settings():
+    """A memo holds default-settings requests: with the PodLevelResources gate off the pod
+    level request must not come from it."""
+    other = _pod("o", _c(requests={"cpu": 100}), resources=PodResources(requests={"cpu": 900}))
+    memo = PodRequestsMemo()
+    memo(other)  # cached with the gate on: 900
+    pod = _pod("p", _c(requests={"cpu": 800}))
+    gate_off = EngineSettings(pod_level_resources=False)
+    assert admit(pod, _node({}), [other], settings=gate_off, requests_of=memo).admitted
+    assert not admit(pod, _node({}), [other], requests_of=memo).admitted
 
 
 def test_fit_pod_level_gate_off():

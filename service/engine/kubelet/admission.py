@@ -33,7 +33,7 @@ Choices made for a snapshot (documented, deterministic):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -59,6 +59,7 @@ __all__ = [
     "AdmissionResult",
     "AdmitRejection",
     "InsufficientResource",
+    "PodRequestsMemo",
     "PredicateFailure",
     "active_pods",
     "admit",
@@ -280,12 +281,33 @@ def _fit_request(pod: Pod, node: Node, settings: EngineSettings) -> dict[str, in
     return request
 
 
+RequestsOf = Callable[[Pod], dict[str, int]]
+
+
+class PodRequestsMemo:
+    """PodRequests of a snapshot's pods, computed once per pod (by identity) and kept for the
+    life of the snapshot: admission sums every other pod on the node, on every decision.
+    Only for the default settings; the returned dicts must not be changed."""
+
+    def __init__(self) -> None:
+        self._found: dict[int, tuple[Pod, dict[str, int]]] = {}
+
+    def __call__(self, pod: Pod) -> dict[str, int]:
+        hit = self._found.get(id(pod))
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        requests = pod_requests(pod)
+        self._found[id(pod)] = (pod, requests)  # the pod is held: its id stays its own
+        return requests
+
+
 def fits_resources(
     pod: Pod,
     node: Node,
     other_pods: Sequence[Pod],
     *,
     settings: EngineSettings = DEFAULT_SETTINGS,
+    requests_of: RequestsOf | None = None,
 ) -> list[InsufficientResource]:
     """noderesources.Fits as the kubelet calls it (k8s 1.35), after
     removeMissingExtendedResources.
@@ -313,7 +335,11 @@ def fits_resources(
 
     used = dict.fromkeys(wanted, 0)
     for other in other_pods:
-        other_request = pod_requests(other, settings=settings)
+        other_request = (
+            requests_of(other)
+            if requests_of is not None
+            else pod_requests(other, settings=settings)
+        )
         for name in wanted:
             value = other_request.get(name)
             if value:
@@ -332,12 +358,13 @@ def general_filter(
     other_pods: Sequence[Pod],
     *,
     settings: EngineSettings = DEFAULT_SETTINGS,
+    requests_of: RequestsOf | None = None,
 ) -> list[InsufficientResource | PredicateFailure]:
     """lifecycle generalFilter (k8s 1.35) = scheduler AdmissionCheck with all failures
     (resources, NodeAffinity, NodeName, NodePorts) plus, except for static pods, an
     untolerated NoExecute taint (TaintToleration)."""
     reasons: list[InsufficientResource | PredicateFailure] = list(
-        fits_resources(pod, node, other_pods, settings=settings)
+        fits_resources(pod, node, other_pods, settings=settings, requests_of=requests_of)
     )
     if not matches_node_selector_and_affinity(pod, node):
         reasons.append(PredicateFailure(NODE_AFFINITY, NODE_AFFINITY_DESC))
@@ -363,6 +390,7 @@ def admit(
     *,
     settings: EngineSettings = DEFAULT_SETTINGS,
     kubelet_os: str = KUBELET_OS,
+    requests_of: RequestsOf | None = None,
 ) -> AdmissionResult:
     """The kubelet's admission of ``pod`` on ``node`` next to ``other_pods`` (the node's
     other active pods, see ``active_pods``), with critical-pod preemption.
@@ -391,7 +419,9 @@ def admit(
             message=rejection.message,
         )
 
-    reasons = general_filter(pod, node, other_pods, settings=settings)
+    if settings is not DEFAULT_SETTINGS:
+        requests_of = None  # a memo holds default-settings requests only
+    reasons = general_filter(pod, node, other_pods, settings=settings, requests_of=requests_of)
     if not reasons:
         return AdmissionResult(admitted=True, critical=critical)
 
