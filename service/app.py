@@ -29,6 +29,16 @@ def create_app(config: dict | Settings | None = None) -> Flask:
         settings.SNAPSHOT_CACHE_SIZE, settings.SNAPSHOT_CACHE_PODS
     )
     load_kinds()
+    from service.decisions.warm import warm
+    from service.store.preload import Preloader
+
+    app.extensions["verdict.preloader"] = Preloader(
+        db,
+        app.extensions["verdict.cache"],
+        count=settings.PRELOAD_SNAPSHOTS,
+        interval=settings.PRELOAD_INTERVAL,
+        warm=warm,
+    )
 
     from service.api import auth, decisions, docs, errors, history, metrics, ops, snapshots
 

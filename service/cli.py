@@ -61,7 +61,10 @@ def cmd_serve(args) -> int:
             self.cfg.set("child_exit", _child_exit)
 
         def load(self):
-            return create_app()
+            # Runs in each worker after the fork: the warming thread belongs to the worker.
+            app = create_app()
+            app.extensions["verdict.preloader"].start()
+            return app
 
     Verdict().run()
     return 0

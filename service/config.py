@@ -35,6 +35,10 @@ class Settings:
     SNAPSHOT_CACHE_SIZE: int = 4
     # ...and at most this many pods across them (the newest snapshot is always kept).
     SNAPSHOT_CACHE_PODS: int = 400_000
+    # `verdict serve`: each worker keeps this many of the newest snapshots decoded and warm
+    # (0: none), looking for new ones every PRELOAD_INTERVAL seconds.
+    PRELOAD_SNAPSHOTS: int = 1
+    PRELOAD_INTERVAL: int = 10
     # Apply migrations on start when the database is empty (SQLite default: on).
     AUTO_MIGRATE: bool = True
     LOG_LEVEL: str = "INFO"

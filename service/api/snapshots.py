@@ -107,6 +107,7 @@ def create_snapshot():
     parsed = parse(*read_snapshot_body())
     with current_app.extensions["verdict.db"].session(write=True) as session:
         row = save(session, parsed)
+    current_app.extensions["verdict.preloader"].nudge(row.id)
     response = json_response(summary_json(row), 201)
     response.headers["Location"] = url_for("snapshots.get_snapshot", snapshot_id=row.id)
     response.headers["ETag"] = f'"{row.digest}"'

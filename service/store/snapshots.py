@@ -8,6 +8,8 @@ import threading
 import uuid
 import zlib
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 import msgspec
@@ -98,6 +100,26 @@ class ClusterCache:
         self.max_pods = max_pods
         self._items: OrderedDict[str, Cluster] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}
+
+    def __contains__(self, snapshot_id: str) -> bool:
+        """Held, without counting as a use."""
+        with self._lock:
+            return snapshot_id in self._items
+
+    @contextmanager
+    def loading(self, snapshot_id: str) -> Iterator[None]:
+        """Held while this process decodes one snapshot: one load at a time per snapshot,
+        however many requests want it first. Those who waited find it cached."""
+        with self._lock:
+            lock = self._loading.setdefault(snapshot_id, threading.Lock())
+        with lock:
+            try:
+                yield
+            finally:
+                with self._lock:
+                    if self._loading.get(snapshot_id) is lock:
+                        del self._loading[snapshot_id]
 
     def get(self, snapshot_id: str) -> Cluster | None:
         with self._lock:
@@ -131,18 +153,24 @@ class ClusterCache:
 
 
 def load_cluster(session: Session, cache: ClusterCache, snapshot_id: str) -> Cluster | None:
+    """The snapshot from the cache, else decoded from the database (once, however many
+    threads ask at the same time) and cached."""
     cluster = cache.get(snapshot_id)
     if cluster is not None:
         return cluster
-    content = session.scalar(select(SnapshotRow.content).where(SnapshotRow.id == snapshot_id))
-    if content is None:
-        return None
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        cluster = Cluster(decode(content))
-    finally:
-        if collecting:
-            gc.enable()
-    cache.put(snapshot_id, cluster)
+    with cache.loading(snapshot_id):
+        cluster = cache.get(snapshot_id)  # loaded by whoever held the lock before us
+        if cluster is not None:
+            return cluster
+        content = session.scalar(select(SnapshotRow.content).where(SnapshotRow.id == snapshot_id))
+        if content is None:
+            return None
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            cluster = Cluster(decode(content))
+        finally:
+            if collecting:
+                gc.enable()
+        cache.put(snapshot_id, cluster)
     return cluster
