@@ -43,7 +43,7 @@ class SnapshotRow(Base):
     digest: Mapped[str] = mapped_column(String(80), index=True)
     counts: Mapped[dict] = mapped_column(JSON)
     ignored: Mapped[dict] = mapped_column(JSON, default=dict)
-    # zlib-compressed msgpack of the normalized engine Snapshot.
+    # zstd-compressed msgpack of the normalized engine Snapshot (zlib in rows written before).
     content: Mapped[bytes] = mapped_column(LargeBinary)
     key_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
 
