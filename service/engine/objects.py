@@ -25,8 +25,14 @@ CONFIG_MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 KEPT_ANNOTATIONS = frozenset({CONFIG_SOURCE_ANNOTATION, CONFIG_MIRROR_ANNOTATION})
 
 
-class _Frozen(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=False):
-    """Base for model structs: immutable, compact when encoded."""
+class _Frozen(
+    msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=False, gc=False
+):
+    """Base for model structs: immutable, compact when encoded.
+
+    ``gc=False``: the collector does not track them. They are built bottom-up and frozen, so
+    they can never be part of a reference cycle; a 150,000-pod snapshot is millions of them,
+    and tracking made decoding one with the collector on take 4.3 s instead of 0.86 s."""
 
 
 class Toleration(_Frozen):
