@@ -1,6 +1,7 @@
-"""The scheduler view's fast paths give exactly what the general code gives: ``pod_info``'s
-one-container shortcut against ``pod_requests`` / ``pod_requests_non_zero``, and the view
-never mutates the snapshot's dicts it shares instead of copying."""
+"""The scheduler view's fast paths give exactly what the general code gives:
+``scheduler_pod_requests`` and ``pod_info`` (one-container shortcut, one aggregate when every
+container names cpu and memory) against ``pod_requests`` / ``pod_requests_non_zero``; and the
+view never mutates the snapshot's dicts it shares instead of copying."""
 
 from __future__ import annotations
 
@@ -19,9 +20,14 @@ from service.engine.objects import (
     PodResources,
     Snapshot,
 )
-from service.engine.resources import pod_requests, pod_requests_non_zero
+from service.engine.resources import (
+    pod_requests,
+    pod_requests_non_zero,
+    scheduler_pod_requests,
+)
 from service.engine.scheduler.filters import START_TIME_NOW, pod_info, scheduler_view
 from service.engine.scheduler.preemption import PreemptionArgs, preempt
+from service.engine.version import EngineSettings
 
 GI = 1024**3
 T0 = datetime(2026, 11, 17, 4, 49, 5, 123456, tzinfo=UTC)
@@ -94,6 +100,28 @@ def _reference(pod: Pod) -> tuple[dict[str, int], int, int, bool]:
     return pod_requests(pod), nz.get("cpu", 0), nz.get("memory", 0), has_ports
 
 
+@pytest.mark.parametrize("gate", [True, False])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_scheduler_pod_requests_matches_the_general_functions(case: str, gate: bool) -> None:
+    pod = CASES[case]
+    settings = EngineSettings(pod_level_resources=gate)
+    requests, nz_cpu, nz_mem = scheduler_pod_requests(pod, settings=settings)
+    nz = pod_requests_non_zero(pod, settings=settings)
+    expected = pod_requests(pod, settings=settings)
+    assert requests == expected
+    assert list(requests) == list(expected)
+    assert (nz_cpu, nz_mem) == (nz.get("cpu", 0), nz.get("memory", 0))
+
+
+def test_scheduler_pod_requests_shares_only_the_one_container_dict() -> None:
+    one = CASES["cpu and memory"]
+    assert scheduler_pod_requests(one)[0] is one.containers[0].requests
+    for case in ("overhead", "pod-level requests", "init container", "two containers"):
+        pod = CASES[case]
+        requests = scheduler_pod_requests(pod)[0]
+        assert all(requests is not c.requests for c in pod.containers + pod.init_containers)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_pod_info_matches_the_general_requests(case: str) -> None:
     pod = CASES[case]
@@ -125,6 +153,7 @@ def test_pod_info_matches_the_general_requests_on_random_pods() -> None:
         pod = _pod(containers, name=f"p{i}", init_containers=inits, **extra)
         info = pod_info(pod)
         reqs, nz_cpu, nz_mem, has_ports = _reference(pod)
+        assert scheduler_pod_requests(pod) == (reqs, nz_cpu, nz_mem), pod
         assert (info.requests, info.nz_cpu, info.nz_mem, info.has_ports) == (
             reqs,
             nz_cpu,

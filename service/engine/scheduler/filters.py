@@ -36,12 +36,7 @@ import msgspec
 from service.engine.nodeaffinity import matches_node_selector_and_affinity
 from service.engine.objects import Cluster, ContainerPort, Node, Pod, Taint
 from service.engine.ports import HostPorts, wanted_host_ports
-from service.engine.resources import (
-    DEFAULT_CPU_REQUEST_MILLI,
-    DEFAULT_MEMORY_REQUEST_BYTES,
-    pod_requests,
-    pod_requests_non_zero,
-)
+from service.engine.resources import scheduler_pod_requests
 from service.engine.tolerations import find_untolerated, tolerates_any
 
 __all__ = [
@@ -236,54 +231,23 @@ class PodInfo(msgspec.Struct, eq=False, gc=False):
 
 def pod_info(pod: Pod) -> PodInfo:
     """Precompute what the scheduler reads of a pod (NodeInfo.AddPod's calculateResource).
-
-    Fast path for the common shape (one container; no init containers, overhead or pod-level
-    ``resources``): PodRequests is then that container's requests, used as is (not copied;
-    nothing downstream mutates PodInfo.requests), and the non-zero cpu/memory are its values
-    or the scheduler defaults when a key is missing. Anything else takes the general
-    ``pod_requests`` / ``pod_requests_non_zero``.
-    """
-    containers = pod.containers
-    if (
-        len(containers) == 1
-        and not pod.init_containers
-        and not pod.overhead
-        and pod.resources is None
-    ):
-        c = containers[0]
-        requests = c.requests
-        has_ports = False
+    ``requests`` may be shared with the pod's container (``scheduler_pod_requests``)."""
+    requests, nz_cpu, nz_mem = scheduler_pod_requests(pod)
+    has_ports = False
+    for c in pod.containers:
         for p in c.ports:
             if p.host_port > 0:
                 has_ports = True
                 break
-        return PodInfo(
-            pod,
-            pod.namespace,
-            pod.name,
-            pod.uid,
-            pod.priority if pod.priority is not None else 0,
-            requests,
-            requests.get("cpu", DEFAULT_CPU_REQUEST_MILLI),
-            requests.get("memory", DEFAULT_MEMORY_REQUEST_BYTES),
-            _start_ns(pod.start_time),
-            has_ports,
-        )
-    nz = pod_requests_non_zero(pod)
-    has_ports = False
-    for c in containers:
-        for p in c.ports:
-            if p.host_port > 0:
-                has_ports = True
     return PodInfo(
         pod,
         pod.namespace,
         pod.name,
         pod.uid,
         pod.priority if pod.priority is not None else 0,
-        pod_requests(pod),
-        nz.get("cpu", 0),
-        nz.get("memory", 0),
+        requests,
+        nz_cpu,
+        nz_mem,
         _start_ns(pod.start_time),
         has_ports,
     )
