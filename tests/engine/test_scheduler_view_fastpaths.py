@@ -15,8 +15,11 @@ from service.engine.objects import (
     Cluster,
     Container,
     ContainerPort,
+    LabelSelector,
+    LabelSelectorRequirement,
     Node,
     Pod,
+    PodDisruptionBudget,
     PodResources,
     Snapshot,
 )
@@ -25,7 +28,13 @@ from service.engine.resources import (
     pod_requests_non_zero,
     scheduler_pod_requests,
 )
-from service.engine.scheduler.filters import START_TIME_NOW, pod_info, scheduler_view
+from service.engine.scheduler.filters import (
+    START_TIME_NOW,
+    NodeInfo,
+    PodInfo,
+    pod_info,
+    scheduler_view,
+)
 from service.engine.scheduler.preemption import PreemptionArgs, preempt
 from service.engine.version import EngineSettings
 
@@ -228,3 +237,153 @@ def test_view_and_preemption_leave_the_snapshot_dicts_alone() -> None:
         for name in ("cpu", "memory"):
             ni.cumulative(name)
     assert [c.requests for p in pods for c in p.containers] == before
+
+
+# --- the view's per-node indexes and the PDB memo against literal computations ---
+
+
+def _random_cluster(seed: int) -> Cluster:
+    rnd = random.Random(seed)
+    apps = ["a", "b", "c"]
+    nodes = [
+        Node(name=f"n{i}", allocatable={"cpu": 4000, "memory": 16 * GI, "pods": 40})
+        for i in range(4)
+    ]
+    pods = []
+    for i in range(120):
+        labels = {}
+        if rnd.random() < 0.9:
+            labels["app"] = rnd.choice(apps)
+        if rnd.random() < 0.5:
+            labels["tier"] = rnd.choice(["web", "db"])
+        if rnd.random() < 0.3:
+            labels["pod-template-hash"] = rnd.choice(["x", "y"])
+        requests = {n: rnd.choice([0, 50, 300]) for n in ("cpu", "memory") if rnd.random() < 0.8}
+        if rnd.random() < 0.1:
+            requests["ephemeral-storage"] = 7
+        pods.append(
+            Pod(
+                namespace=rnd.choice(["ns1", "ns2", "ns3"]),
+                name=f"p{i}",
+                uid=f"u{i}",
+                node_name=f"n{i % 4}",
+                labels=labels,
+                priority=rnd.choice([None, -10, 0, 0, 5, 100]),
+                start_time=rnd.choice([None, T0, T0 + timedelta(seconds=rnd.randrange(5))]),
+                containers=(_c(requests=requests, ports=HOST_PORT if rnd.random() < 0.1 else ()),),
+            )
+        )
+
+    def sel(match_labels=None, exprs=()):
+        return LabelSelector(match_labels=match_labels or {}, match_expressions=exprs)
+
+    def req(key, op, *values):
+        return LabelSelectorRequirement(key=key, operator=op, values=values)
+
+    disrupted = {f"p{i}": T0 for i in range(0, 120, 3)}
+    pdbs = [
+        PodDisruptionBudget(namespace="ns1", name="a", selector=sel({"app": "a"})),
+        PodDisruptionBudget(
+            namespace="ns1",
+            name="ab",
+            selector=sel(exprs=(req("app", "In", "a", "b"),)),
+            disruptions_allowed=1,
+        ),
+        PodDisruptionBudget(
+            namespace="ns1",
+            name="web",
+            selector=sel({"app": "b", "tier": "web"}),
+            disrupted_pods=disrupted,
+        ),
+        PodDisruptionBudget(
+            namespace="ns2",
+            name="no-tier",
+            selector=sel(exprs=(req("tier", "DoesNotExist"), req("app", "NotIn", "c"))),
+            disruptions_allowed=2,
+        ),
+        PodDisruptionBudget(
+            namespace="ns2", name="hash", selector=sel(exprs=(req("pod-template-hash", "Exists"),))
+        ),
+        PodDisruptionBudget(namespace="ns2", name="empty", selector=sel()),
+        PodDisruptionBudget(
+            namespace="ns3", name="c", selector=sel({"app": "c"}), disrupted_pods=disrupted
+        ),
+        PodDisruptionBudget(namespace="ns2", name="nil"),
+        PodDisruptionBudget(
+            namespace="ns2", name="invalid", selector=sel(exprs=(req("app", "In"),))
+        ),
+    ]
+    return Cluster(Snapshot(nodes=tuple(nodes), pods=tuple(pods), pdbs=tuple(pdbs)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_per_node_indexes_match_literal_computations(seed: int) -> None:
+    view = scheduler_view(_random_cluster(seed))
+    for ni in view.nodes:
+        order = ni.pods_by_importance()
+        assert order == sorted(ni.pods, key=lambda pi: (-pi.priority, pi.start_ns))
+        for priority in (-11, -10, 0, 1, 5, 100, 101):
+            assert ni.first_below(priority) == sum(1 for pi in order if pi.priority >= priority)
+        for name in ("cpu", "memory", "ephemeral-storage", "example.com/gpu"):
+            expected = [0]
+            for pi in order:
+                expected.append(expected[-1] + pi.requests.get(name, 0))
+            assert ni.cumulative(name) == expected
+        assert ni.port_positions() == [(i, pi) for i, pi in enumerate(order) if pi.has_ports]
+        expected_pdb = []
+        for pos, pi in enumerate(order):
+            labels = pi.pod.labels
+            matches = [
+                i
+                for i, info in enumerate(view.pdbs)
+                if labels and info.namespace == pi.namespace and info.matches(labels)
+            ]
+            assert view.matching_pdbs(pi) == tuple(matches)
+            if matches:
+                expected_pdb.append(
+                    (
+                        pos,
+                        tuple(
+                            (
+                                i,
+                                view.pdbs[i].disruptions_allowed,
+                                pi.name in view.pdbs[i].disrupted_pods,
+                            )
+                            for i in matches
+                        ),
+                    )
+                )
+        assert ni.pdb_positions(view) == expected_pdb
+    entries = [e for ni in view.nodes for _, found in ni.pdb_positions(view) for e in found]
+    assert any(exempt for _, _, exempt in entries)
+    assert {view.pdbs[i].namespace for i, _, _ in entries} == {"ns1", "ns2", "ns3"}
+
+
+def test_pod_info_cpu_and_memory_fields() -> None:
+    for pod in CASES.values():
+        info = pod_info(pod)
+        assert (info.cpu, info.memory) == (
+            info.requests.get("cpu", 0),
+            info.requests.get("memory", 0),
+        )
+
+
+def test_node_sums_read_requests_of_foreign_pod_infos() -> None:
+    """A PodInfo made without the cpu/memory fields (as holds make them) is summed from its
+    requests."""
+    made = pod_info(_pod([_c(requests={"cpu": 100, "memory": 10})], name="made", priority=1))
+    foreign = PodInfo(
+        None,
+        namespace="ns",
+        name="foreign",
+        uid="f",
+        priority=2,
+        requests={"cpu": 300, "memory": 7},
+        nz_cpu=300,
+        nz_mem=7,
+    )
+    ni = NodeInfo(Node(name="n", allocatable={"pods": 10}), 0, [made, foreign])
+    assert ni.pods_by_importance() == [foreign, made]
+    assert ni.cumulative("cpu") == [0, 300, 400]
+    assert ni.cumulative("memory") == [0, 7, 17]
+    assert ni.requested == {"cpu": 400, "memory": 17}

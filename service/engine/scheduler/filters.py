@@ -30,6 +30,8 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import accumulate, chain, repeat
+from operator import attrgetter
 
 import msgspec
 
@@ -214,6 +216,10 @@ class PodInfo(msgspec.Struct, eq=False, gc=False):
     nz_mem: int
     start_ns: int = START_TIME_NOW
     has_ports: bool = False
+    # requests["cpu"] and requests["memory"] (0 when absent), set by pod_info so that
+    # preemption's per-node sums read a field instead of a dict; None: read ``requests``.
+    cpu: int | None = None
+    memory: int | None = None
 
     @property
     def key(self) -> str:
@@ -250,6 +256,8 @@ def pod_info(pod: Pod) -> PodInfo:
         nz_mem,
         _start_ns(pod.start_time),
         has_ports,
+        requests.get("cpu", 0),
+        requests.get("memory", 0),
     )
 
 
@@ -282,52 +290,64 @@ class NodeInfo:
         self.allocatable = node.allocatable
         self.allowed_pods = node.allocatable.get("pods", 0)
         self.pods = pods
-        requested: dict[str, int] = {}
-        nz_cpu = nz_mem = 0
-        any_ports = False
-        for pi in pods:
-            for name, value in pi.requests.items():
-                requested[name] = requested.get(name, 0) + value
-            nz_cpu += pi.nz_cpu
-            nz_mem += pi.nz_mem
-            any_ports = any_ports or pi.has_ports
-        self.requested = requested
-        self.nz_cpu = nz_cpu
-        self.nz_mem = nz_mem
         self.pod_count = len(pods)
-        self.port_pods = tuple(pi for pi in pods if pi.has_ports) if any_ports else ()
-        self.used_ports = used_ports_of(pods) if any_ports else None
         self._by_importance: list[PodInfo] | None = None
         self._neg_priority: list[int] | None = None
-        self._cum: dict[str, list[int]] = {}
+        self._cum: dict[str, list[int]] | None = None
         self._pdb_positions: list[tuple[int, tuple[tuple[int, int, bool], ...]]] | None = None
         self._port_positions: list[tuple[int, PodInfo]] | None = None
+        if not pods:
+            self.requested: dict[str, int] = {}
+            self.nz_cpu = self.nz_mem = 0
+            self.port_pods: tuple[PodInfo, ...] = ()
+            self.used_ports: HostPorts | None = None
+            return
+        # The sums of calculateResource over the pods, per resource in first-seen order; the
+        # iteration is left to map/sum (this runs for 150,000 pods per view).
+        reqs = list(map(_REQUESTS, pods))
+        get = dict.get
+        self.requested = {
+            name: sum(map(get, reqs, repeat(name), repeat(0)))
+            for name in dict.fromkeys(chain.from_iterable(reqs))
+        }
+        self.nz_cpu = sum(map(_NZ_CPU, pods))
+        self.nz_mem = sum(map(_NZ_MEM, pods))
+        if any(map(_HAS_PORTS, pods)):
+            self.port_pods = tuple(filter(_HAS_PORTS, pods))
+            self.used_ports = used_ports_of(self.port_pods)
+        else:
+            self.port_pods = ()
+            self.used_ports = None
 
     @property
     def name(self) -> str:
         return self.node.name
 
     # Lazy per-node indexes over pods_by_importance(), for preemption (computed at most once
-    # per node and Cluster; concurrent first use computes the same values).
+    # per node and Cluster; concurrent first use computes the same values). The importance
+    # order, the priorities, the cpu and memory prefix sums and the host-port positions are
+    # built together in one pass (``_build_order``): the node's pods lie scattered in memory,
+    # so each is best visited once.
 
     def first_below(self, priority: int) -> int:
         """Position, in pods_by_importance(), of the first pod with a priority < ``priority``
         (the potential victims are that suffix)."""
         neg = self._neg_priority
         if neg is None:
-            neg = self._neg_priority = [-pi.priority for pi in self.pods_by_importance()]
+            neg = self._build_order()[1]
         return bisect.bisect_right(neg, -priority)
 
     def cumulative(self, resource: str) -> list[int]:
         """Prefix sums of ``resource`` requests over pods_by_importance() (length n + 1)."""
-        cum = self._cum.get(resource)
+        cums = self._cum
+        if cums is None:
+            cums = self._build_order()[2]
+        cum = cums.get(resource)
         if cum is None:
-            total = 0
-            cum = [0]
-            for pi in self.pods_by_importance():
-                total += pi.requests.get(resource, 0)
-                cum.append(total)
-            self._cum[resource] = cum
+            values = map(
+                dict.get, map(_REQUESTS, self.pods_by_importance()), repeat(resource), repeat(0)
+            )
+            cum = cums[resource] = list(accumulate(values, initial=0))
         return cum
 
     def pdb_positions(
@@ -337,25 +357,7 @@ class NodeInfo:
         index, its disruptionsAllowed, whether the pod is in its disruptedPods), ...))."""
         found = self._pdb_positions
         if found is None:
-            found = []
-            if view.pdbs:
-                pdbs = view.pdbs
-                for pos, pi in enumerate(self.pods_by_importance()):
-                    matches = view.matching_pdbs(pi)
-                    if matches:
-                        found.append(
-                            (
-                                pos,
-                                tuple(
-                                    (
-                                        idx,
-                                        pdbs[idx].disruptions_allowed,
-                                        pi.name in pdbs[idx].disrupted_pods,
-                                    )
-                                    for idx in matches
-                                ),
-                            )
-                        )
+            found = view.pdb_positions_of(self.pods_by_importance()) if view.pdbs else []
             self._pdb_positions = found
         return found
 
@@ -363,17 +365,44 @@ class NodeInfo:
         """(position, pod) for the pods with host ports, in pods_by_importance() order."""
         found = self._port_positions
         if found is None:
-            found = [(pos, pi) for pos, pi in enumerate(self.pods_by_importance()) if pi.has_ports]
-            self._port_positions = found
+            found = self._build_order()[3]
         return found
 
     def pods_by_importance(self) -> list[PodInfo]:
         """The node's pods, most important first (util.MoreImportantPod: higher priority, then
         earlier start; a missing start time is "now"). Ties keep snapshot order (upstream's
         sort is unstable there). Computed once per node."""
-        if self._by_importance is None:
-            self._by_importance = sorted(self.pods, key=_importance_key)
-        return self._by_importance
+        order = self._by_importance
+        if order is None:
+            order = self._build_order()[0]
+        return order
+
+    def _build_order(
+        self,
+    ) -> tuple[list[PodInfo], list[int], dict[str, list[int]], list[tuple[int, PodInfo]]]:
+        """pods_by_importance() with its negated priorities, the cpu and memory prefix sums
+        and the host-port positions.
+
+        The order is two stable sorts on plain attributes (start time, then priority
+        descending, which keeps the start order among equal priorities): the order of one
+        sort on (-priority, start), without a Python key call per pod."""
+        order = sorted(self.pods, key=_START_NS)
+        order.sort(key=_PRIORITY, reverse=True)
+        neg = [-p for p in map(_PRIORITY, order)]
+        cums: dict[str, list[int]] = {}
+        for resource, field_of in (("cpu", _CPU), ("memory", _MEMORY)):
+            values = list(map(field_of, order))
+            if None in values:  # a PodInfo not made by pod_info: read its requests
+                values = [pi.requests.get(resource, 0) for pi in order]
+            cums[resource] = list(accumulate(values, initial=0))
+        ports = []
+        if self.port_pods:
+            ports = [(pos, pi) for pos, pi in enumerate(order) if pi.has_ports]
+        self._neg_priority = neg
+        self._cum = cums
+        self._port_positions = ports
+        self._by_importance = order
+        return order, neg, cums, ports
 
     def base_state(self) -> NodeState:
         return NodeState(
@@ -386,8 +415,14 @@ class NodeInfo:
         )
 
 
-def _importance_key(pi: PodInfo) -> tuple[int, int]:
-    return (-pi.priority, pi.start_ns)
+_REQUESTS = attrgetter("requests")
+_NZ_CPU = attrgetter("nz_cpu")
+_NZ_MEM = attrgetter("nz_mem")
+_HAS_PORTS = attrgetter("has_ports")
+_PRIORITY = attrgetter("priority")
+_START_NS = attrgetter("start_ns")
+_CPU = attrgetter("cpu")
+_MEMORY = attrgetter("memory")
 
 
 @dataclass(slots=True)
@@ -584,7 +619,19 @@ class SchedulerView:
                 by_label.setdefault(info.match_labels[0], []).append(info)
             else:
                 self._pdb_scan.setdefault(info.namespace, []).append(info)
-        self._pdb_matches: dict[int, tuple[int, ...]] = {}
+        # Namespace (with a PDB that can match) -> the label keys its selectors read, sorted;
+        # and -> the values of those keys on a pod -> the matching PDB indexes.
+        read: dict[str, set[str]] = {}
+        for info in self.pdbs:
+            if info.valid and not info.empty:
+                keys = read.setdefault(info.namespace, set())
+                keys.update(key for key, _ in info.match_labels)
+                keys.update(key for key, _, _ in info.match_expressions)
+        self._pdb_keys: dict[str, tuple[str, ...]] = {
+            ns: tuple(sorted(keys)) for ns, keys in read.items()
+        }
+        self._pdb_memo: dict[str, dict[object, tuple[int, ...]]] = {ns: {} for ns in read}
+        self._pdb_entries: dict[tuple[int, ...], tuple[tuple[int, int, bool], ...]] = {}
 
     def nominated_for(self, node_name: str) -> list[PodInfo]:
         """PodNominator.NominatedPodsForNode: pending pods whose status.nominatedNodeName is
@@ -593,26 +640,84 @@ class SchedulerView:
 
     def matching_pdbs(self, pi: PodInfo) -> tuple[int, ...]:
         """Indexes (snapshot order) of the PDBs whose selector matches the pod: same
-        namespace, labelled pod, valid non-empty selector. Cached per pod: the PDB set of a
-        snapshot never changes."""
-        key = id(pi)
-        found = self._pdb_matches.get(key)
+        namespace, labelled pod, valid non-empty selector.
+
+        A selector reads only its own label keys, so the answer depends only on the
+        namespace and the pod's values for the keys that namespace's selectors read: it is
+        memoized on those values (often one key, such as the app name, shared by every pod
+        of a workload). A namespace without a PDB that can match is answered at once. The
+        PDB set of a snapshot never changes."""
+        pod = pi.pod
+        if pod is None:
+            return ()
+        labels = pod.labels
+        if not labels:
+            return ()  # upstream skips unlabelled pods before looking at any PDB
+        keys = self._pdb_keys.get(pi.namespace)
+        if keys is None:
+            return ()
+        memo = self._pdb_memo[pi.namespace]
+        values = labels.get(keys[0]) if len(keys) == 1 else tuple(map(labels.get, keys))
+        found = memo.get(values)
         if found is None:
-            labels = pi.pod.labels if pi.pod is not None else {}
-            found = ()
-            if labels:
-                candidates: list[PdbInfo] = []
-                by_label = self._pdb_by_label.get(pi.namespace)
-                if by_label:
-                    for pair in labels.items():
-                        filed = by_label.get(pair)
-                        if filed:
-                            candidates.extend(filed)
-                candidates.extend(self._pdb_scan.get(pi.namespace, ()))
-                if candidates:
-                    found = tuple(sorted(info.index for info in candidates if info.matches(labels)))
-            self._pdb_matches[key] = found
+            found = memo[values] = self._match_pdbs(pi.namespace, labels)
         return found
+
+    def pdb_positions_of(
+        self, pods: Sequence[PodInfo]
+    ) -> list[tuple[int, tuple[tuple[int, int, bool], ...]]]:
+        """NodeInfo.pdb_positions over ``pods``: matching_pdbs inlined, for 150,000 pods."""
+        found: list[tuple[int, tuple[tuple[int, int, bool], ...]]] = []
+        keys_of = self._pdb_keys
+        memos = self._pdb_memo
+        for pos, pi in enumerate(pods):
+            keys = keys_of.get(pi.namespace)
+            if keys is None:
+                continue
+            pod = pi.pod
+            if pod is None:
+                continue
+            labels = pod.labels
+            if not labels:
+                continue
+            values = labels.get(keys[0]) if len(keys) == 1 else tuple(map(labels.get, keys))
+            memo = memos[pi.namespace]
+            matches = memo.get(values)
+            if matches is None:
+                matches = memo[values] = self._match_pdbs(pi.namespace, labels)
+            if matches:
+                found.append((pos, self.pdb_entries(matches, pi.name)))
+        return found
+
+    def pdb_entries(
+        self, matches: tuple[int, ...], pod_name: str
+    ) -> tuple[tuple[int, int, bool], ...]:
+        """((PDB index, its disruptionsAllowed, whether ``pod_name`` is in its disruptedPods),
+        ...) for the PDBs ``matches`` names; shared by every pod when none of them lists a
+        disrupted pod."""
+        entries = self._pdb_entries.get(matches)
+        if entries is None:
+            pdbs = self.pdbs
+            entries = tuple((idx, pdbs[idx].disruptions_allowed, False) for idx in matches)
+            if any(pdbs[idx].disrupted_pods for idx in matches):
+                return tuple(
+                    (idx, allowed, pod_name in pdbs[idx].disrupted_pods)
+                    for idx, allowed, _ in entries
+                )
+            self._pdb_entries[matches] = entries
+        return entries
+
+    def _match_pdbs(self, namespace: str, labels: dict[str, str]) -> tuple[int, ...]:
+        """The PDBs of ``namespace`` matching ``labels``, by the candidate index."""
+        candidates: list[PdbInfo] = []
+        by_label = self._pdb_by_label.get(namespace)
+        if by_label:
+            for pair in labels.items():
+                filed = by_label.get(pair)
+                if filed:
+                    candidates.extend(filed)
+        candidates.extend(self._pdb_scan.get(namespace, ()))
+        return tuple(sorted(info.index for info in candidates if info.matches(labels)))
 
 
 _VIEWS: weakref.WeakKeyDictionary[Cluster, SchedulerView] = weakref.WeakKeyDictionary()

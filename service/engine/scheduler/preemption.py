@@ -27,6 +27,7 @@ import bisect
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from service.engine.objects import Cluster, Pod
 from service.engine.ports import HostPorts
@@ -298,15 +299,12 @@ def select_victims_on_node(
         remaining.append(alloc.get(name, 0) - requested[name] - extra - want)
     slots = alloc.get("pods", 0) - (first + len(additions)) - 1
 
-    if violating_at:
-        marked = set(violating_at)
-        violating = [order[pos] for pos in violating_at]
-        non_violating = [order[pos] for pos in range(first, n) if pos not in marked]
-        return _reprieve_linear(ctx, checks, remaining, slots, violating, non_violating)
-
     conflicts = [
         pos for pos, pi in ni.port_positions() if pos >= first and _wanted_conflict(ctx, pi)
     ]
+    if violating_at:
+        return _reprieve_linear(order, cums, remaining, slots, first, violating_at, conflicts)
+
     victims: list[PodInfo] = []
     skipped = [0] * len(checks)
     start = first
@@ -327,73 +325,81 @@ def select_victims_on_node(
             fail = conflicts[ci]
         if fail >= n:
             break
-        victim = order[fail]
-        victims.append(victim)
-        reqs = victim.requests
-        for r, (name, _) in enumerate(checks):
-            skipped[r] += reqs.get(name, 0)
+        victims.append(order[fail])
+        for r, cum in enumerate(cums):
+            skipped[r] += cum[fail + 1] - cum[fail]
         start = fail + 1
     return victims, 0, Status(SUCCESS)
 
 
 def _reprieve_linear(
-    ctx: PodContext,
-    checks: tuple[tuple[str, int], ...],
+    order: list[PodInfo],
+    cums: list[list[int]],
     remaining: list[int],
     slots: int,
-    violating: list[PodInfo],
-    non_violating: list[PodInfo],
+    first: int,
+    violating_at: list[int],
+    conflicts: list[int],
 ) -> tuple[list[PodInfo], int, Status]:
-    """The reprieve loop on running sums: ``remaining`` is what each checked resource can
-    still take back, ``slots`` how many pods can be added back."""
+    """The reprieve loop on running sums, over positions in ``order``: the PDB-violating
+    victims (``violating_at``) first, then the other potential victims (positions ``first``
+    on), each most important first. ``remaining`` is what each checked resource can still
+    take back, ``slots`` how many pods can be added back; a pod's requests are read off the
+    prefix sums ``cums`` (node-local lists, cheaper than each pod's dict); a pod at a position
+    in ``conflicts`` holds a host port the preemptor wants and is never reprieved."""
+    marked = set(violating_at)
+    non_violating_at = [pos for pos in range(first, len(order)) if pos not in marked]
+    blocked = set(conflicts)
     victims: list[PodInfo] = []
     num_violating = 0
-    ports = bool(ctx.wanted_ports)
-    if len(checks) == 2:
+    if len(cums) == 2:
         # The common case (cpu and memory) without list building: same test, unrolled.
-        (name0, _), (name1, _) = checks
+        cum0, cum1 = cums
         left0, left1 = remaining
-        for group, is_violating in ((violating, True), (non_violating, False)):
-            for pi in group:
+        for group, is_violating in ((violating_at, True), (non_violating_at, False)):
+            for pos in group:
                 if slots >= 1:
-                    reqs = pi.requests
-                    a = left0 - reqs.get(name0, 0)
-                    b = left1 - reqs.get(name1, 0)
-                    if (
-                        a >= 0
-                        and b >= 0
-                        and not (ports and pi.has_ports and _wanted_conflict(ctx, pi))
-                    ):
+                    a = left0 - cum0[pos + 1] + cum0[pos]
+                    b = left1 - cum1[pos + 1] + cum1[pos]
+                    if a >= 0 and b >= 0 and pos not in blocked:
                         left0, left1 = a, b
                         slots -= 1
                         continue
-                victims.append(pi)
+                victims.append(order[pos])
                 if is_violating:
                     num_violating += 1
-        if violating and non_violating:
-            victims.sort(key=_importance)
-        return victims, num_violating, Status(SUCCESS)
-    for group, is_violating in ((violating, True), (non_violating, False)):
-        for pi in group:
-            fits = slots >= 1
-            new_remaining = remaining
-            if fits:
-                reqs = pi.requests
-                new_remaining = [
-                    left - reqs.get(name, 0)
-                    for left, (name, _) in zip(remaining, checks, strict=True)
-                ]
-                fits = all(left >= 0 for left in new_remaining) and not _wanted_conflict(ctx, pi)
-            if fits:
-                remaining = new_remaining
-                slots -= 1
-            else:
-                victims.append(pi)
-                if is_violating:
-                    num_violating += 1
-    if violating and non_violating:
-        victims.sort(key=_importance)
+    else:
+        for group, is_violating in ((violating_at, True), (non_violating_at, False)):
+            for pos in group:
+                fits = slots >= 1
+                new_remaining = remaining
+                if fits:
+                    new_remaining = [
+                        left - cum[pos + 1] + cum[pos]
+                        for left, cum in zip(remaining, cums, strict=True)
+                    ]
+                    fits = all(left >= 0 for left in new_remaining) and pos not in blocked
+                if fits:
+                    remaining = new_remaining
+                    slots -= 1
+                else:
+                    victims.append(order[pos])
+                    if is_violating:
+                        num_violating += 1
+    if violating_at and non_violating_at:
+        _sort_by_importance(victims)
     return victims, num_violating, Status(SUCCESS)
+
+
+def _sort_by_importance(pods: list[PodInfo]) -> None:
+    """Sort in place by util.MoreImportantPod (stable), as ``pods.sort(key=_importance)``
+    does: two stable sorts on plain attributes, without a Python key call per pod."""
+    pods.sort(key=_START_NS)
+    pods.sort(key=_PRIORITY, reverse=True)
+
+
+_PRIORITY = attrgetter("priority")
+_START_NS = attrgetter("start_ns")
 
 
 def _importance(pi: PodInfo) -> tuple[int, int]:
