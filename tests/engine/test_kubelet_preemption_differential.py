@@ -141,20 +141,27 @@ SETTINGS = [
 def _amount(rng: random.Random, name: str, spread: float) -> int:
     """A request: from a short list (many ties) or drawn freely (few ties)."""
     if rng.random() < spread:
-        top = {"cpu": 4000, "memory": 8 * GI, "ephemeral-storage": 20 * GI, OTHER: 4}[name]
-        return rng.randrange(top + 1)
+        top = {"cpu": 4000, "memory": 8 * GI, "ephemeral-storage": 20 * GI, OTHER: 4, "pods": 3}
+        return rng.randrange(top[name] + 1)
     steps = {
         "cpu": CPU_STEPS,
         "memory": MEMORY_STEPS,
         "ephemeral-storage": [0, GI, 10 * GI],
         OTHER: [0, 1, 2],
+        "pods": [0, 2],
     }[name]
     return rng.choice(steps)
 
 
 def _resources(rng: random.Random, spread: float) -> tuple[dict, dict]:
     requests = {}
-    for name, chance in (("cpu", 0.85), ("memory", 0.85), ("ephemeral-storage", 0.2), (OTHER, 0.1)):
+    for name, chance in (
+        ("cpu", 0.85),
+        ("memory", 0.85),
+        ("ephemeral-storage", 0.2),
+        (OTHER, 0.1),
+        ("pods", 0.03),  # the getter says 1 whatever a container asks
+    ):
         if rng.random() < chance:
             requests[name] = _amount(rng, name, spread)
     shape = rng.random()
@@ -187,6 +194,8 @@ def random_pod(rng: random.Random, index: int, spread: float) -> Pod:
     overhead = {}
     if rng.random() < 0.1:
         overhead = {"cpu": rng.choice([0, 10, 250]), "memory": rng.choice([0, 32 * MI])}
+        if rng.random() < 0.2:
+            overhead["pods"] = 1
     annotations = {}
     if rng.random() < 0.03:
         annotations = {"kubernetes.io/config.mirror": "x"}

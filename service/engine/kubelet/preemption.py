@@ -13,6 +13,8 @@ computed once per pod per call, not once per comparison.
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import chain
 
@@ -154,7 +156,10 @@ def _sort_pods_by_qos(
     grouped: list[list[Pod]] = [[], [], []]
     rows: list[list[tuple[int, ...]]] = [[], [], []]
     zeros = [0] * len(names)
+    defaults = [1 if name == "pods" else 0 for name in names]  # ``pods`` is always 1
     pods_column = names.index("pods") if "pods" in names else -1
+    pair = len(names) == 2  # the common case, cpu and memory: two plain lookups
+    first, second = names if pair else ("", "")
     critical = is_critical_pod(preemptor)
     for pod in pods:
         # preemptable() starts with this test; asking it only when it fails saves a call.
@@ -169,16 +174,20 @@ def _sort_pods_by_qos(
         else:
             requests = kubelet_resource_requests(pod, settings=settings)
         overhead = pod.overhead
-        if overhead or pods_column >= 0:
-            row = list(map(requests.get, names, zeros))
+        if overhead or (pods_column >= 0 and "pods" in requests):
+            values = list(map(requests.get, names, zeros))
             for i, name in enumerate(names):
-                if row[i] and name in overhead:
-                    row[i] += overhead[name]
+                if values[i] and name in overhead:
+                    values[i] += overhead[name]
             if pods_column >= 0:
-                row[pods_column] = 1
-            rows[k].append(tuple(row))
+                values[pods_column] = 1
+            row = tuple(values)
+        elif pair:
+            get = requests.get
+            row = (get(first, 0), get(second, 0))
         else:
-            rows[k].append(tuple(map(requests.get, names, zeros)))
+            row = tuple(map(requests.get, names, defaults))
+        rows[k].append(row)
         grouped[k].append(pod)
     return grouped, rows
 
@@ -254,29 +263,234 @@ def _by_distance_plain(
     return picks
 
 
-def _distances(
-    columns: list[list[float]], tops: list[float], need: list[tuple[int, int]]
-) -> list[float]:
-    """``distance`` of every live entry to the remaining requirements ((position, amount)
-    pairs), from the float columns of the entries' requests (``tops``: an upper bound of
-    each column). The two-requirement case, the common one, is written out in
-    ``_by_distance``."""
-    if len(need) == 1:
-        ((t, q),) = need
-        fq = float(q)
-        column = columns[t]
-        if tops[t] < fq:  # no entry covers the requirement: no term to drop
-            return [r * r for v in column for r in [(fq - v) / fq]]
-        return [r * r if r > 0 else 0.0 for v in column for r in [(fq - v) / fq]]
-    out = [0.0] * len(columns[0])
+def _scan(columns: list[list[float]], live: list[int], need: list[tuple[int, int]]) -> list[float]:
+    """``distance`` of each ``live`` entry to the remaining requirements ((position, amount)
+    pairs), from the float columns of the entries' requests, in the order of ``live``.
+
+    Every value and amount is an integer below 2**53, so ``fq - v`` is exactly
+    ``float(q - v)``; each term is ``r * r`` (Go's math.Pow(x, 2) rounds once, like that
+    product), dropped when ``r`` is not positive, and the terms are added in requirement
+    order, as upstream does."""
+    out = [0.0] * len(live)
     for t, q in need:
         fq = float(q)
+        column = columns[t]
         out = [
             d + r * r if r > 0 else d
-            for d, v in zip(out, columns[t], strict=True)
-            for r in [(fq - v) / fq]
+            for d, e in zip(out, live, strict=False)
+            for r in [(fq - column[e]) / fq]
         ]
     return out
+
+
+def _next_below(values: list[float]) -> dict[float, float]:
+    """For each of ``values`` but the smallest, the next smaller distinct one."""
+    ascending = sorted(set(values))
+    return dict(zip(ascending[1:], ascending, strict=False))
+
+
+class _Largest:
+    """With one requirement left: its distance term only shrinks as the request grows, so
+    the nearest entries are those with the largest request, unless a smaller request's
+    term rounds (or clips) to the same float; ``nearest`` then answers None."""
+
+    __slots__ = ("below", "head", "members", "order", "values")
+
+    def __init__(self, column: list[float], live: list[int], members: list[list[int]]) -> None:
+        self.members = members
+        self.order = sorted(live, key=column.__getitem__, reverse=True)
+        self.values = [column[e] for e in self.order]
+        self.below = _next_below(self.values)
+        self.head = 0
+
+    def nearest(self, q: int) -> list[int] | None:
+        members = self.members
+        order = self.order
+        values = self.values
+        head = self.head
+        while not members[order[head]]:
+            head += 1
+        self.head = head
+        top = values[head]
+        fq = float(q)
+        r = (fq - top) / fq
+        best = r * r if r > 0 else 0.0
+        lower = self.below.get(top)
+        if lower is not None:
+            r = (fq - lower) / fq
+            if (r * r if r > 0 else 0.0) == best:
+                return None
+        tied = []
+        for i in range(head, len(order)):
+            if values[i] != top:
+                break
+            if members[order[i]]:
+                tied.append(order[i])
+        return tied
+
+
+class _Skyline:
+    """With two requirements left: the live entries that no other live entry dominates
+    (requests >= on both, and not equal on both), kept up to date as entries go.
+
+    Both distance terms only shrink as a request grows, so the smallest distance is always
+    reached on the skyline, and ``nearest`` computes only the skyline's distances. An entry
+    off the skyline ties with the smallest one only through float rounding or clipping;
+    ``nearest`` rules that out, or answers None.
+
+    Entries are ordered by first request descending, then second descending; along the
+    skyline the first request falls and the second rises. ``seconds`` holds the second
+    request of the entries in that order, -inf once an entry is gone, so that the skyline
+    of a stretch of the order is found with C-level max() and index() calls.
+    """
+
+    __slots__ = (
+        "below_first",
+        "below_second",
+        "count",
+        "first",
+        "order",
+        "rank",
+        "second",
+        "seconds",
+        "sky",
+        "sky_first",
+        "sky_second",
+        "starts",
+    )
+
+    def __init__(self, first: list[float], second: list[float], live: list[int]) -> None:
+        self.first = first
+        self.second = second
+        # Two stable sorts on C-level keys: by second descending, then first descending.
+        order = sorted(live, key=second.__getitem__, reverse=True)
+        order.sort(key=first.__getitem__, reverse=True)
+        self.order = order
+        self.count = len(order)  # live entries
+        self.rank = {e: j for j, e in enumerate(order)}
+        self.starts = [-first[e] for e in order]  # ascending, for bisect
+        self.seconds = [second[e] for e in order]
+        # The next smaller distinct request, over all entries (a superset of the live ones).
+        self.below_first = _next_below(first)
+        self.below_second = _next_below(second)
+        self.sky = self._records(0, len(order), -math.inf)
+        self.sky_first = [first[e] for e in self.sky]
+        self.sky_second = [second[e] for e in self.sky]
+
+    def _records(self, start: int, stop: int, floor: float) -> list[int]:
+        """The undominated live entries of ``order[start:stop]`` whose second request is
+        above ``floor``, in order: the last is the first entry with the largest second
+        request (the largest first request among those), the others are the records of
+        the stretch before it; equal entries come together."""
+        order = self.order
+        seconds = self.seconds
+        first = self.first
+        found: list[int] = []
+        while start < stop:
+            top = max(seconds[start:stop])
+            if top <= floor:
+                break
+            j = seconds.index(top, start, stop)
+            equal = [order[j]]
+            k = j + 1
+            while k < stop and seconds[k] == top and first[order[k]] == first[order[j]]:
+                equal.append(order[k])
+                k += 1
+            found[:0] = equal
+            stop = j
+        return found
+
+    def remove(self, e: int) -> None:
+        """Entry ``e`` has no candidate left."""
+        self.count -= 1
+        j = self.rank[e]
+        self.seconds[j] = -math.inf
+        sky = self.sky
+        try:
+            i = sky.index(e)
+        except ValueError:
+            return  # it was dominated: the skyline stays
+        sky_first = self.sky_first
+        sky_second = self.sky_second
+        del sky[i]
+        del sky_first[i]
+        del sky_second[i]
+        a = self.first[e]
+        b = self.second[e]
+        for k in (i - 1, i):
+            if 0 <= k < len(sky) and sky_first[k] == a and sky_second[k] == b:
+                return  # an equal entry remains: the skyline is the same
+        # What ``e`` alone dominated comes up: the entries after it in the order whose first
+        # request is above the next skyline entry's, and whose second request is above the
+        # previous skyline entry's.
+        floor = sky_second[i - 1] if i else -math.inf
+        stop = bisect_left(self.starts, -sky_first[i]) if i < len(sky) else len(self.order)
+        risen = self._records(j + 1, stop, floor)
+        if risen:
+            sky[i:i] = risen
+            sky_first[i:i] = [self.first[f] for f in risen]
+            sky_second[i:i] = [self.second[f] for f in risen]
+
+    def nearest(self, q: int, p: int) -> list[int] | None:
+        """The live entries at the smallest distance to amounts ``q`` (first requirement)
+        and ``p`` (second), or None when an entry off the skyline might be one of them.
+
+        An entry ``f`` dominated by a skyline entry ``s`` at the smallest distance has
+        terms no smaller than ``s``'s; if its float distance equalled ``s``'s, so would the
+        distance with ``f``'s first term and ``s``'s second, and with ``s``'s first and
+        ``f``'s second (float addition is monotone). One of ``f``'s requests is below
+        ``s``'s; the next distinct request below ``s``'s then gives that equality too. So
+        when neither next request does, for every such ``s``, no dominated entry ties."""
+        sky_first = self.sky_first
+        sky_second = self.sky_second
+        fq = float(q)
+        fp = float(p)
+        if sky_first[0] < fq and sky_second[-1] < fp:  # no term is dropped
+            distances = [
+                r * r + s * s
+                for a, b in zip(sky_first, sky_second, strict=False)
+                for r in [(fq - a) / fq]
+                for s in [(fp - b) / fp]
+            ]
+        else:
+            distances = [
+                (r * r if r > 0 else 0.0) + (s * s if s > 0 else 0.0)
+                for a, b in zip(sky_first, sky_second, strict=False)
+                for r in [(fq - a) / fq]
+                for s in [(fp - b) / fp]
+            ]
+        best = min(distances)
+        if distances.count(best) == 1:
+            i = distances.index(best)
+            if len(distances) < self.count and self._shadowed(i, fq, fp, best):
+                return None
+            return [self.sky[i]]
+        at = [i for i, dist in enumerate(distances) if dist == best]
+        if len(distances) < self.count:
+            for i in at:
+                if self._shadowed(i, fq, fp, best):
+                    return None
+        sky = self.sky
+        return [sky[i] for i in at]
+
+    def _shadowed(self, i: int, fq: float, fp: float, best: float) -> bool:
+        """Whether an entry dominated by skyline entry ``i`` (at distance ``best``) might be
+        at that distance too; see ``nearest``."""
+        a = self.sky_first[i]
+        b = self.sky_second[i]
+        lower = self.below_first.get(a)
+        if lower is not None:
+            r = (fq - lower) / fq
+            s = (fp - b) / fp
+            if (r * r if r > 0 else 0.0) + (s * s if s > 0 else 0.0) == best:
+                return True
+        lower = self.below_second.get(b)
+        if lower is not None:
+            r = (fq - a) / fq
+            s = (fp - lower) / fp
+            if (r * r if r > 0 else 0.0) + (s * s if s > 0 else 0.0) == best:
+                return True
+        return False
 
 
 def _by_distance(
@@ -294,16 +508,13 @@ def _by_distance(
     of requirements, so the first candidate always replaces the initial best, and the scan
     ends on the LAST candidate in scan order with the smallest (distance, memory, cpu).
 
-    That is computed directly. Candidates with equal rows (the same requests for every
-    requirement, memory and cpu) form one entry, whose distance is computed once per round
-    for all of them; the smallest (distance, memory, cpu) is found among the live entries,
-    and of the candidates of those entries the one last in the scan order wins.
-
-    Distances use float copies of the requests: every value and amount is an integer below
-    2**53, so ``fq - v`` is exactly ``float(q - v)``. Each term is ``r * r`` (Go's
-    math.Pow(x, 2) rounds once, like that product) and the terms are added in requirement
-    order, as upstream does; a term is dropped when ``r`` is not positive, which is skipped
-    while no entry's request reaches the amount.
+    That is computed directly, with less work per round than upstream's scan (quadratic):
+    candidates with equal rows (the same requests for every requirement, memory and cpu)
+    form one entry, whose distance is computed once for all of them; with one or two
+    requirements left, only the entries that can be nearest are computed (``_Largest``,
+    ``_Skyline``), otherwise, or when those cannot rule out a tie, every live entry. Of
+    the candidates of the entries at the smallest (distance, memory, cpu), the one last in
+    the scan order wins.
     """
     if not needs:
         return []
@@ -312,7 +523,7 @@ def _by_distance(
     memory, cpu = keys
     entry_index: dict[tuple[int, ...], int] = {}
     entry_rows: list[tuple[int, ...]] = []
-    members: list[list[int]] = []  # per entry: its candidates (row indices)
+    members: list[list[int]] = []  # per entry: its live candidates (row indices)
     entry_of: list[int] = []
     for i, row in enumerate(rows):
         e = entry_index.get(row)
@@ -323,45 +534,41 @@ def _by_distance(
         else:
             members[e].append(i)
         entry_of.append(e)
-    # The live entries, compacted by swap-remove: their ids, and per requirement position
-    # a float column of their requests; ``tops`` bound each column from above.
-    live = list(range(len(entry_rows)))
-    slot_of = list(range(len(entry_rows)))
+    # Per requirement position, the entries' requests as floats.
     columns = [[float(row[col]) for row in entry_rows] for col in cols]
-    tops = [max(column) for column in columns]
+    live = list(range(len(entry_rows)))  # compacted whenever it is read
 
     order = list(range(len(rows)))  # upstream's scan order
     position = list(range(len(rows)))
     remaining = [(t, q) for t, (_, _, q) in enumerate(needs)]
+    # For the requirements left, when one or two are: what finds the nearest entries.
+    largest: _Largest | None = None
+    skyline: _Skyline | None = None
     picks: list[int] = []
     while remaining:
         if not order:
             raise PreemptionError([(names[t], q) for t, q in remaining])
+        tied = None
         if len(remaining) == 2:
             (t, q), (u, p) = remaining
-            fq = float(q)
-            fp = float(p)
-            if tops[t] < fq and tops[u] < fp:
-                distances = [
-                    r * r + s * s
-                    for v, w in zip(columns[t], columns[u], strict=True)
-                    for r in [(fq - v) / fq]
-                    for s in [(fp - w) / fp]
-                ]
-            else:
-                distances = [
-                    (r * r if r > 0 else 0.0) + (s * s if s > 0 else 0.0)
-                    for v, w in zip(columns[t], columns[u], strict=True)
-                    for r in [(fq - v) / fq]
-                    for s in [(fp - w) / fp]
-                ]
-        else:
-            distances = _distances(columns, tops, remaining)
-        best = min(distances)
-        if distances.count(best) == 1:
-            group = members[live[distances.index(best)]]
-        else:
+            if skyline is None:
+                live = [e for e in live if members[e]]
+                skyline = _Skyline(columns[t], columns[u], live)
+            tied = skyline.nearest(q, p)
+        elif len(remaining) == 1:
+            ((t, q),) = remaining
+            if largest is None:
+                live = [e for e in live if members[e]]
+                largest = _Largest(columns[t], live, members)
+            tied = largest.nearest(q)
+        if tied is None:
+            live = [e for e in live if members[e]]
+            distances = _scan(columns, live, remaining)
+            best = min(distances)
             tied = [live[s] for s, dist in enumerate(distances) if dist == best]
+        if len(tied) == 1:
+            group = members[tied[0]]
+        else:
             low = min([(entry_rows[e][memory], entry_rows[e][cpu]) for e in tied])
             group = [
                 i
@@ -378,20 +585,14 @@ def _by_distance(
             order[at] = moved
             position[moved] = at
         e = entry_of[chosen]
-        group = members[e]
-        group.remove(chosen)
-        if not group:  # the entry is gone: swap-remove it from the live columns
-            slot = slot_of[e]
-            last = live.pop()
-            for column in columns:
-                value = column.pop()
-                if last != e:
-                    column[slot] = value
-            if last != e:
-                live[slot] = last
-                slot_of[last] = slot
+        members[e].remove(chosen)
+        if not members[e] and skyline is not None:
+            skyline.remove(e)
         row = entry_rows[e]
-        remaining = [(t, q - row[cols[t]]) for t, q in remaining if q - row[cols[t]] > 0]
+        left = [(t, q - row[cols[t]]) for t, q in remaining if q - row[cols[t]] > 0]
+        if len(left) != len(remaining):
+            largest = skyline = None  # they were for the requirements of before
+        remaining = left
     return picks
 
 
@@ -424,7 +625,7 @@ def get_pods_to_preempt(
         preemptor, pods, names, settings
     )
     be_rows, bu_rows, gu_rows = classes
-    transposed = [list(zip(*rows, strict=True)) for rows in classes]
+    transposed = [list(zip(*rows, strict=False)) for rows in classes]
     fast = all(q < _FAST_LIMIT for _, _, q in needs) and all(
         min(values) >= 0 and max(values) < _FAST_LIMIT
         for columns in transposed
@@ -441,7 +642,7 @@ def get_pods_to_preempt(
         raise _needs_error(unmet)
 
     def picked_sum(rows: list[tuple[int, ...]], picks: list[int]) -> list[int]:
-        return [sum(values) for values in zip(*[rows[i] for i in picks], strict=True)] or [
+        return [sum(values) for values in zip(*[rows[i] for i in picks], strict=False)] or [
             0
         ] * width
 
