@@ -350,3 +350,38 @@ def test_requests_outside_the_fast_range_match_upstream():
     _assert_same(_node([(-5, 0)]), [("cpu", -3)])
     with pytest.raises(PreemptionError, match=r"\[\(res: cpu, q: 2\), \]"):
         get_pods_to_preempt(CRITICAL, _node([(-5, 0)]), [("cpu", -3)])
+
+
+def test_skyline_stays_the_undominated_live_entries():
+    # The structure behind the two-requirement rounds, against a brute-force skyline, as
+    # entries go in random order (equal request pairs included, gone ones between them).
+    from service.engine.kubelet.preemption import _Skyline
+
+    rng = random.Random(11)
+    for _ in range(300):
+        size = rng.randrange(1, 40)
+        grid = rng.choice([3, 6, 1000])
+        first = [float(rng.randrange(grid)) for _ in range(size)]
+        second = [float(rng.randrange(grid)) for _ in range(size)]
+        live = set(range(size))
+        skyline = _Skyline(first, second, sorted(live))
+        for gone in rng.sample(sorted(live), size - 1):
+            expected = {
+                e
+                for e in live
+                if not any(
+                    first[f] >= first[e]
+                    and second[f] >= second[e]
+                    and (first[f], second[f]) != (first[e], second[e])
+                    for f in live
+                )
+            }
+            assert set(skyline.sky) == expected
+            assert skyline.sky_first == [first[e] for e in skyline.sky]
+            assert skyline.sky_second == [second[e] for e in skyline.sky]
+            # Along it the first request falls and the second rises (``nearest`` reads the
+            # largest of each at its ends).
+            assert skyline.sky_first == sorted(skyline.sky_first, reverse=True)
+            assert skyline.sky_second == sorted(skyline.sky_second)
+            live.discard(gone)
+            skyline.remove(gone)

@@ -385,16 +385,19 @@ class _Skyline:
         order = self.order
         seconds = self.seconds
         first = self.first
+        second = self.second
         found: list[int] = []
         while start < stop:
             top = max(seconds[start:stop])
             if top <= floor:
                 break
             j = seconds.index(top, start, stop)
+            a = first[order[j]]
             equal = [order[j]]
             k = j + 1
-            while k < stop and seconds[k] == top and first[order[k]] == first[order[j]]:
-                equal.append(order[k])
+            while k < stop and first[order[k]] == a and second[order[k]] == top:
+                if seconds[k] == top:  # not gone
+                    equal.append(order[k])
                 k += 1
             found[:0] = equal
             stop = j
