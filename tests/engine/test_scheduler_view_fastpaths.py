@@ -319,6 +319,7 @@ def _random_cluster(seed: int) -> Cluster:
 @pytest.mark.parametrize("seed", range(6))
 def test_per_node_indexes_match_literal_computations(seed: int) -> None:
     view = scheduler_view(_random_cluster(seed))
+    positions = {ni.name: ni.pdb_positions(view) for ni in view.nodes}  # bulk lookup first
     for ni in view.nodes:
         order = ni.pods_by_importance()
         assert order == sorted(ni.pods, key=lambda pi: (-pi.priority, pi.start_ns))
@@ -339,6 +340,7 @@ def test_per_node_indexes_match_literal_computations(seed: int) -> None:
                 if labels and info.namespace == pi.namespace and info.matches(labels)
             ]
             assert view.matching_pdbs(pi) == tuple(matches)
+            assert view.matching_pdbs(pod_info(pi.pod)) == tuple(matches)  # not memoized
             if matches:
                 expected_pdb.append(
                     (
@@ -353,7 +355,7 @@ def test_per_node_indexes_match_literal_computations(seed: int) -> None:
                         ),
                     )
                 )
-        assert ni.pdb_positions(view) == expected_pdb
+        assert positions[ni.name] == expected_pdb
     entries = [e for ni in view.nodes for _, found in ni.pdb_positions(view) for e in found]
     assert any(exempt for _, _, exempt in entries)
     assert {view.pdbs[i].namespace for i, _, _ in entries} == {"ns1", "ns2", "ns3"}
