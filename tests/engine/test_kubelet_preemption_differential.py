@@ -345,6 +345,10 @@ def test_requests_outside_the_fast_range_match_upstream():
             for name in rng.choice(REQUIREMENT_SHAPES[:6])
         ]
         _assert_same(pods, requirements)
+    # Both pods are farther than len(requirements) + 1 (36 each): upstream keeps index 0,
+    # not the last of the nearest with the smaller memory request.
+    victims = _assert_same(_node([(-50, 100), (100, -50)]), [("cpu", 10), ("memory", 10)])
+    assert victims == ["p0", "p1"]
     # Upstream subtracts at least one pod from a requirement of 0 or less: a negative
     # request can bring it back above 0.
     _assert_same(_node([(-5, 0)]), [("cpu", -3)])
