@@ -291,19 +291,22 @@ def scheduler_pod_requests(
     containers, overhead or pod-level ``resources``: it is that container's own requests,
     shared with the snapshot. Callers must never mutate it.
 
-    When every container (regular and init) has both a ``cpu`` and a ``memory`` key, the
-    non-zero defaults never apply, so the non-zero aggregate equals PodRequests and is not
-    computed a second time.
+    Without overhead or pod-level ``resources``, both aggregates are computed in one pass
+    (``_requests_and_non_zero``). Otherwise, when every container (regular and init) has
+    both a ``cpu`` and a ``memory`` key, the non-zero defaults never apply, so the non-zero
+    aggregate equals PodRequests and is not computed a second time.
     """
     containers = pod.containers
     init_containers = pod.init_containers
-    if len(containers) == 1 and not init_containers and not pod.overhead and pod.resources is None:
-        reqs = containers[0].requests
-        return (
-            reqs,
-            reqs.get("cpu", DEFAULT_CPU_REQUEST_MILLI),
-            reqs.get("memory", DEFAULT_MEMORY_REQUEST_BYTES),
-        )
+    if not pod.overhead and pod.resources is None:
+        if len(containers) == 1 and not init_containers:
+            reqs = containers[0].requests
+            return (
+                reqs,
+                reqs.get("cpu", DEFAULT_CPU_REQUEST_MILLI),
+                reqs.get("memory", DEFAULT_MEMORY_REQUEST_BYTES),
+            )
+        return _requests_and_non_zero(containers, init_containers)
     reqs = pod_requests(pod, settings=settings)
     for group in (containers, init_containers):
         for c in group:
@@ -312,6 +315,70 @@ def scheduler_pod_requests(
                 nz = pod_requests_non_zero(pod, settings=settings)
                 return reqs, nz.get("cpu", 0), nz.get("memory", 0)
     return reqs, reqs.get("cpu", 0), reqs.get("memory", 0)
+
+
+def _requests_and_non_zero(
+    containers: tuple[Container, ...], init_containers: tuple[Container, ...]
+) -> tuple[dict[str, int], int, int]:
+    """``_aggregate`` of the requests and of the non-zero requests (``_non_zero``) at once,
+    the non-zero one kept for cpu and memory only: the same steps, in the same order, as
+    the two calls. A ``_non_zero`` map always has cpu and memory, so its sums and peaks for
+    those two are plain numbers; ``nz_keys`` says whether its total has them at all (some
+    container or sidecar was added), as ``_aggregate``'s final max needs."""
+    total: dict[str, int] = {}
+    nz_cpu = nz_mem = 0
+    for c in containers:
+        own = c.requests
+        for name, value in own.items():
+            total[name] = total.get(name, 0) + value
+        nz_cpu += own.get("cpu", DEFAULT_CPU_REQUEST_MILLI)
+        nz_mem += own.get("memory", DEFAULT_MEMORY_REQUEST_BYTES)
+    if not init_containers:
+        return total, nz_cpu, nz_mem
+    nz_keys = bool(containers)
+    sidecars: dict[str, int] = {}
+    side_cpu = side_mem = 0
+    peak: dict[str, int] = {}
+    peak_cpu = peak_mem = 0  # set by the first init container
+    first = True
+    for c in init_containers:
+        own = c.requests
+        own_cpu = own.get("cpu", DEFAULT_CPU_REQUEST_MILLI)
+        own_mem = own.get("memory", DEFAULT_MEMORY_REQUEST_BYTES)
+        if c.restart_policy == "Always":
+            for name, value in own.items():
+                total[name] = total.get(name, 0) + value
+                sidecars[name] = sidecars.get(name, 0) + value
+            nz_cpu += own_cpu
+            nz_mem += own_mem
+            nz_keys = True
+            side_cpu += own_cpu
+            side_mem += own_mem
+            use: ResourceList = sidecars
+            use_cpu, use_mem = side_cpu, side_mem
+        else:
+            if sidecars:
+                use = dict(own)
+                _add_into(use, sidecars)
+            else:
+                use = own
+            use_cpu, use_mem = own_cpu + side_cpu, own_mem + side_mem
+        for name, value in use.items():
+            if name not in peak or value > peak[name]:
+                peak[name] = value
+        if first or use_cpu > peak_cpu:
+            peak_cpu = use_cpu
+        if first or use_mem > peak_mem:
+            peak_mem = use_mem
+        first = False
+    for name, value in peak.items():
+        if name not in total or value > total[name]:
+            total[name] = value
+    if not nz_keys or peak_cpu > nz_cpu:
+        nz_cpu = peak_cpu
+    if not nz_keys or peak_mem > nz_mem:
+        nz_mem = peak_mem
+    return total, nz_cpu, nz_mem
 
 
 def kubelet_resource_requests(

@@ -141,18 +141,25 @@ def test_pod_info_matches_the_general_requests(case: str) -> None:
     assert (info.nz_cpu, info.nz_mem, info.has_ports) == (nz_cpu, nz_mem, has_ports)
 
 
-def test_pod_info_matches_the_general_requests_on_random_pods() -> None:
-    rnd = random.Random(1)
+@pytest.mark.parametrize("seed", range(4))
+def test_pod_info_matches_the_general_requests_on_random_pods(seed: int) -> None:
+    rnd = random.Random(seed)
     names = ["cpu", "memory", "ephemeral-storage", "example.com/gpu", "hugepages-2Mi"]
 
     def requests() -> dict[str, int]:
-        return {n: rnd.choice([0, 1, 100, 5 * GI]) for n in names if rnd.random() < 0.5}
+        picked = [n for n in names if rnd.random() < 0.5]
+        rnd.shuffle(picked)  # key order varies too
+        return {n: rnd.choice([0, 1, 100, 5 * GI]) for n in picked}
 
-    for i in range(500):
-        containers = [_c(f"c{j}", requests()) for j in range(rnd.choice([0, 1, 1, 1, 2, 3]))]
+    shapes = set()
+    for i in range(1000):
+        containers = [
+            _c(f"c{j}", requests(), ports=rnd.choice([(), NO_HOST_PORT, HOST_PORT]))
+            for j in range(rnd.choice([0, 1, 1, 1, 2, 3]))
+        ]
         inits = tuple(
             _c(f"i{j}", requests(), restart_policy=rnd.choice([None, "Always"]))
-            for j in range(rnd.choice([0, 0, 1, 2]))
+            for j in range(rnd.choice([0, 0, 1, 2, 3]))
         )
         extra: dict = {}
         if rnd.random() < 0.2:
@@ -160,15 +167,21 @@ def test_pod_info_matches_the_general_requests_on_random_pods() -> None:
         if rnd.random() < 0.2:
             extra["resources"] = PodResources(requests=requests(), limits=requests())
         pod = _pod(containers, name=f"p{i}", init_containers=inits, **extra)
+        shapes.add((len(containers), len(inits), bool(pod.overhead), pod.resources is None))
         info = pod_info(pod)
         reqs, nz_cpu, nz_mem, has_ports = _reference(pod)
-        assert scheduler_pod_requests(pod) == (reqs, nz_cpu, nz_mem), pod
+        got = scheduler_pod_requests(pod)
+        assert got == (reqs, nz_cpu, nz_mem), pod
+        assert list(got[0]) == list(reqs), pod
         assert (info.requests, info.nz_cpu, info.nz_mem, info.has_ports) == (
             reqs,
             nz_cpu,
             nz_mem,
             has_ports,
         ), pod
+        assert list(info.requests) == list(reqs), pod
+        assert (info.cpu, info.memory) == (reqs.get("cpu", 0), reqs.get("memory", 0)), pod
+    assert len(shapes) >= 55
 
 
 def _start_ns_reference(moment: datetime | None) -> int:

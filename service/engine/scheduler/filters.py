@@ -38,7 +38,11 @@ import msgspec
 from service.engine.nodeaffinity import matches_node_selector_and_affinity
 from service.engine.objects import Cluster, ContainerPort, Node, Pod, Taint
 from service.engine.ports import HostPorts, wanted_host_ports
-from service.engine.resources import scheduler_pod_requests
+from service.engine.resources import (
+    DEFAULT_CPU_REQUEST_MILLI,
+    DEFAULT_MEMORY_REQUEST_BYTES,
+    scheduler_pod_requests,
+)
 from service.engine.tolerations import find_untolerated, tolerates_any
 
 __all__ = [
@@ -187,15 +191,6 @@ def is_scalar_resource_name(name: str) -> bool:
     )
 
 
-def _start_ns(moment: datetime | None) -> int:
-    if moment is None:
-        return START_TIME_NOW
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    delta = moment - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
-
-
 class PodInfo(msgspec.Struct, eq=False, gc=False):
     """A pod as the scheduler's cache holds it: effective requests (PodRequests), the non-zero
     cpu/memory used for NonZeroRequested, priority, start time in ns, host ports.
@@ -240,27 +235,63 @@ class PodInfo(msgspec.Struct, eq=False, gc=False):
 
 def pod_info(pod: Pod) -> PodInfo:
     """Precompute what the scheduler reads of a pod (NodeInfo.AddPod's calculateResource).
-    ``requests`` may be shared with the pod's container (``scheduler_pod_requests``)."""
-    requests, nz_cpu, nz_mem = scheduler_pod_requests(pod)
-    has_ports = False
-    for c in pod.containers:
+    ``requests`` may be shared with the pod's container (``scheduler_pod_requests``).
+
+    Runs for every pod of the snapshot when a view is built, so the common shape (one
+    container; no init containers, overhead or pod-level resources) is handled here, as
+    ``scheduler_pod_requests`` handles it."""
+    containers = pod.containers
+    if (
+        len(containers) == 1
+        and not pod.init_containers
+        and not pod.overhead
+        and pod.resources is None
+    ):
+        c = containers[0]
+        requests = c.requests
+        cpu = requests.get("cpu")
+        memory = requests.get("memory")
+        nz_cpu = DEFAULT_CPU_REQUEST_MILLI if cpu is None else cpu
+        nz_mem = DEFAULT_MEMORY_REQUEST_BYTES if memory is None else memory
+        has_ports = False
         for p in c.ports:
             if p.host_port > 0:
                 has_ports = True
                 break
+    else:
+        requests, nz_cpu, nz_mem = scheduler_pod_requests(pod)
+        cpu = requests.get("cpu")
+        memory = requests.get("memory")
+        has_ports = False
+        for c in containers:
+            for p in c.ports:
+                if p.host_port > 0:
+                    has_ports = True
+                    break
+    start = pod.start_time
+    if start is None:
+        start_ns = START_TIME_NOW
+    else:
+        if start.tzinfo is None:
+            start = start.replace(tzinfo=UTC)
+        delta = start - _EPOCH
+        start_ns = (
+            delta.days * 86_400 + delta.seconds
+        ) * 1_000_000_000 + delta.microseconds * 1_000
+    priority = pod.priority
     return PodInfo(
         pod,
         pod.namespace,
         pod.name,
         pod.uid,
-        pod.priority if pod.priority is not None else 0,
+        0 if priority is None else priority,
         requests,
         nz_cpu,
         nz_mem,
-        _start_ns(pod.start_time),
+        start_ns,
         has_ports,
-        requests.get("cpu", 0),
-        requests.get("memory", 0),
+        0 if cpu is None else cpu,
+        0 if memory is None else memory,
     )
 
 
