@@ -218,6 +218,8 @@ class PodInfo(msgspec.Struct, eq=False, gc=False):
     # Indexes of the PDBs selecting the pod, filled in by the SchedulerView holding it (None:
     # not looked up yet; SchedulerView.matching_pdbs computes them).
     pdbs: tuple[int, ...] | None = None
+    # The pod's own host ports (HostPorts.of_pods([pod])), built on first use by preemption.
+    host_ports: HostPorts | None = None
 
     @property
     def key(self) -> str:
@@ -703,16 +705,7 @@ class SchedulerView:
         values = labels.get(keys[0]) if len(keys) == 1 else tuple(map(labels.get, keys))
         found = memo.get(values)
         if found is None:
-            candidates: list[PdbInfo] = []
-            by_label = self._pdb_by_label.get(pi.namespace)
-            if by_label:
-                for pair in labels.items():
-                    filed = by_label.get(pair)
-                    if filed:
-                        candidates.extend(filed)
-            candidates.extend(self._pdb_scan.get(pi.namespace, ()))
-            found = tuple(sorted(info.index for info in candidates if info.matches(labels)))
-            memo[values] = found
+            found = memo[values] = self._match_pdbs(pi.namespace, labels)
         return found
 
     def _lookup_all_pdbs(self) -> None:

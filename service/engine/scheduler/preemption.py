@@ -231,7 +231,9 @@ def _wanted_conflict(ctx: PodContext, pi: PodInfo) -> bool:
     """Whether ``pi``'s host ports collide with a port the preemptor wants."""
     if not ctx.wanted_ports or not pi.has_ports or pi.pod is None:
         return False
-    own = HostPorts.of_pods([pi.pod])
+    own = pi.host_ports
+    if own is None:
+        own = pi.host_ports = HostPorts.of_pods([pi.pod])  # kept: the pod never changes
     return any(own.conflicts(p.host_ip, p.protocol, p.host_port) for p in ctx.wanted_ports)
 
 
