@@ -709,22 +709,22 @@ class SchedulerView:
         return found
 
     def _lookup_all_pdbs(self) -> None:
-        """matching_pdbs for every pod of the view, in snapshot order (_lookup_pdbs inlined
-        for the common cases: no PDB in the namespace, a memoized answer)."""
-        keys_of = self._pdb_keys
-        memos = self._pdb_memo
+        """matching_pdbs for every pod of the view, in snapshot order, with _lookup_pdbs'
+        common cases inlined: no PDB in the namespace, an unlabelled pod, a memoized answer
+        for a namespace whose selectors read one label key."""
+        by_namespace: dict[str, tuple[str | None, dict[object, tuple[int, ...]]]] = {
+            ns: (keys[0] if len(keys) == 1 else None, self._pdb_memo[ns])
+            for ns, keys in self._pdb_keys.items()
+        }
         lookup = self._lookup_pdbs
         for pi in self._bound:
-            if pi.pdbs is not None:
-                continue
-            keys = keys_of.get(pi.namespace)
-            pod = pi.pod
-            if keys is None or pod is None or not pod.labels:
+            spec = by_namespace.get(pi.namespace)
+            labels = pi.pod.labels if spec is not None else None  # type: ignore[union-attr]
+            if not labels:
                 pi.pdbs = ()
                 continue
-            labels = pod.labels
-            values = labels.get(keys[0]) if len(keys) == 1 else tuple(map(labels.get, keys))
-            found = memos[pi.namespace].get(values)
+            key, memo = spec  # type: ignore[misc]
+            found = memo.get(labels.get(key)) if key is not None else None
             pi.pdbs = found if found is not None else lookup(pi)
         self._bound_pdbs_done = True
 
