@@ -215,8 +215,8 @@ class PodInfo(msgspec.Struct, eq=False, gc=False):
     # preemption's per-node sums read a field instead of a dict; None: read ``requests``.
     cpu: int | None = None
     memory: int | None = None
-    # Indexes of the PDBs selecting the pod, filled in by the SchedulerView holding it (None:
-    # not looked up yet; SchedulerView.matching_pdbs computes them).
+    # Indexes of the PDBs selecting the pod, filled in by the SchedulerView holding it on
+    # the first pdb_positions (None: not looked up; SchedulerView.matching_pdbs computes).
     pdbs: tuple[int, ...] | None = None
     # The pod's own host ports (HostPorts.of_pods([pod])), built on first use by preemption.
     host_ports: HostPorts | None = None
@@ -393,7 +393,7 @@ class NodeInfo:
         index, its disruptionsAllowed, whether the pod is in its disruptedPods), ...))."""
         found = self._pdb_positions
         if found is None:
-            found = view.pdb_positions_of(self.pods_by_importance()) if view.pdbs else []
+            found = view._pdb_positions_of(self.pods_by_importance()) if view.pdbs else []
             self._pdb_positions = found
         return found
 
@@ -680,10 +680,11 @@ class SchedulerView:
 
     def matching_pdbs(self, pi: PodInfo) -> tuple[int, ...]:
         """Indexes (snapshot order) of the PDBs whose selector matches the pod: same
-        namespace, labelled pod, valid non-empty selector. Kept in ``PodInfo.pdbs``."""
+        namespace, labelled pod, valid non-empty selector. For the view's own pods, the
+        answer the view keeps in ``PodInfo.pdbs`` once preemption has asked for it."""
         found = pi.pdbs
         if found is None:
-            found = pi.pdbs = self._lookup_pdbs(pi)
+            found = self._lookup_pdbs(pi)  # not kept: the PodInfo may not be this view's
         return found
 
     def _lookup_pdbs(self, pi: PodInfo) -> tuple[int, ...]:
@@ -728,7 +729,7 @@ class SchedulerView:
             pi.pdbs = found if found is not None else lookup(pi)
         self._bound_pdbs_done = True
 
-    def pdb_positions_of(
+    def _pdb_positions_of(
         self, pods: Sequence[PodInfo]
     ) -> list[tuple[int, tuple[tuple[int, int, bool], ...]]]:
         """NodeInfo.pdb_positions over ``pods``.
@@ -744,10 +745,10 @@ class SchedulerView:
             if matches is None:
                 matches = self.matching_pdbs(pi)
             if matches:
-                found.append((pos, self.pdb_entries(matches, pi.name)))
+                found.append((pos, self._entries_for(matches, pi.name)))
         return found
 
-    def pdb_entries(
+    def _entries_for(
         self, matches: tuple[int, ...], pod_name: str
     ) -> tuple[tuple[int, int, bool], ...]:
         """((PDB index, its disruptionsAllowed, whether ``pod_name`` is in its disruptedPods),
