@@ -34,6 +34,7 @@ from service.engine.scheduler.filters import (
     PodInfo,
     pod_info,
     scheduler_view,
+    used_ports_of,
 )
 from service.engine.scheduler.preemption import PreemptionArgs, preempt
 from service.engine.version import EngineSettings
@@ -344,6 +345,15 @@ def test_per_node_indexes_match_literal_computations(seed: int) -> None:
                 expected.append(expected[-1] + pi.requests.get(name, 0))
             assert ni.cumulative(name) == expected
         assert ni.port_positions() == [(i, pi) for i, pi in enumerate(order) if pi.has_ports]
+        for first in range(len(order) + 1):
+            kept = tuple(pi for pi in order[:first] if pi.has_ports)
+            got_kept, got_ports = ni.ports_before(first)
+            assert got_kept == kept
+            expected_ports = used_ports_of(kept)
+            if expected_ports is None:
+                assert got_ports is None
+            else:
+                assert got_ports is not None and got_ports._by_ip == expected_ports._by_ip
         expected_pdb = []
         for pos, pi in enumerate(order):
             labels = pi.pod.labels

@@ -307,6 +307,7 @@ class NodeInfo:
         "_neg_priority",
         "_pdb_positions",
         "_port_positions",
+        "_ports_before",
         "allocatable",
         "allowed_pods",
         "index",
@@ -332,6 +333,7 @@ class NodeInfo:
         self._cum: dict[str, list[int]] | None = None
         self._pdb_positions: list[tuple[int, tuple[tuple[int, int, bool], ...]]] | None = None
         self._port_positions: list[tuple[int, PodInfo]] | None = None
+        self._ports_before: dict[int, tuple[tuple[PodInfo, ...], HostPorts | None]] | None = None
         if not pods:
             self.requested: dict[str, int] = {}
             self.nz_cpu = self.nz_mem = 0
@@ -402,6 +404,21 @@ class NodeInfo:
         found = self._port_positions
         if found is None:
             found = self._build_order()[3]
+        return found
+
+    def ports_before(self, first: int) -> tuple[tuple[PodInfo, ...], HostPorts | None]:
+        """The pods with host ports among the first ``first`` of pods_by_importance() and
+        their used ports (None when there are none): the pods preemption keeps on the node.
+        Cached per position (a HostPorts is never modified once built)."""
+        if self.used_ports is None:
+            return (), None
+        cache = self._ports_before
+        if cache is None:
+            cache = self._ports_before = {}
+        found = cache.get(first)
+        if found is None:
+            kept = tuple(pi for pos, pi in self.port_positions() if pos < first)
+            found = cache[first] = (kept, used_ports_of(kept))
         return found
 
     def pods_by_importance(self) -> list[PodInfo]:
@@ -615,23 +632,26 @@ class SchedulerView:
         terminating_sts: list[tuple[str, PodInfo]] = []
         inter_pod_affinity = False
         bound: list[PodInfo] = []
+        append_bound = bound.append
         for pod in snapshot.pods:
             # The scheduler's pod informer skips terminal pods (status.phase!=Succeeded,Failed).
-            if pod.phase == "Succeeded" or pod.phase == "Failed":
+            phase = pod.phase
+            if phase == "Succeeded" or phase == "Failed":
                 continue
-            if pod.node_name:
-                i = index.get(pod.node_name)
+            node_name = pod.node_name
+            if node_name:
+                i = index.get(node_name)
                 if i is None:
                     continue  # bound to a node missing from the snapshot
                 pi = pod_info(pod)
                 per_node[i].append(pi)
-                bound.append(pi)
+                append_bound(pi)
                 if pod.unmodelled and "InterPodAffinity" in pod.unmodelled:
                     inter_pod_affinity = True
                 if pod.deletion_timestamp is not None:
                     ctrl = pod.controller
                     if ctrl is not None and ctrl.kind == "StatefulSet":
-                        terminating_sts.append((pod.node_name, pi))
+                        terminating_sts.append((node_name, pi))
             elif pod.nominated_node_name:
                 nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
         self.nodes: list[NodeInfo] = [

@@ -47,7 +47,6 @@ from service.engine.scheduler.filters import (
     pod_context,
     scheduler_view,
     state_of,
-    used_ports_of,
 )
 from service.engine.scheduler.holds import (
     Hold,
@@ -264,11 +263,8 @@ def select_victims_on_node(
         name: ni.requested.get(name, 0) - (cum[n] - cum[first])
         for (name, _), cum in zip(checks, cums, strict=True)
     }
-    kept: tuple[PodInfo, ...] = ()
-    if ni.used_ports is not None:
-        kept = tuple(pi for pos, pi in ni.port_positions() if pos < first)
-    ports = used_ports_of(kept) if ctx.wanted_ports else None
-    state = NodeState(requested, first, ports, port_pods=kept)
+    kept, kept_ports = ni.ports_before(first)
+    state = NodeState(requested, first, kept_ports if ctx.wanted_ports else None, port_pods=kept)
     status = run_filters_with_nominated(ctx, ni, state)
     if not status.is_success:
         return [], 0, status
