@@ -16,10 +16,10 @@ eviction ranking, scheduler fit and scoring, the snapshot pod listing):
 * ``resource_request`` — the kubelet's per-resource getter ``GetResourceRequest``
   (pkg/api/v1/resource, spec B.3).
 
-Resource maps are ``dict[str, int]`` in base units (millicores for cpu). Every function
-but ``scheduler_pod_requests`` returns a fresh dict the caller may mutate. These run for every pod of a 150,000-pod
-snapshot, so the common shapes (one container, no init containers, no pod-level resources)
-take short paths.
+Resource maps are ``dict[str, int]`` in base units (millicores for cpu). Every function but
+``scheduler_pod_requests`` returns a fresh dict the caller may mutate. These run for every
+pod of a 150,000-pod snapshot, so the common shapes (one container, no init containers, no
+pod-level resources) take short paths.
 """
 
 from __future__ import annotations
