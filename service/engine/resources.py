@@ -320,9 +320,9 @@ def scheduler_pod_requests(
 def _requests_and_non_zero(
     containers: tuple[Container, ...], init_containers: tuple[Container, ...]
 ) -> tuple[dict[str, int], int, int]:
-    """``_aggregate`` of the requests and of the non-zero requests (``_non_zero``) at once,
-    the non-zero one kept for cpu and memory only: the same steps, in the same order, as
-    the two calls. A ``_non_zero`` map always has cpu and memory, so its sums and peaks for
+    """``_aggregate`` (aggregateContainerResourcesByFn) of the requests and of the non-zero
+    requests (``_non_zero``) at once, the non-zero one kept for cpu and memory only: the same
+    steps, in the same order, as the two calls. A ``_non_zero`` map always has cpu and memory, so its sums and peaks for
     those two are plain numbers; ``nz_keys`` says whether its total has them at all (some
     container or sidecar was added), as ``_aggregate``'s final max needs."""
     total: dict[str, int] = {}
