@@ -1,7 +1,8 @@
 """Decision records: append-only, hash-chained, queryable, exportable, prunable.
 
 Each record's hash covers its content and the hash of the record before it (by ``seq``).
-Appends are serialized (PostgreSQL advisory lock, SQLite's write lock) so the chain is a
+Appends are serialized on audit_state row 1, which holds the chain's head (PostgreSQL: its row
+lock, taken by the one statement that appends; SQLite: the write lock), so the chain is a
 single line even with several gunicorn workers writing at once.
 """
 
