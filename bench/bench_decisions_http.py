@@ -20,7 +20,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.common import VERDICT, create_key, free_port
+from bench.common import VERDICT, create_key, free_port, wait_healthy
 from bench.generate import generate
 
 
@@ -79,14 +79,7 @@ def main() -> None:
     )
     headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
     try:
-        for _ in range(100):
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                conn.request("GET", "/healthz")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                time.sleep(0.2)
+        wait_healthy(port)
         cluster = generate(args.nodes, args.pods, 1)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         conn.request("POST", "/v1/snapshots", body=json.dumps(cluster).encode(), headers=headers)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import msgspec
 
-from bench.common import VERDICT, create_key, free_port
+from bench.common import VERDICT, create_key, free_port, wait_healthy
 from service.engine.objects import Snapshot
 from service.store import migrate
 from service.store import snapshots as store
@@ -123,14 +123,7 @@ def _serve(env: dict, port: int, warm: bool) -> tuple[subprocess.Popen, threadin
                 warmed.set()
 
     threading.Thread(target=watch, daemon=True).start()
-    for _ in range(300):
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
-                break
-        except OSError:
-            time.sleep(0.1)
+    wait_healthy(port)
     return server, warmed, started
 
 

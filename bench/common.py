@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import http.client
 import socket
 import statistics
 import subprocess
@@ -51,3 +52,17 @@ def create_key(env: dict, role: str = "admin") -> str:
         check=True,
     )
     return done.stdout.strip().splitlines()[-1]
+
+
+def wait_healthy(port: int, seconds: float = 30) -> None:
+    """Until a server on this loopback port answers /healthz with 200."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"no server answered on port {port} within {seconds:.0f} s")
