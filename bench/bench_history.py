@@ -353,7 +353,7 @@ class Generator:
                 row.id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
                 row.kind = KINDS[(seq - 1) % len(KINDS)]
                 row.snapshot_id = None
-                # Non-decreasing in seq, like datetime.now() under the chain lock.
+                # Non-decreasing in seq (live records can be a few ms out of order: see records.prune).
                 offset = (seq - 1) * self.step_us + rng.random() * self.step_us
                 row.created_at = START + timedelta(microseconds=int(offset))
                 row.engine_version = ENGINE_VERSION

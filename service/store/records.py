@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import orjson
-from sqlalchemy import Text, cast, delete, exists, insert, select, text, update
+from sqlalchemy import Text, cast, delete, exists, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -378,17 +378,23 @@ def verify(session: Session) -> Verification:
 
 
 def prune(session: Session, before: datetime, engine_version: str) -> DecisionRow:
-    """Remove records older than ``before``; the chain is re-anchored and the prune recorded."""
+    """Remove the records older than ``before`` that come before every newer one (only a
+    prefix of the chain can go, or it would have a hole); the chain is re-anchored and the
+    prune recorded.
+
+    A record's createdAt is taken before the chain is locked, so on PostgreSQL two records
+    written at the same moment can carry times a few milliseconds out of sequence order; the
+    prefix stops at the first record not older than ``before``."""
     _lock_chain(session)
-    last = session.execute(
-        select(DecisionRow.seq, DecisionRow.record_hash)
-        .where(DecisionRow.created_at < before)
-        .order_by(DecisionRow.seq.desc())
-        .limit(1)
-    ).first()
+    first_kept = session.scalar(
+        select(func.min(DecisionRow.seq)).where(DecisionRow.created_at >= before)
+    )
+    older = select(DecisionRow.seq, DecisionRow.record_hash).where(DecisionRow.created_at < before)
+    if first_kept is not None:
+        older = older.where(DecisionRow.seq < first_kept)
+    last = session.execute(older.order_by(DecisionRow.seq.desc()).limit(1)).first()
     deleted = 0
     if last is not None:
-        # Only a prefix of the chain can go, or the chain would have a hole in the middle.
         deleted = session.execute(
             delete(DecisionSubject).where(DecisionSubject.decision_seq <= last.seq)
         ).rowcount

@@ -178,3 +178,35 @@ def test_migration_gives_an_existing_chain_its_head(scratch_url):  # noqa: F811
     with db.session() as session:
         assert records.verify(session) == records.Verification(True, 4, None)
     db.dispose()
+
+
+def test_prune_stops_at_the_first_record_not_older_than_the_cut(app):
+    """createdAt is taken before the chain is locked, so neighbours can be a little out of
+    sequence order; prune removes only the prefix in which every record is older."""
+    db = app.extensions["verdict.db"]
+    stamps = [
+        datetime(2020, 1, 1, tzinfo=UTC),
+        datetime(2020, 1, 3, tzinfo=UTC),  # written "late": newer than the cut
+        datetime(2020, 1, 2, tzinfo=UTC),  # older than the cut, but after a newer record
+        datetime(2020, 1, 4, tzinfo=UTC),
+    ]
+    with db.session(write=True) as session:
+        rows = [_append(session, i) for i in range(len(stamps))]
+    # Give them those times, re-hashed as if written so (the chain stays valid).
+    with db.session(write=True) as session:
+        prev = records.GENESIS_HASH
+        stored = session.scalars(select(DecisionRow).order_by(DecisionRow.seq)).all()
+        for row, stamp in zip(stored, stamps, strict=True):
+            row.created_at = stamp
+            row.prev_hash = prev
+            row.record_hash = records.content_hash(prev, row)
+            prev = row.record_hash
+        state = session.get(AuditState, 1)
+        state.head_seq, state.head_hash, state.head_prev_hash = row.seq, prev, row.prev_hash
+    with db.session(write=True) as session:
+        prune = records.prune(session, datetime(2020, 1, 2, 12, tzinfo=UTC), "test")
+    assert prune.result == {"deleted": 1, "anchorSequence": rows[0].seq}
+    with db.session() as session:
+        kept = session.scalars(select(DecisionRow.seq).order_by(DecisionRow.seq)).all()
+        assert kept == [r.seq for r in rows[1:]] + [prune.seq]
+        assert records.verify(session) == records.Verification(True, 4, None)
