@@ -26,6 +26,8 @@ from service.store.snapshots import ClusterCache, load_cluster
 
 log = logging.getLogger("verdict.preload")
 
+_MAX_NUDGED = 8
+
 
 class Preloader:
     def __init__(
@@ -62,11 +64,13 @@ class Preloader:
             self._thread.join(timeout=30)
 
     def nudge(self, snapshot_id: str) -> None:
-        """Warm this snapshot now (this process just stored it)."""
+        """Warm this snapshot now (this process just stored it). Only the last few are kept:
+        without a running thread (gunicorn started directly) nothing consumes them."""
         if self.count == 0:
             return
         with self._lock:
             self._nudged.append(snapshot_id)
+            del self._nudged[:-_MAX_NUDGED]
         self._wake.set()
 
     def newest_ids(self) -> list[str]:

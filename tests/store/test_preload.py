@@ -115,3 +115,11 @@ def test_concurrent_first_loads_decode_once(app, api, monkeypatch):
     assert len(decoded) == 1
     assert len(found) == 6 and all(c is found[0] for c in found)
     assert not cache._loading  # no lock left behind
+
+
+def test_nudges_without_a_thread_do_not_pile_up(app):
+    cache = ClusterCache(size=4)
+    preloader = _preloader(app, cache, count=1)
+    for i in range(100):
+        preloader.nudge(f"id-{i}")
+    assert preloader._nudged == [f"id-{i}" for i in range(92, 100)]
