@@ -42,7 +42,7 @@ class Preloader:
         self.db = db
         self.cache = cache
         self.count = max(count, 0)
-        self.interval = interval
+        self.interval = max(interval, 0.05)  # 0 from the environment must not spin
         self.warm = warm
         self._nudged: list[str] = []
         self._wake = threading.Event()
