@@ -31,14 +31,16 @@ def _kind(name: str):
     return kind
 
 
-def _cluster_for(body: dict):
+def _cluster_for(body: dict, kind):
     """(cluster, parsed inline snapshot or None, stored snapshot id or None)."""
     if body.get("snapshotId") is not None:
         db, cache = current_app.extensions["verdict.db"], current_app.extensions["verdict.cache"]
         cluster = cache.get(body["snapshotId"])
         if cluster is None:
             with db.session() as session:
-                cluster = store.load_cluster(session, cache, body["snapshotId"])
+                cluster = store.load_cluster(
+                    session, cache, body["snapshotId"], scheduler=kind.scheduler
+                )
         if cluster is None:
             raise ApiError(
                 422,
@@ -56,11 +58,11 @@ def _cluster_for(body: dict):
 def record_decision(kind_name: str, body: dict):
     kind = _kind(kind_name)
     check_snapshot_reference(body)
-    cluster, inline, snapshot_id = _cluster_for(body)
+    cluster, inline, snapshot_id = _cluster_for(body, kind)
     outcome = compute(kind, cluster, decision_params(body))
     with current_app.extensions["verdict.db"].session(write=True) as session:
         if inline is not None:
-            snapshot_id = snapshot_api.save(session, inline).id
+            snapshot_id = snapshot_api.save(session, inline, cluster).id
         row = records.append(
             session,
             kind=kind.name,

@@ -72,7 +72,10 @@ def replay(decision_id: str):
         if kind is None or row.snapshot_id is None:
             raise ApiError(409, f"decisions of kind {row.kind!r} cannot be replayed")
         cluster = store.load_cluster(
-            session, current_app.extensions["verdict.cache"], row.snapshot_id
+            session,
+            current_app.extensions["verdict.cache"],
+            row.snapshot_id,
+            scheduler=kind.scheduler,
         )
     outcome = compute(kind, cluster, decision_params(row.request))
     diffs = differences(row.result, outcome.result)

@@ -87,8 +87,11 @@ def parse(data: bytes, content_type: str):
             gc.enable()
 
 
-def save(session, parsed) -> SnapshotRow:
-    """Store a parsed snapshot in the caller's transaction and put it in the cache."""
+def save(session, parsed, cluster: Cluster | None = None) -> SnapshotRow:
+    """Store a parsed snapshot in the caller's transaction and put it in the cache (as
+    ``cluster``, the Cluster already made of it, if given)."""
+    if cluster is None:
+        cluster = Cluster(parsed.snapshot)
     row = store.save(
         session,
         parsed.snapshot,
@@ -96,8 +99,9 @@ def save(session, parsed) -> SnapshotRow:
         cluster=parsed.cluster,
         labels=parsed.labels,
         key_id=g.get("key_id"),
+        in_memory=cluster,
     )
-    current_app.extensions["verdict.cache"].put(row.id, Cluster(parsed.snapshot))
+    current_app.extensions["verdict.cache"].put(row.id, cluster)
     return row
 
 
@@ -213,7 +217,7 @@ def list_nodes(snapshot_id: str):
     with current_app.extensions["verdict.db"].session() as session:
         row = _summary_or_404(session, snapshot_id)
     cluster = load_cluster(snapshot_id, "id")
-    nodes, next_cursor = _offset_page(list(cluster.snapshot.nodes), limit)
+    nodes, next_cursor = _offset_page(list(cluster.nodes), limit)
     payload = {"items": [node_view(cluster, n) for n in nodes], "nextCursor": next_cursor}
     return _with_etag(payload, row.digest, f"/nodes?{request.query_string.decode()}")
 

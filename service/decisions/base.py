@@ -36,6 +36,9 @@ class DecisionKind:
     schema: type[Schema]  # the request body minus snapshotId/snapshot
     decide: Callable[[Cluster, dict], dict]  # (cluster, loaded request) -> JSON-ready result
     subjects: Callable[[dict, dict], Subjects]  # (loaded request, result) -> subjects
+    # Decides on the scheduler's view alone: a stored snapshot's view is restored from its
+    # stored form, the pods decoded only if read (store.snapshots.load_cluster).
+    scheduler: bool = False
 
 
 KINDS: dict[str, DecisionKind] = {}

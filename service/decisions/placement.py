@@ -303,5 +303,11 @@ def subjects(request: dict, result: dict) -> Subjects:
 
 
 register(
-    DecisionKind(name="placement", schema=PlacementRequestSchema, decide=decide, subjects=subjects)
+    DecisionKind(
+        name="placement",
+        schema=PlacementRequestSchema,
+        decide=decide,
+        subjects=subjects,
+        scheduler=True,
+    )
 )

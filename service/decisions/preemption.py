@@ -38,9 +38,9 @@ from service.decisions.placement import (
     not_modelled_sentence,
     reject_bound_pod,
 )
-from service.engine.objects import Cluster, Pod
+from service.engine.objects import Cluster
 from service.engine.refs import pod_ref
-from service.engine.scheduler.filters import SUCCESS
+from service.engine.scheduler.filters import SUCCESS, PodInfo
 from service.engine.scheduler.preemption import PreemptionArgs, PreemptionOutcome, preempt
 
 __all__ = ["PreemptionOptionsSchema", "PreemptionRequestSchema", "decide", "subjects"]
@@ -91,13 +91,28 @@ def _status_name(code: str) -> str:
     return "Fits" if code == SUCCESS else code
 
 
+def _ref(pi: PodInfo, node_name: str) -> dict:
+    """The PodRef of a pod on ``node_name``; a restored view keeps only the fields it needs
+    for one (see ``PodInfo``)."""
+    if pi.pod is not None:
+        return pod_ref(pi.pod)
+    return {
+        "namespace": pi.namespace,
+        "name": pi.name,
+        "uid": pi.uid,
+        "nodeName": node_name,
+        "priority": pi.priority,
+        "qosClass": pi.qos,
+    }
+
+
 def result_json(outcome: PreemptionOutcome, node_names: list[str]) -> dict:
     refs: dict[int, dict] = {}
 
-    def ref(pod: Pod) -> dict:
-        found = refs.get(id(pod))
+    def ref(pi: PodInfo, node_name: str) -> dict:
+        found = refs.get(id(pi))
         if found is None:
-            found = refs[id(pod)] = pod_ref(pod)
+            found = refs[id(pi)] = _ref(pi, node_name)
         return found
 
     candidate_nodes = {c.node_name for c in outcome.candidates}
@@ -128,12 +143,12 @@ def result_json(outcome: PreemptionOutcome, node_names: list[str]) -> dict:
     return {
         "eligible": outcome.eligible,
         "nominatedNodeName": outcome.nominated_node_name,
-        "victims": [ref(v.pod) for v in outcome.victims if v.pod is not None],
+        "victims": [ref(v, outcome.nominated_node_name or "") for v in outcome.victims],
         "numPDBViolations": outcome.num_pdb_violations,
         "candidates": [
             {
                 "nodeName": c.node_name,
-                "victims": [ref(v.pod) for v in c.victims if v.pod is not None],
+                "victims": [ref(v, c.node_name) for v in c.victims],
                 "numPDBViolations": c.num_pdb_violations,
             }
             for c in outcome.candidates
@@ -144,7 +159,7 @@ def result_json(outcome: PreemptionOutcome, node_names: list[str]) -> dict:
         "numCandidates": outcome.num_candidates,
         "offset": outcome.offset,
         "clearedNominations": [
-            ref(p.pod) for p in outcome.cleared_nominations if p.pod is not None
+            pod_ref(p.pod) for p in outcome.cleared_nominations if p.pod is not None
         ],
     }
 
@@ -162,7 +177,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),
     )
-    result = result_json(outcome, [n.name for n in cluster.snapshot.nodes])
+    result = result_json(outcome, [n.name for n in cluster.nodes])
     _explain_victims(result, request["pod"])
     return result
 
@@ -190,6 +205,10 @@ def subjects(request: dict, result: dict) -> Subjects:
 
 register(
     DecisionKind(
-        name="preemption", schema=PreemptionRequestSchema, decide=decide, subjects=subjects
+        name="preemption",
+        schema=PreemptionRequestSchema,
+        decide=decide,
+        subjects=subjects,
+        scheduler=True,
     )
 )

@@ -37,7 +37,7 @@ def admit_priority(pod: Pod, cluster: Cluster, path: str = "pod") -> Pod:
                 f"{path}.spec.priorityClassName", f"no PriorityClass with name {name} was found"
             )
     else:
-        default = next((pc for pc in cluster.snapshot.priority_classes if pc.global_default), None)
+        default = next((pc for pc in cluster.priority_classes if pc.global_default), None)
         value = default.value if default else 0
         policy = default.preemption_policy if default else None
         name = default.name if default else ""

@@ -45,6 +45,9 @@ class SnapshotRow(Base):
     ignored: Mapped[dict] = mapped_column(JSON, default=dict)
     # zstd-compressed msgpack of the normalized engine Snapshot (zlib in rows written before).
     content: Mapped[bytes] = mapped_column(LargeBinary)
+    # The scheduler's view of the content (store/snapshots.py encode_view); None in rows
+    # stored before migration 0003 until the warming thread writes it.
+    scheduler_view: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     key_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
 
 

@@ -22,7 +22,7 @@ from sqlalchemy import select
 from service.engine.objects import Cluster
 from service.store.db import Database
 from service.store.models import SnapshotRow
-from service.store.snapshots import ClusterCache, load_cluster
+from service.store.snapshots import ClusterCache, load_cluster, store_view, view_outdated
 
 log = logging.getLogger("verdict.preload")
 
@@ -95,10 +95,11 @@ class Preloader:
                 continue
             started = time.perf_counter()
             with self.db.session() as session:
-                cluster = load_cluster(session, self.cache, snapshot_id)
+                cluster = load_cluster(session, self.cache, snapshot_id, scheduler=True)
             if cluster is None:  # deleted meanwhile
                 continue
             self.warm(cluster)
+            self._store_view_if_outdated(snapshot_id, cluster)
             self._warmed.add(snapshot_id)
             done.append(snapshot_id)
             log.info(
@@ -109,6 +110,16 @@ class Preloader:
                 },
             )
         return done
+
+    def _store_view_if_outdated(self, snapshot_id: str, cluster: Cluster) -> None:
+        """Give a snapshot stored before the scheduler view existed (or by another engine
+        version) the view it lacks, so that other processes can restore it."""
+        with self.db.session() as session:
+            outdated = view_outdated(session, snapshot_id)
+        if outdated:
+            with self.db.session(write=True) as session:
+                store_view(session, snapshot_id, cluster)
+            log.info("scheduler view stored", extra={"snapshot_id": snapshot_id})
 
     def _loop(self) -> None:
         while not self._stopped.is_set():

@@ -14,10 +14,17 @@ from datetime import UTC, datetime
 
 import msgspec
 import zstandard
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from service.engine.objects import Cluster, Snapshot
+from service.engine.scheduler.filters import scheduler_view
+from service.engine.scheduler.stored import (
+    FINGERPRINT,
+    StoredView,
+    restored_cluster,
+    stored_view,
+)
 from service.store.models import DecisionRow, SnapshotRow
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -48,6 +55,29 @@ def decode(content: bytes) -> Snapshot:
     return _DECODER.decode(packed)
 
 
+# A stored scheduler view: this prefix, the deriving code's fingerprint, zstd of msgpack.
+_VIEW_MAGIC = b"vsv1"
+_VIEW_DECODER = msgspec.msgpack.Decoder(StoredView)
+VIEW_HEADER = _VIEW_MAGIC + FINGERPRINT
+
+
+def encode_view(cluster: Cluster) -> bytes:
+    """The stored form of ``cluster``'s SchedulerView (built now if it was not), under a
+    header naming the code that derived it."""
+    stored = stored_view(scheduler_view(cluster), cluster.snapshot)
+    packed = _ENCODER.encode(stored)
+    return VIEW_HEADER + zstandard.ZstdCompressor(level=1).compress(packed)
+
+
+def decode_view(blob: bytes | None) -> StoredView | None:
+    """The stored view back, or None when there is none or it was derived by other code
+    (another engine version or format): the snapshot is then decoded in full."""
+    if not blob or not blob.startswith(VIEW_HEADER):
+        return None
+    packed = zstandard.ZstdDecompressor().decompress(blob[len(VIEW_HEADER) :])
+    return _VIEW_DECODER.decode(packed)
+
+
 def counts(snapshot: Snapshot) -> dict[str, int]:
     return {
         "nodes": len(snapshot.nodes),
@@ -67,7 +97,10 @@ def save(
     cluster: str | None,
     labels: dict[str, str],
     key_id: str | None,
+    in_memory: Cluster | None = None,
 ) -> SnapshotRow:
+    """Store ``snapshot`` with its scheduler view. ``in_memory``: the Cluster of this
+    snapshot that the caller keeps (its view is built here once, and kept with it)."""
     content, digest = encode(snapshot)
     row = SnapshotRow(
         id=str(uuid.uuid4()),
@@ -80,6 +113,7 @@ def save(
         counts=counts(snapshot),
         ignored=dict(snapshot.ignored),
         content=content,
+        scheduler_view=encode_view(in_memory or Cluster(snapshot)),
         key_id=key_id,
     )
     session.add(row)
@@ -88,8 +122,8 @@ def save(
 
 
 def summary_columns():
-    """Every column but the content blob: listing must not load megabytes per row."""
-    return [c for c in SnapshotRow.__table__.columns if c.name != "content"]
+    """Every column but the blobs: listing must not load megabytes per row."""
+    return [c for c in SnapshotRow.__table__.columns if c.name not in ("content", "scheduler_view")]
 
 
 def get_summary(session: Session, snapshot_id: str):
@@ -157,8 +191,7 @@ class ClusterCache:
     def _evict(self) -> None:
         """Drop least recently used entries (freed by reference counting: no cycles)."""
         while len(self._items) > self.size or (
-            len(self._items) > 1
-            and sum(len(c.snapshot.pods) for c in self._items.values()) > self.max_pods
+            len(self._items) > 1 and sum(c.pod_count for c in self._items.values()) > self.max_pods
         ):
             self._items.popitem(last=False)
 
@@ -167,9 +200,16 @@ class ClusterCache:
             self._items.pop(snapshot_id, None)
 
 
-def load_cluster(session: Session, cache: ClusterCache, snapshot_id: str) -> Cluster | None:
-    """The snapshot from the cache, else decoded from the database (once, however many
-    threads ask at the same time) and cached."""
+def load_cluster(
+    session: Session, cache: ClusterCache, snapshot_id: str, *, scheduler: bool = False
+) -> Cluster | None:
+    """The snapshot from the cache, else loaded from the database (once, however many threads
+    ask at the same time) and cached.
+
+    ``scheduler``: the caller decides on the scheduler's view alone (placement, preemption).
+    The view is then restored from its stored form and the rest of the snapshot decoded only
+    when something reads it (``Cluster.deferred``), which takes the first decision on a
+    150,000-pod snapshot from seconds to a fraction of one."""
     cluster = cache.get(snapshot_id)
     if cluster is not None:
         return cluster
@@ -177,15 +217,57 @@ def load_cluster(session: Session, cache: ClusterCache, snapshot_id: str) -> Clu
         cluster = cache.get(snapshot_id)  # loaded by whoever held the lock before us
         if cluster is not None:
             return cluster
-        content = session.scalar(select(SnapshotRow.content).where(SnapshotRow.id == snapshot_id))
-        if content is None:
+        columns = [SnapshotRow.content]
+        if scheduler:
+            columns.append(SnapshotRow.scheduler_view)
+        row = session.execute(select(*columns).where(SnapshotRow.id == snapshot_id)).first()
+        if row is None:
             return None
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            cluster = Cluster(decode(content))
-        finally:
-            if collecting:
-                gc.enable()
+        content = row[0]
+        with _collector_paused():
+            stored = decode_view(row[1]) if scheduler else None
+            if stored is None:
+                cluster = Cluster(decode(content))
+            else:
+                cluster = restored_cluster(stored, lambda: _decode_paused(content))
         cache.put(snapshot_id, cluster)
     return cluster
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Decoding builds millions of objects that live as long as the snapshot: a collection
+    in the middle would scan them all for nothing."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _decode_paused(content: bytes) -> Snapshot:
+    with _collector_paused():
+        return decode(content)
+
+
+def view_outdated(session: Session, snapshot_id: str) -> bool:
+    """Whether the snapshot's stored scheduler view is missing or was derived by other code
+    (the first bytes are compared in the database, the blob is not read)."""
+    head = session.scalar(
+        select(func.substr(SnapshotRow.scheduler_view, 1, len(VIEW_HEADER))).where(
+            SnapshotRow.id == snapshot_id
+        )
+    )
+    return head is None or bytes(head) != VIEW_HEADER
+
+
+def store_view(session: Session, snapshot_id: str, cluster: Cluster) -> None:
+    """Write the scheduler view of ``cluster``, the snapshot's Cluster (rows stored before
+    the view existed, or by another engine version)."""
+    session.execute(
+        update(SnapshotRow)
+        .where(SnapshotRow.id == snapshot_id)
+        .values(scheduler_view=encode_view(cluster))
+    )

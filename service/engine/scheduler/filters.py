@@ -32,11 +32,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import accumulate, chain, repeat
 from operator import attrgetter
+from typing import Any
 
 import msgspec
 
 from service.engine.nodeaffinity import matches_node_selector_and_affinity
-from service.engine.objects import Cluster, ContainerPort, Node, Pod, Taint
+from service.engine.objects import (
+    Cluster,
+    ContainerPort,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    Taint,
+)
 from service.engine.ports import HostPorts, wanted_host_ports
 from service.engine.resources import (
     DEFAULT_CPU_REQUEST_MILLI,
@@ -63,6 +71,7 @@ __all__ = [
     "Status",
     "base_state",
     "fits_request",
+    "install_view",
     "is_extended_resource_name",
     "is_scalar_resource_name",
     "node_affinity",
@@ -191,7 +200,7 @@ def is_scalar_resource_name(name: str) -> bool:
     )
 
 
-class PodInfo(msgspec.Struct, eq=False, gc=False):
+class PodInfo(msgspec.Struct, eq=False, gc=False, array_like=True):
     """A pod as the scheduler's cache holds it: effective requests (PodRequests), the non-zero
     cpu/memory used for NonZeroRequested, priority, start time in ns, host ports.
 
@@ -199,6 +208,11 @@ class PodInfo(msgspec.Struct, eq=False, gc=False):
     created several times faster. Compared and hashed by identity (``eq=False``); untracked by
     the garbage collector (``gc=False``: it never refers back to itself). ``requests`` may be
     the pod's own container dict (see ``pod_info``): read it, never mutate it.
+
+    ``pod`` is None for an explicit hold, and for the pods of a view restored from a stored
+    scheduler form (``scheduler/stored.py``) that the scheduler never needs whole: those carry
+    their QoS class in ``qos`` for the result's pod reference. Encoded as an array in that
+    form (``array_like``).
     """
 
     pod: Pod | None
@@ -218,8 +232,11 @@ class PodInfo(msgspec.Struct, eq=False, gc=False):
     # Indexes of the PDBs selecting the pod, filled in by the SchedulerView holding it on
     # the first pdb_positions (None: not looked up; SchedulerView.matching_pdbs computes).
     pdbs: tuple[int, ...] | None = None
+    # status QoS class, set only where ``pod`` is None in a restored view ("" elsewhere).
+    qos: str = ""
     # The pod's own host ports (HostPorts.of_pods([pod])), built on first use by preemption.
-    host_ports: HostPorts | None = None
+    # Typed Any so that msgspec can decode a stored view, where it is always None.
+    host_ports: Any = None
 
     @property
     def key(self) -> str:
@@ -321,7 +338,15 @@ class NodeInfo:
         "used_ports",
     )
 
-    def __init__(self, node: Node, index: int, pods: list[PodInfo]) -> None:
+    def __init__(
+        self,
+        node: Node,
+        index: int,
+        pods: list[PodInfo],
+        totals: tuple[dict[str, int], int, int] | None = None,
+    ) -> None:
+        """``totals``: (Requested, NonZeroRequested cpu, memory) of ``pods`` when already known
+        (a restored view stores them); summed here otherwise."""
         self.node = node
         self.index = index
         self.allocatable = node.allocatable
@@ -340,16 +365,19 @@ class NodeInfo:
             self.port_pods: tuple[PodInfo, ...] = ()
             self.used_ports: HostPorts | None = None
             return
-        # The sums of calculateResource over the pods, per resource in first-seen order; the
-        # iteration is left to map/sum (this runs for 150,000 pods per view).
-        reqs = list(map(_REQUESTS, pods))
-        get = dict.get
-        self.requested = {
-            name: sum(map(get, reqs, repeat(name), repeat(0)))
-            for name in dict.fromkeys(chain.from_iterable(reqs))
-        }
-        self.nz_cpu = sum(map(_NZ_CPU, pods))
-        self.nz_mem = sum(map(_NZ_MEM, pods))
+        if totals is not None:
+            self.requested, self.nz_cpu, self.nz_mem = totals
+        else:
+            # The sums of calculateResource over the pods, per resource in first-seen order;
+            # the iteration is left to map/sum (this runs for 150,000 pods per view).
+            reqs = list(map(_REQUESTS, pods))
+            get = dict.get
+            self.requested = {
+                name: sum(map(get, reqs, repeat(name), repeat(0)))
+                for name in dict.fromkeys(chain.from_iterable(reqs))
+            }
+            self.nz_cpu = sum(map(_NZ_CPU, pods))
+            self.nz_mem = sum(map(_NZ_MEM, pods))
         if any(map(_HAS_PORTS, pods)):
             self.port_pods = tuple(filter(_HAS_PORTS, pods))
             self.used_ports = used_ports_of(self.port_pods)
@@ -654,16 +682,50 @@ class SchedulerView:
                         terminating_sts.append((node_name, pi))
             elif pod.nominated_node_name:
                 nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
-        self.nodes: list[NodeInfo] = [
-            NodeInfo(node, i, per_node[i]) for i, node in enumerate(nodes)
-        ]
-        self.by_name: dict[str, NodeInfo] = {ni.name: ni for ni in self.nodes}
-        self.nominated = nominated
-        self.terminating_statefulset_pods = terminating_sts
-        self.inter_pod_affinity_in_use = inter_pod_affinity
+        self._assemble(
+            [NodeInfo(node, i, per_node[i]) for i, node in enumerate(nodes)],
+            nominated,
+            terminating_sts,
+            inter_pod_affinity,
+            snapshot.pdbs,
+        )
         self._bound = bound  # the nodes' pods in snapshot order
         self._bound_pdbs_done = False
-        self.pdbs = [_pdb_info(i, pdb) for i, pdb in enumerate(snapshot.pdbs)]
+
+    @classmethod
+    def restored(
+        cls,
+        nodes: list[NodeInfo],
+        nominated: dict[str, list[PodInfo]],
+        terminating_statefulset_pods: list[tuple[str, PodInfo]],
+        inter_pod_affinity_in_use: bool,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> SchedulerView:
+        """A view from parts computed earlier (a stored scheduler form, see
+        ``scheduler/stored.py``); the nodes' PodInfos already hold their matching PDBs."""
+        view = cls.__new__(cls)
+        view._assemble(
+            nodes, nominated, terminating_statefulset_pods, inter_pod_affinity_in_use, pdbs
+        )
+        view._bound = []
+        view._bound_pdbs_done = True
+        return view
+
+    def _assemble(
+        self,
+        nodes: list[NodeInfo],
+        nominated: dict[str, list[PodInfo]],
+        terminating_statefulset_pods: list[tuple[str, PodInfo]],
+        inter_pod_affinity_in_use: bool,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> None:
+        """Keep the parts and index the PDBs."""
+        self.nodes: list[NodeInfo] = nodes
+        self.by_name: dict[str, NodeInfo] = {ni.name: ni for ni in self.nodes}
+        self.nominated = nominated
+        self.terminating_statefulset_pods = terminating_statefulset_pods
+        self.inter_pod_affinity_in_use = inter_pod_affinity_in_use
+        self.pdbs = [_pdb_info(i, pdb) for i, pdb in enumerate(pdbs)]
         self.pdbs_by_namespace: dict[str, list[PdbInfo]] = {}
         # Candidate index: a PDB with matchLabels is filed under its first (key, value) pair
         # (a pod lacking that pair cannot match it); the others are scanned. PDBs whose
@@ -729,6 +791,11 @@ class SchedulerView:
             found = memo[values] = self._match_pdbs(pi.namespace, labels)
         return found
 
+    def resolve_pdbs(self) -> None:
+        """Fill in ``PodInfo.pdbs`` for every pod on a node (done once)."""
+        if not self._bound_pdbs_done:
+            self._lookup_all_pdbs()
+
     def _lookup_all_pdbs(self) -> None:
         """matching_pdbs for every pod of the view, in snapshot order, with _lookup_pdbs'
         common cases inlined: no PDB in the namespace, an unlabelled pod, a memoized answer
@@ -757,8 +824,7 @@ class SchedulerView:
         The first call looks up the PDBs of every pod of the view at once, in snapshot order:
         a node's pods lie scattered in memory, the snapshot's pods in order do not, and
         reading every pod's labels that way costs a fraction of reading them node by node."""
-        if not self._bound_pdbs_done:
-            self._lookup_all_pdbs()
+        self.resolve_pdbs()
         found: list[tuple[int, tuple[tuple[int, int, bool], ...]]] = []
         for pos, pi in enumerate(pods):
             matches = pi.pdbs
@@ -801,6 +867,12 @@ class SchedulerView:
 
 _VIEWS: weakref.WeakKeyDictionary[Cluster, SchedulerView] = weakref.WeakKeyDictionary()
 _VIEWS_LOCK = threading.Lock()
+
+
+def install_view(cluster: Cluster, view: SchedulerView) -> None:
+    """Make ``view`` the SchedulerView of ``cluster`` (one restored from a stored form)."""
+    with _VIEWS_LOCK:
+        _VIEWS[cluster] = view
 
 
 def scheduler_view(cluster: Cluster) -> SchedulerView:

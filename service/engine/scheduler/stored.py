@@ -1,0 +1,146 @@
+"""The scheduler's view of a snapshot in a form stored with the snapshot, so that the first
+placement or preemption on a stored snapshot restores the view instead of decoding every pod.
+
+Decoding a 150,000-pod snapshot and building its SchedulerView takes about 1.5 s, most of it
+spent on pod fields the scheduler never reads (labels, annotations, containers, stats). The
+stored view keeps, per node, the PodInfos the view holds (requests, priority, start time,
+matching PDBs, QoS class) and the node totals, plus the few objects read whole: the nodes,
+PDBs and PriorityClasses, the pods with host ports or a deletionTimestamp, and the nominated
+pods. It is derived data: ``FINGERPRINT`` names the code that derived it, and a stored view
+with another fingerprint is not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from service.engine import objects, qos, resources
+from service.engine.objects import (
+    Cluster,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    Snapshot,
+)
+from service.engine.qos import get_pod_qos
+from service.engine.scheduler import filters
+from service.engine.scheduler.filters import (
+    NodeInfo,
+    PodInfo,
+    SchedulerView,
+    install_view,
+    pod_info,
+)
+from service.engine.version import ENGINE_VERSION
+
+__all__ = ["FINGERPRINT", "StoredView", "restore", "restored_cluster", "stored_view"]
+
+# Bump when the layout below changes; FINGERPRINT also changes with the deriving code.
+FORMAT = 1
+
+
+def _fingerprint() -> bytes:
+    """8 bytes naming FORMAT, the engine version and the source of every module whose code
+    decides what a stored view holds: a view derived by other code is never restored."""
+    digest = hashlib.sha256(f"{FORMAT}:{ENGINE_VERSION}".encode())
+    for module in (objects, resources, qos, filters):
+        try:
+            digest.update(Path(module.__file__ or "").read_bytes())
+        except OSError:  # pragma: no cover - sources are installed with the package
+            digest.update(module.__name__.encode())
+    digest.update(Path(__file__).read_bytes())
+    return digest.digest()[:8]
+
+
+FINGERPRINT = _fingerprint()
+
+
+class StoredView(msgspec.Struct, array_like=True, gc=False):
+    """What ``restore`` needs. ``node_pods[i]`` are node i's PodInfos in snapshot order, with
+    ``pod`` kept only where the scheduler reads the pod whole (host ports, deletionTimestamp)
+    and ``pdbs`` filled in; ``node_totals[i]`` are NodeInfo's Requested and NonZeroRequested
+    sums. ``terminating_statefulset`` holds (node index, position in that node's pods)."""
+
+    nodes: tuple[Node, ...]
+    priority_classes: tuple[PriorityClass, ...]
+    pdbs: tuple[PodDisruptionBudget, ...]
+    pod_count: int
+    node_pods: list[list[PodInfo]]
+    node_totals: list[tuple[dict[str, int], int, int]]
+    nominated: list[Pod]
+    terminating_statefulset: list[tuple[int, int]]
+    inter_pod_affinity_in_use: bool
+
+
+def _kept(pi: PodInfo) -> PodInfo:
+    """The PodInfo as stored: the pod only where the view reads it, no cached host ports."""
+    pod = pi.pod
+    if pod is not None and (pi.has_ports or pod.deletion_timestamp is not None):
+        if pi.host_ports is None:
+            return pi
+        return msgspec.structs.replace(pi, host_ports=None)
+    return msgspec.structs.replace(
+        pi, pod=None, qos=get_pod_qos(pod) if pod is not None else pi.qos, host_ports=None
+    )
+
+
+def stored_view(view: SchedulerView, snapshot: Snapshot) -> StoredView:
+    """The stored form of ``view``, the SchedulerView of ``snapshot``."""
+    view.resolve_pdbs()
+    positions: dict[int, tuple[int, int]] = {}
+    for _, pi in view.terminating_statefulset_pods:
+        positions[id(pi)] = (-1, -1)
+    node_pods: list[list[PodInfo]] = []
+    for i, ni in enumerate(view.nodes):
+        if positions:
+            for j, pi in enumerate(ni.pods):
+                if id(pi) in positions:
+                    positions[id(pi)] = (i, j)
+        node_pods.append(list(map(_kept, ni.pods)))
+    nominated = [pi.pod for pods in view.nominated.values() for pi in pods if pi.pod is not None]
+    return StoredView(
+        nodes=snapshot.nodes,
+        priority_classes=snapshot.priority_classes,
+        pdbs=snapshot.pdbs,
+        pod_count=len(snapshot.pods),
+        node_pods=node_pods,
+        node_totals=[(ni.requested, ni.nz_cpu, ni.nz_mem) for ni in view.nodes],
+        nominated=nominated,
+        terminating_statefulset=[positions[id(pi)] for _, pi in view.terminating_statefulset_pods],
+        inter_pod_affinity_in_use=view.inter_pod_affinity_in_use,
+    )
+
+
+def restore(stored: StoredView) -> SchedulerView:
+    """The SchedulerView ``stored`` was made from (same nodes, pods, order and answers)."""
+    nodes = [
+        NodeInfo(node, i, pods, totals)
+        for i, (node, pods, totals) in enumerate(
+            zip(stored.nodes, stored.node_pods, stored.node_totals, strict=True)
+        )
+    ]
+    nominated: dict[str, list[PodInfo]] = {}
+    for pod in stored.nominated:
+        nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
+    terminating = [(nodes[i].name, nodes[i].pods[j]) for i, j in stored.terminating_statefulset]
+    return SchedulerView.restored(
+        nodes, nominated, terminating, stored.inter_pod_affinity_in_use, stored.pdbs
+    )
+
+
+def restored_cluster(stored: StoredView, load: Callable[[], Snapshot]) -> Cluster:
+    """A Cluster whose SchedulerView is restored from ``stored`` and whose snapshot ``load``
+    decodes the first time something reads it."""
+    cluster = Cluster.deferred(
+        load,
+        nodes=stored.nodes,
+        priority_classes=stored.priority_classes,
+        pod_count=stored.pod_count,
+    )
+    install_view(cluster, restore(stored))
+    return cluster
