@@ -1,0 +1,145 @@
+"""The scheduler view stored with each snapshot: written on ingest, restored for placement and
+preemption on a snapshot this process has not decoded (the rest of the snapshot decoded only
+when read), ignored when missing or derived by other code, and written by the warming thread
+for the rows that lack it."""
+
+from __future__ import annotations
+
+from sqlalchemy import select, update
+
+from service.engine.objects import Cluster
+from service.engine.scheduler import filters
+from service.store import snapshots as store
+from service.store.models import SnapshotRow
+from service.store.preload import Preloader
+from service.store.snapshots import ClusterCache
+from tests.conftest import kube_list, node, pod
+
+PREEMPTOR = pod("urgent", cpu="2", priority=1000)
+
+
+def _snapshot_body() -> dict:
+    return kube_list(
+        node("n1", cpu="4"),
+        node("n2", cpu="4"),
+        pod("a", "n1", cpu="2", priority=10),
+        pod("b", "n1", cpu="1500m", priority=5),
+        pod("c", "n2", cpu="3", priority=100),
+    )
+
+
+def _store(api) -> str:
+    response = api.post("/v1/snapshots", json=_snapshot_body())
+    assert response.status_code == 201
+    return response.get_json()["id"]
+
+
+def _decide(api, kind: str, snapshot_id: str, **params) -> dict:
+    response = api.post(f"/v1/decisions/{kind}", json={"snapshotId": snapshot_id, **params})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def _forget(app, snapshot_id: str) -> None:
+    """What a process that has not seen the snapshot yet holds: nothing."""
+    app.extensions["verdict.cache"].drop(snapshot_id)
+
+
+def _row_view(app, snapshot_id: str) -> bytes | None:
+    with app.extensions["verdict.db"].session() as session:
+        return session.scalar(
+            select(SnapshotRow.scheduler_view).where(SnapshotRow.id == snapshot_id)
+        )
+
+
+def _set_row_view(app, snapshot_id: str, blob: bytes | None) -> None:
+    with app.extensions["verdict.db"].session(write=True) as session:
+        session.execute(
+            update(SnapshotRow).where(SnapshotRow.id == snapshot_id).values(scheduler_view=blob)
+        )
+
+
+def test_ingest_stores_the_view_under_the_engine_fingerprint(app, api):
+    snapshot_id = _store(api)
+    blob = _row_view(app, snapshot_id)
+    assert blob is not None and bytes(blob).startswith(store.VIEW_HEADER)
+    stored = store.decode_view(bytes(blob))
+    assert [n.name for n in stored.nodes] == ["n1", "n2"]
+    assert [[pi.name for pi in pods] for pods in stored.node_pods] == [["a", "b"], ["c"]]
+
+
+def test_scheduler_decisions_restore_the_view_without_decoding_the_pods(app, api):
+    snapshot_id = _store(api)
+    warm = _decide(api, "preemption", snapshot_id, pod=PREEMPTOR)
+    placed = _decide(api, "placement", snapshot_id, pod=PREEMPTOR)
+    _forget(app, snapshot_id)
+
+    cold = _decide(api, "preemption", snapshot_id, pod=PREEMPTOR)
+    cluster = app.extensions["verdict.cache"].get(snapshot_id)
+    assert not cluster.snapshot_loaded
+    assert cold["result"] == warm["result"]
+    assert cold["result"]["nominatedNodeName"] == "n1"
+    assert [v["name"] for v in cold["result"]["victims"]] == ["b"]
+    assert _decide(api, "placement", snapshot_id, pod=PREEMPTOR)["result"] == placed["result"]
+    replay = api.post(f"/v1/decisions/{cold['id']}/replay").get_json()
+    assert replay["matches"], replay["differences"]
+    assert not cluster.snapshot_loaded
+
+    # Any other reader decodes the snapshot then, in the same Cluster.
+    admitted = _decide(api, "admission", snapshot_id, nodeName="n1", pod=pod("x", cpu="1"))
+    assert admitted["result"]["admitted"] is False
+    assert cluster.snapshot_loaded
+    assert app.extensions["verdict.cache"].get(snapshot_id) is cluster
+    listed = api.get(f"/v1/snapshots/{snapshot_id}/pods?node=n1")
+    assert {p["name"] for p in listed.get_json()["items"]} == {"a", "b"}
+
+
+def test_a_row_without_a_usable_view_is_decoded_in_full(app, api):
+    snapshot_id = _store(api)
+    expected = _decide(api, "preemption", snapshot_id, pod=PREEMPTOR)["result"]
+    blob = bytes(_row_view(app, snapshot_id))
+    other_code = blob[:4] + bytes(b ^ 0xFF for b in blob[4:12]) + blob[12:]
+    for stale in (None, other_code):
+        _set_row_view(app, snapshot_id, stale)
+        _forget(app, snapshot_id)
+        assert _decide(api, "preemption", snapshot_id, pod=PREEMPTOR)["result"] == expected
+        assert app.extensions["verdict.cache"].get(snapshot_id).snapshot_loaded
+        with app.extensions["verdict.db"].session() as session:
+            assert store.view_outdated(session, snapshot_id)
+
+
+def test_the_warming_thread_writes_the_view_a_row_lacks(app, api):
+    from service.decisions.warm import warm
+
+    snapshot_id = _store(api)
+    _set_row_view(app, snapshot_id, None)
+    db = app.extensions["verdict.db"]
+    preloader = Preloader(db, ClusterCache(size=2), count=1, interval=0.05, warm=warm)
+    assert preloader.run_once() == [snapshot_id]
+    with db.session() as session:
+        assert not store.view_outdated(session, snapshot_id)
+    # Another process now restores it.
+    cache = ClusterCache(size=2)
+    with db.session() as session:
+        cluster = store.load_cluster(session, cache, snapshot_id, scheduler=True)
+    assert not cluster.snapshot_loaded
+    assert [ni.name for ni in filters.scheduler_view(cluster).nodes] == ["n1", "n2"]
+
+
+def test_non_scheduler_loads_decode_in_full(app, api):
+    snapshot_id = _store(api)
+    cache = ClusterCache(size=2)
+    with app.extensions["verdict.db"].session() as session:
+        cluster = store.load_cluster(session, cache, snapshot_id)
+    assert cluster.snapshot_loaded
+
+
+def test_cache_accounting_does_not_decode_deferred_snapshots(app, api):
+    first, second = _store(api), _store(api)
+    cache = ClusterCache(size=4, max_pods=3)  # room for one snapshot's 3 pods
+    with app.extensions["verdict.db"].session() as session:
+        one = store.load_cluster(session, cache, first, scheduler=True)
+        store.load_cluster(session, cache, second, scheduler=True)
+    assert first not in cache and second in cache
+    assert not one.snapshot_loaded
+    assert isinstance(one, Cluster) and one.pod_count == 3
