@@ -7,8 +7,9 @@ ones, through a real `verdict serve` (one gunicorn worker).
 synthetic cluster is generated (about a minute). The snapshot is stored straight through the
 store layer, not POSTed: ingest is bench_ingest's subject. Three servers are started in turn:
 
-- ``cold``: warming off (VERDICT_PRELOAD_SNAPSHOTS=0); the first request decodes the stored
-  snapshot, builds the scheduler view and the preemption indexes, then decides;
+- ``cold``: warming off (VERDICT_PRELOAD_SNAPSHOTS=0); the first request reads the stored
+  scheduler view, restores it, builds the preemption indexes, then decides (the pods of the
+  snapshot are never decoded);
 - ``warm``: warming on; the first request is sent once the worker logs that it warmed the
   snapshot (it does so right after start);
 - in both, five more requests show the cached path.

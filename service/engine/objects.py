@@ -376,10 +376,25 @@ class Cluster:
     @cached_property
     def pods_by_node(self) -> dict[str, tuple[Pod, ...]]:
         """Pods bound to each node, in snapshot order (terminal pods included)."""
+        return self._group_pods_by_node(None)
+
+    def build_pods_by_node(self, pause: Callable[[], None]) -> None:
+        """Build ``pods_by_node`` now, calling ``pause`` every few thousand pods: a warming
+        thread lets request threads of its process run (150,000 pods take about 30 ms)."""
+        if "pods_by_node" not in self.__dict__:
+            self.__dict__["pods_by_node"] = self._group_pods_by_node(pause)
+
+    def _group_pods_by_node(
+        self, pause: Callable[[], None] | None, step: int = 8192
+    ) -> dict[str, tuple[Pod, ...]]:
         grouped: dict[str, list[Pod]] = {node.name: [] for node in self.snapshot.nodes}
-        for pod in self.snapshot.pods:
-            if pod.node_name:
-                grouped.setdefault(pod.node_name, []).append(pod)
+        pods = self.snapshot.pods
+        for start in range(0, len(pods), step):
+            for pod in pods[start : start + step]:
+                if pod.node_name:
+                    grouped.setdefault(pod.node_name, []).append(pod)
+            if pause is not None:
+                pause()
         return {name: tuple(pods) for name, pods in grouped.items()}
 
     @cached_property
