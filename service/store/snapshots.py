@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import logging
 import threading
 import uuid
 import zlib
@@ -26,6 +27,8 @@ from service.engine.scheduler.stored import (
     stored_view,
 )
 from service.store.models import DecisionRow, SnapshotRow
+
+log = logging.getLogger("verdict.snapshots")
 
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder(Snapshot)
@@ -74,8 +77,13 @@ def decode_view(blob: bytes | None) -> StoredView | None:
     (another engine version or format): the snapshot is then decoded in full."""
     if not blob or not blob.startswith(VIEW_HEADER):
         return None
-    packed = zstandard.ZstdDecompressor().decompress(blob[len(VIEW_HEADER) :])
-    return _VIEW_DECODER.decode(packed)
+    try:
+        packed = zstandard.ZstdDecompressor().decompress(blob[len(VIEW_HEADER) :])
+        return _VIEW_DECODER.decode(packed)
+    except (zstandard.ZstdError, msgspec.DecodeError):
+        # Derived data only: a damaged view costs a full decode, never a failed decision.
+        log.warning("stored scheduler view unreadable; decoding the snapshot in full")
+        return None
 
 
 def counts(snapshot: Snapshot) -> dict[str, int]:
