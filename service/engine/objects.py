@@ -63,6 +63,13 @@ class NodeSelectorTerm(_Frozen):
     match_fields: tuple[NodeSelectorRequirement, ...] = ()
 
 
+class PreferredSchedulingTerm(_Frozen):
+    """A preferred node-affinity term (or NodeAffinityArgs.addedAffinity's): weight 1..100."""
+
+    weight: int
+    preference: NodeSelectorTerm
+
+
 class LabelSelectorRequirement(_Frozen):
     key: str
     operator: str
@@ -89,6 +96,7 @@ class Container(_Frozen):
     limits: ResourceList = {}
     ports: tuple[ContainerPort, ...] = ()
     restart_policy: str | None = None  # "Always" on an init container makes it a sidecar
+    image: str = ""  # spec image, as written (ImageLocality normalizes it)
 
     @property
     def is_sidecar(self) -> bool:
@@ -145,6 +153,7 @@ class Pod(_Frozen):
     resources: PodResources | None = None
     node_selector: dict[str, str] = {}
     required_node_affinity: tuple[NodeSelectorTerm, ...] | None = None
+    preferred_node_affinity: tuple[PreferredSchedulingTerm, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
     os_name: str = ""
     owner_references: tuple[OwnerReference, ...] = ()
@@ -181,6 +190,13 @@ class NodeCondition(_Frozen):
     reason: str = ""
 
 
+class ContainerImage(_Frozen):
+    """A node.status.images entry: the image's names and its size in bytes."""
+
+    names: tuple[str, ...] = ()
+    size_bytes: int = 0
+
+
 class Node(_Frozen):
     name: str
     uid: str = ""
@@ -192,6 +208,7 @@ class Node(_Frozen):
     conditions: tuple[NodeCondition, ...] = ()
     creation_timestamp: datetime | None = None
     formats: dict[str, str] = {}
+    images: tuple[ContainerImage, ...] = ()  # status.images (ImageLocality)
 
     def condition(self, type_: str) -> NodeCondition | None:
         for cond in self.conditions:

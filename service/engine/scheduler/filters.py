@@ -51,6 +51,15 @@ from service.engine.resources import (
     DEFAULT_MEMORY_REQUEST_BYTES,
     scheduler_pod_requests,
 )
+from service.engine.scheduler.framework import (
+    ERROR,
+    OK,
+    SKIP,
+    SUCCESS,
+    UNRESOLVABLE,
+    UNSCHEDULABLE,
+    Status,
+)
 from service.engine.tolerations import find_untolerated, tolerates_any
 
 __all__ = [
@@ -89,13 +98,6 @@ __all__ = [
     "used_ports_of",
 ]
 
-# --- status codes (framework.Code) ---
-SUCCESS = "Success"
-UNSCHEDULABLE = "Unschedulable"
-UNRESOLVABLE = "UnschedulableAndUnresolvable"
-ERROR = "Error"
-SKIP = "Skip"
-
 # --- reasons, in the plugins' own words ---
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 ERR_REASON_NODE_NAME = "node(s) didn't match the requested node name"
@@ -129,28 +131,6 @@ START_TIME_NOW = 2**63 - 1
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-@dataclass(frozen=True, slots=True)
-class Status:
-    """framework.Status: a code, the reasons, and the plugin that produced it."""
-
-    code: str = SUCCESS
-    reasons: tuple[str, ...] = ()
-    plugin: str = ""
-
-    @property
-    def is_success(self) -> bool:
-        return self.code == SUCCESS
-
-    @property
-    def is_rejected(self) -> bool:
-        return self.code == UNSCHEDULABLE or self.code == UNRESOLVABLE
-
-    @property
-    def message(self) -> str:
-        return ", ".join(self.reasons)
-
-
-OK = Status()
 
 
 @dataclass(frozen=True, slots=True)
