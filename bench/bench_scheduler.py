@@ -26,9 +26,9 @@ import msgspec
 import orjson
 
 from service.engine.objects import Cluster, Container, ContainerPort, Pod, Snapshot
-from service.engine.scheduler.filters import scheduler_view
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import PreemptionArgs, preempt
+from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.scheduler.stored import restore
 from service.ingest.kube import snapshot_from_objects
 from service.store import snapshots as store

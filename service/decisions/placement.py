@@ -27,6 +27,8 @@ first node in snapshot order (upstream picks one at random).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from marshmallow import RAISE, Schema, ValidationError, fields, validates_schema
 
 from service.decisions.base import (
@@ -39,20 +41,22 @@ from service.decisions.base import (
 from service.engine.objects import Cluster
 from service.engine.quantity import QuantityError, parse_quantity, to_base_units
 from service.engine.scheduler.holds import Hold
-from service.engine.scheduler.placement import (
-    NOT_MODELLED_SCORE_PLUGINS,
-    PlacementOutcome,
-    ScoringConfig,
-    place,
+from service.engine.scheduler.placement import PlacementOutcome, place
+from service.engine.scheduler.plugins.noderesources.resource_allocation import (
+    STRATEGIES,
+    validate_balanced_resources,
+    validate_scoring_strategy,
 )
-from service.engine.scheduler.scoring import (
+from service.engine.scheduler.profile import (
+    DEFAULT_PROFILE,
     DEFAULT_RESOURCES,
     LEAST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
-    STRATEGIES,
+    NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
+    Profile,
     ResourceSpec,
-    validate_balanced_resources,
-    validate_scoring_strategy,
+    ScoringStrategy,
 )
 
 __all__ = [
@@ -222,19 +226,34 @@ def holds_from_request(cluster: Cluster, request: dict) -> list[Hold]:
     return out
 
 
-def scoring_config(raw: dict | None) -> ScoringConfig:
+def scoring_profile(raw: dict | None) -> Profile:
+    """The default profile with the legacy ``scoring`` object applied: NodeResourcesFit's
+    scoringStrategy, BalancedAllocation's resources, or BalancedAllocation disabled."""
     if not raw:
-        return ScoringConfig()
+        return DEFAULT_PROFILE
     resources = raw.get("resources")
     shape = raw.get("shape")
     balanced = raw.get("balancedResources")
-    return ScoringConfig(
-        strategy=raw.get("strategy", LEAST_ALLOCATED),
-        resources=tuple(_specs(resources)) if resources else DEFAULT_RESOURCES,
-        shape=tuple((p["utilization"], p["score"]) for p in shape) if shape else None,
-        balanced_allocation=raw.get("balancedAllocation", True),
-        balanced_resources=tuple(_specs(balanced)) if balanced else DEFAULT_RESOURCES,
+    args = dict(DEFAULT_PROFILE.args)
+    args["NodeResourcesFit"] = NodeResourcesFitArgs(
+        scoring_strategy=ScoringStrategy(
+            type=raw.get("strategy", LEAST_ALLOCATED),
+            resources=tuple(_specs(resources)) if resources else DEFAULT_RESOURCES,
+            shape=tuple((p["utilization"], p["score"]) for p in shape) if shape else None,
+        )
     )
+    args["NodeResourcesBalancedAllocation"] = NodeResourcesBalancedAllocationArgs(
+        tuple(_specs(balanced)) if balanced else DEFAULT_RESOURCES
+    )
+    profile = replace(DEFAULT_PROFILE, args=args)
+    if not raw.get("balancedAllocation", True):
+        off = "NodeResourcesBalancedAllocation"
+        profile = replace(
+            profile,
+            pre_score=tuple(n for n in profile.pre_score if n != off),
+            score=tuple((n, w) for n, w in profile.score if n != off),
+        )
+    return profile
 
 
 def not_modelled_sentence(not_modelled: tuple[str, ...] | list[str]) -> str:
@@ -249,22 +268,23 @@ def not_modelled_sentence(not_modelled: tuple[str, ...] | list[str]) -> str:
 def result_json(outcome: PlacementOutcome) -> dict:
     nodes = []
     for n in outcome.nodes:
-        nodes.append(
-            {
-                "nodeName": n.node_name,
-                "feasible": n.feasible,
-                "reasons": n.reasons,
-                "scores": n.scores,
-                "total": n.total,
-            }
-        )
-    message = outcome.message + "."
-    if outcome.message.endswith("."):
-        message = outcome.message
-    if outcome.balanced_skipped:
+        entry = {
+            "nodeName": n.node_name,
+            "feasible": n.feasible,
+            "reasons": n.reasons,
+            "scores": n.scores,
+            "total": n.total,
+        }
+        if n.raw_scores:
+            entry["rawScores"] = n.raw_scores
+        if not n.examined:
+            entry["examined"] = False
+        nodes.append(entry)
+    message = outcome.message if outcome.message.endswith(".") else outcome.message + "."
+    if outcome.skipped_plugins:
         message += (
-            " NodeResourcesBalancedAllocation skipped the pod (PreScore Skip: it requests none"
-            " of the balanced resources)."
+            f" Skipped at PreScore (nothing to score for this pod): "
+            f"{', '.join(outcome.skipped_plugins)}."
         )
     for node_name, keys in sorted(outcome.holds_freed.items()):
         message += (
@@ -272,14 +292,11 @@ def result_json(outcome: PlacementOutcome) -> dict:
             "its replacement."
         )
     message += not_modelled_sentence(outcome.not_modelled)
-    message += (
-        " Scores cover NodeResourcesFit and NodeResourcesBalancedAllocation only (not "
-        + ", ".join(NOT_MODELLED_SCORE_PLUGINS)
-        + "); ties go to the first node in snapshot order."
-    )
+    message += " Ties go to the first node in snapshot order."
     return {
         "selectedNode": outcome.selected_node,
         "nodes": nodes,
+        "weights": outcome.weights,
         "message": message,
         "notModelled": list(outcome.not_modelled),
     }
@@ -289,7 +306,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
     outcome = place(
         cluster,
         request["pod"],
-        scoring=scoring_config(request.get("scoring")),
+        profile=scoring_profile(request.get("scoring")),
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),
     )

@@ -40,8 +40,9 @@ from service.decisions.placement import (
 )
 from service.engine.objects import Cluster
 from service.engine.refs import pod_ref
-from service.engine.scheduler.filters import SUCCESS, PodInfo
-from service.engine.scheduler.preemption import PreemptionArgs, PreemptionOutcome, preempt
+from service.engine.scheduler.framework import SUCCESS, PodInfo
+from service.engine.scheduler.preemption import PreemptionOutcome, preempt
+from service.engine.scheduler.profile import DefaultPreemptionArgs
 
 __all__ = ["PreemptionOptionsSchema", "PreemptionRequestSchema", "decide", "subjects"]
 
@@ -169,7 +170,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
     outcome = preempt(
         cluster,
         request["pod"],
-        args=PreemptionArgs(
+        args=DefaultPreemptionArgs(
             options.get("minCandidateNodesPercentage", 10),
             options.get("minCandidateNodesAbsolute", 100),
         ),

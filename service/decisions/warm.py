@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from service.engine.objects import Cluster
-from service.engine.scheduler.filters import scheduler_view
+from service.engine.scheduler.snapshot import scheduler_view
 
 # Warming runs in a background thread of a serving process: every this many nodes (and every
 # 8,192 pods while grouping pods by node) it sleeps for a moment, so that request threads

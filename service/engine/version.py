@@ -20,6 +20,9 @@ class EngineSettings:
     pod_level_resources: bool = True
     # ComputePodQOS: "shape" (per-container, 1.37) or "aggregate" (up to 1.36).
     qos_algorithm: str = "shape"
+    # NodeResourcesFit's Score reads the incoming pod's pod-level resources (v1.35 builds its
+    # resourceAllocationScorer without them; its Filter and BalancedAllocation read them).
+    fit_score_pod_level_resources: bool = True
 
 
 DEFAULT_SETTINGS = EngineSettings()

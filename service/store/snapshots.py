@@ -19,7 +19,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from service.engine.objects import Cluster, Snapshot
-from service.engine.scheduler.filters import scheduler_view
+from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.scheduler.stored import (
     FINGERPRINT,
     StoredView,

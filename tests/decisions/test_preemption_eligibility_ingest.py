@@ -2,8 +2,8 @@
 eligible to preempt again; the DisruptionTarget condition comes from ingest."""
 
 from service.engine.objects import Cluster
-from service.engine.scheduler.filters import scheduler_view
 from service.engine.scheduler.preemption import pod_eligible_to_preempt_others
+from service.engine.scheduler.snapshot import scheduler_view
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.conftest import kube_list, node, pod
 

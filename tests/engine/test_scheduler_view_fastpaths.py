@@ -28,15 +28,16 @@ from service.engine.resources import (
     pod_requests_non_zero,
     scheduler_pod_requests,
 )
-from service.engine.scheduler.filters import (
+from service.engine.scheduler.framework import (
     START_TIME_NOW,
     NodeInfo,
     PodInfo,
     pod_info,
-    scheduler_view,
     used_ports_of,
 )
-from service.engine.scheduler.preemption import PreemptionArgs, preempt
+from service.engine.scheduler.preemption import preempt
+from service.engine.scheduler.profile import DefaultPreemptionArgs as PreemptionArgs
+from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import EngineSettings
 
 GI = 1024**3

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from service.engine.scheduler import filters
+from service.engine.scheduler import snapshot as scheduler_snapshot
 from service.store import snapshots as store
 from service.store.preload import Preloader
 from service.store.snapshots import ClusterCache
@@ -28,7 +28,7 @@ def _preloader(app, cache: ClusterCache, count: int = 1, interval: float = 0.05)
 
 def _is_warm(cache: ClusterCache, snapshot_id: str) -> bool:
     cluster = cache.get(snapshot_id)
-    return cluster is not None and filters._VIEWS.get(cluster) is not None
+    return cluster is not None and scheduler_snapshot._VIEWS.get(cluster) is not None
 
 
 def test_the_newest_snapshots_are_warmed_once(app, api):

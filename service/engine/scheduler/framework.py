@@ -28,25 +28,47 @@ node (``view.nodes``), not only those being filtered or scored.
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import accumulate, chain, repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import msgspec
+
+from service.engine.objects import Node, Pod
+from service.engine.ports import HostPorts
+from service.engine.resources import (
+    DEFAULT_CPU_REQUEST_MILLI,
+    DEFAULT_MEMORY_REQUEST_BYTES,
+    scheduler_pod_requests,
+)
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
 if TYPE_CHECKING:
-    from service.engine.objects import Pod
+    from service.engine.scheduler.snapshot import SchedulerView
 
 __all__ = [
     "ERROR",
     "MAX_NODE_SCORE",
     "OK",
     "SKIP",
+    "SKIPPED",
+    "START_TIME_NOW",
     "SUCCESS",
     "UNRESOLVABLE",
     "UNSCHEDULABLE",
     "CycleState",
+    "NodeInfo",
+    "NodeState",
     "Plugin",
+    "PodInfo",
     "Status",
+    "pod_info",
+    "state_of",
+    "used_ports_of",
 ]
 
 # --- status codes (framework.Code) ---
@@ -90,17 +112,55 @@ SKIPPED = Status(SKIP)
 
 
 class CycleState:
-    """framework.CycleState for one scheduling attempt of one pod: the pod, the engine
-    settings, the scheduler's view of the cluster, and what each plugin wrote at PreFilter
-    or PreScore (by plugin name)."""
+    """framework.CycleState for one scheduling attempt of one pod: the pod and its PodInfo,
+    the engine settings, the scheduler's view of the cluster, what each plugin wrote at
+    PreFilter or PreScore (``data``, by plugin name), and the cycle's framework-level facts:
+    the PreFilter verdict and node set, the plugins whose Filter is skipped, the pods counted
+    in pass 1 of the nominated-pods filter, and the pods taken off a node for this pod."""
 
-    __slots__ = ("data", "pod", "settings", "view")
+    __slots__ = (
+        "data",
+        "filters",
+        "info",
+        "node_names",
+        "nominated",
+        "not_modelled",
+        "pod",
+        "prefilter_status",
+        "removed",
+        "settings",
+        "skipped",
+        "view",
+    )
 
-    def __init__(self, pod: Pod, view: Any, settings: EngineSettings = DEFAULT_SETTINGS) -> None:
+    def __init__(
+        self,
+        pod: Pod,
+        view: SchedulerView | None,
+        settings: EngineSettings = DEFAULT_SETTINGS,
+        info: PodInfo | None = None,
+    ) -> None:
         self.pod = pod
         self.view = view
         self.settings = settings
+        self.info = info if info is not None else pod_info(pod)
         self.data: dict[str, Any] = {}
+        # PreFilter's verdict: a rejection for every node, and PreFilterResult's node set.
+        self.prefilter_status: Status | None = None
+        self.node_names: frozenset[str] | None = None
+        # Plugins whose PreFilter/PreScore answered Skip, and the Filter methods left to run.
+        self.skipped: set[str] = set()
+        self.filters: list[Any] = []
+        # node name -> pods counted in pass 1 of the nominated-pods filter (nominated pods
+        # of priority >= the pod's, explicit holds): nominated.prepare_nominated, holds.py.
+        self.nominated: dict[str, list[PodInfo]] = {}
+        # node name -> pods taken off that node for this pod (a StatefulSet predecessor).
+        self.removed: dict[str, list[PodInfo]] = {}
+        self.not_modelled: tuple[str, ...] = ()
+
+    @property
+    def priority(self) -> int:
+        return self.info.priority
 
     def read(self, key: str) -> Any:
         return self.data.get(key)
@@ -108,15 +168,22 @@ class CycleState:
     def write(self, key: str, value: Any) -> None:
         self.data[key] = value
 
+    def copy(self, **changes: Any) -> CycleState:
+        """A shallow copy with some attributes replaced (plugin states shared)."""
+        other = CycleState.__new__(CycleState)
+        for slot in CycleState.__slots__:
+            setattr(other, slot, changes[slot] if slot in changes else getattr(self, slot))
+        return other
+
     def clone(self) -> CycleState:
         """CycleState.Clone: plugin states with a ``clone()`` method are copied (those that
         AddPod/RemovePod change); the others are shared, being read-only after PreFilter."""
-        copy = CycleState(self.pod, self.view, self.settings)
-        copy.data = {
-            key: value.clone() if hasattr(value, "clone") else value
-            for key, value in self.data.items()
-        }
-        return copy
+        return self.copy(
+            data={
+                key: value.clone() if hasattr(value, "clone") else value
+                for key, value in self.data.items()
+            }
+        )
 
 
 class Plugin:
@@ -127,3 +194,375 @@ class Plugin:
     def __init__(self, args: object | None = None, settings: EngineSettings = DEFAULT_SETTINGS):
         self.args = args
         self.settings = settings
+
+
+# A pod without status.startTime counts as started "now" (util.GetPodStartTime): the newest.
+START_TIME_NOW = 2**63 - 1
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+class PodInfo(msgspec.Struct, eq=False, gc=False, array_like=True):
+    """A pod as the scheduler's cache holds it: effective requests (PodRequests), the non-zero
+    cpu/memory used for NonZeroRequested, priority, start time in ns, host ports.
+
+    A msgspec Struct, not a plain class: a view builds one per pod (150,000), and a Struct is
+    created several times faster. Compared and hashed by identity (``eq=False``); untracked by
+    the garbage collector (``gc=False``: it never refers back to itself). ``requests`` may be
+    the pod's own container dict (see ``pod_info``): read it, never mutate it.
+
+    ``pod`` is None for an explicit hold, and for the pods of a view restored from a stored
+    scheduler form (``scheduler/stored.py``) that the scheduler never needs whole: those carry
+    their QoS class in ``qos`` for the result's pod reference. Encoded as an array in that
+    form (``array_like``).
+    """
+
+    pod: Pod | None
+    namespace: str
+    name: str
+    uid: str
+    priority: int
+    requests: dict[str, int]
+    nz_cpu: int
+    nz_mem: int
+    start_ns: int = START_TIME_NOW
+    has_ports: bool = False
+    # requests["cpu"] and requests["memory"] (0 when absent), set by pod_info so that
+    # preemption's per-node sums read a field instead of a dict; None: read ``requests``.
+    cpu: int | None = None
+    memory: int | None = None
+    # Indexes of the PDBs selecting the pod, filled in by the SchedulerView holding it on
+    # the first pdb_positions (None: not looked up; SchedulerView.matching_pdbs computes).
+    pdbs: tuple[int, ...] | None = None
+    # status QoS class, set only where ``pod`` is None in a restored view ("" elsewhere).
+    qos: str = ""
+    # The pod's own host ports (HostPorts.of_pods([pod])), built on first use by preemption.
+    # Typed Any so that msgspec can decode a stored view, where it is always None.
+    host_ports: Any = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def same_pod(self, other: PodInfo) -> bool:
+        """Pods compared by UID (upstream); by namespace/name when a UID is missing."""
+        if self.uid and other.uid:
+            return self.uid == other.uid
+        return self.key == other.key
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"PodInfo({self.key}, priority={self.priority})"
+
+
+def pod_info(pod: Pod) -> PodInfo:
+    """Precompute what the scheduler reads of a pod (NodeInfo.AddPod's calculateResource).
+    ``requests`` may be shared with the pod's container (``scheduler_pod_requests``).
+
+    Runs for every pod of the snapshot when a view is built, so the common shape (one
+    container; no init containers, overhead or pod-level resources) is handled here, as
+    ``scheduler_pod_requests`` handles it."""
+    containers = pod.containers
+    if (
+        len(containers) == 1
+        and not pod.init_containers
+        and not pod.overhead
+        and pod.resources is None
+    ):
+        c = containers[0]
+        requests = c.requests
+        cpu = requests.get("cpu")
+        memory = requests.get("memory")
+        nz_cpu = DEFAULT_CPU_REQUEST_MILLI if cpu is None else cpu
+        nz_mem = DEFAULT_MEMORY_REQUEST_BYTES if memory is None else memory
+        has_ports = False
+        for p in c.ports:
+            if p.host_port > 0:
+                has_ports = True
+                break
+    else:
+        requests, nz_cpu, nz_mem = scheduler_pod_requests(pod)
+        cpu = requests.get("cpu")
+        memory = requests.get("memory")
+        has_ports = False
+        for c in containers:
+            for p in c.ports:
+                if p.host_port > 0:
+                    has_ports = True
+                    break
+    start = pod.start_time
+    if start is None:
+        start_ns = START_TIME_NOW
+    else:
+        if start.tzinfo is None:
+            start = start.replace(tzinfo=UTC)
+        delta = start - _EPOCH
+        start_ns = (
+            delta.days * 86_400 + delta.seconds
+        ) * 1_000_000_000 + delta.microseconds * 1_000
+    priority = pod.priority
+    return PodInfo(
+        pod,
+        pod.namespace,
+        pod.name,
+        pod.uid,
+        0 if priority is None else priority,
+        requests,
+        nz_cpu,
+        nz_mem,
+        start_ns,
+        has_ports,
+        0 if cpu is None else cpu,
+        0 if memory is None else memory,
+    )
+
+
+class NodeInfo:
+    """framework.NodeInfo for one node of the snapshot: allocatable, the node's pods (bound,
+    not terminal, terminating included, snapshot order) and their aggregates."""
+
+    __slots__ = (
+        "_by_importance",
+        "_cum",
+        "_neg_priority",
+        "_pdb_positions",
+        "_port_positions",
+        "_ports_before",
+        "allocatable",
+        "allowed_pods",
+        "index",
+        "node",
+        "nz_cpu",
+        "nz_mem",
+        "pod_count",
+        "pods",
+        "port_pods",
+        "requested",
+        "used_ports",
+    )
+
+    def __init__(
+        self,
+        node: Node,
+        index: int,
+        pods: list[PodInfo],
+        totals: tuple[dict[str, int], int, int] | None = None,
+    ) -> None:
+        """``totals``: (Requested, NonZeroRequested cpu, memory) of ``pods`` when already known
+        (a restored view stores them); summed here otherwise."""
+        self.node = node
+        self.index = index
+        self.allocatable = node.allocatable
+        self.allowed_pods = node.allocatable.get("pods", 0)
+        self.pods = pods
+        self.pod_count = len(pods)
+        self._by_importance: list[PodInfo] | None = None
+        self._neg_priority: list[int] | None = None
+        self._cum: dict[str, list[int]] | None = None
+        self._pdb_positions: list[tuple[int, tuple[tuple[int, int, bool], ...]]] | None = None
+        self._port_positions: list[tuple[int, PodInfo]] | None = None
+        self._ports_before: dict[int, tuple[tuple[PodInfo, ...], HostPorts | None]] | None = None
+        if not pods:
+            self.requested: dict[str, int] = {}
+            self.nz_cpu = self.nz_mem = 0
+            self.port_pods: tuple[PodInfo, ...] = ()
+            self.used_ports: HostPorts | None = None
+            return
+        if totals is not None:
+            self.requested, self.nz_cpu, self.nz_mem = totals
+        else:
+            # The sums of calculateResource over the pods, per resource in first-seen order;
+            # the iteration is left to map/sum (this runs for 150,000 pods per view).
+            reqs = list(map(_REQUESTS, pods))
+            get = dict.get
+            self.requested = {
+                name: sum(map(get, reqs, repeat(name), repeat(0)))
+                for name in dict.fromkeys(chain.from_iterable(reqs))
+            }
+            self.nz_cpu = sum(map(_NZ_CPU, pods))
+            self.nz_mem = sum(map(_NZ_MEM, pods))
+        if any(map(_HAS_PORTS, pods)):
+            self.port_pods = tuple(filter(_HAS_PORTS, pods))
+            self.used_ports = used_ports_of(self.port_pods)
+        else:
+            self.port_pods = ()
+            self.used_ports = None
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    # Lazy per-node indexes over pods_by_importance(), for preemption (computed at most once
+    # per node and Cluster; concurrent first use computes the same values). The importance
+    # order, the priorities, the cpu and memory prefix sums and the host-port positions are
+    # built together in one pass (``_build_order``): the node's pods lie scattered in memory,
+    # so each is best visited once.
+
+    def first_below(self, priority: int) -> int:
+        """Position, in pods_by_importance(), of the first pod with a priority < ``priority``
+        (the potential victims are that suffix)."""
+        neg = self._neg_priority
+        if neg is None:
+            neg = self._build_order()[1]
+        return bisect.bisect_right(neg, -priority)
+
+    def cumulative(self, resource: str) -> list[int]:
+        """Prefix sums of ``resource`` requests over pods_by_importance() (length n + 1)."""
+        cums = self._cum
+        if cums is None:
+            cums = self._build_order()[2]
+        cum = cums.get(resource)
+        if cum is None:
+            values = map(
+                dict.get, map(_REQUESTS, self.pods_by_importance()), repeat(resource), repeat(0)
+            )
+            cum = cums[resource] = list(accumulate(values, initial=0))
+        return cum
+
+    def pdb_positions(
+        self, view: SchedulerView
+    ) -> list[tuple[int, tuple[tuple[int, int, bool], ...]]]:
+        """For the pods some PDB selects, in pods_by_importance() order: (position, ((PDB
+        index, its disruptionsAllowed, whether the pod is in its disruptedPods), ...))."""
+        found = self._pdb_positions
+        if found is None:
+            found = view._pdb_positions_of(self.pods_by_importance()) if view.pdbs else []
+            self._pdb_positions = found
+        return found
+
+    def port_positions(self) -> list[tuple[int, PodInfo]]:
+        """(position, pod) for the pods with host ports, in pods_by_importance() order."""
+        found = self._port_positions
+        if found is None:
+            found = self._build_order()[3]
+        return found
+
+    def ports_before(self, first: int) -> tuple[tuple[PodInfo, ...], HostPorts | None]:
+        """The pods with host ports among the first ``first`` of pods_by_importance() and
+        their used ports (None when there are none): the pods preemption keeps on the node.
+        Cached per position (a HostPorts is never modified once built)."""
+        if self.used_ports is None:
+            return (), None
+        cache = self._ports_before
+        if cache is None:
+            cache = self._ports_before = {}
+        found = cache.get(first)
+        if found is None:
+            kept = tuple(pi for pos, pi in self.port_positions() if pos < first)
+            found = cache[first] = (kept, used_ports_of(kept))
+        return found
+
+    def pods_by_importance(self) -> list[PodInfo]:
+        """The node's pods, most important first (util.MoreImportantPod: higher priority, then
+        earlier start; a missing start time is "now"). Ties keep snapshot order (upstream's
+        sort is unstable there). Computed once per node."""
+        order = self._by_importance
+        if order is None:
+            order = self._build_order()[0]
+        return order
+
+    def _build_order(
+        self,
+    ) -> tuple[list[PodInfo], list[int], dict[str, list[int]], list[tuple[int, PodInfo]]]:
+        """pods_by_importance() with its negated priorities, the cpu and memory prefix sums
+        and the host-port positions.
+
+        The order is two stable sorts on plain attributes (start time, then priority
+        descending, which keeps the start order among equal priorities): the order of one
+        sort on (-priority, start), without a Python key call per pod."""
+        order = sorted(self.pods, key=_START_NS)
+        order.sort(key=_PRIORITY, reverse=True)
+        neg = [-p for p in map(_PRIORITY, order)]
+        cums: dict[str, list[int]] = {}
+        for resource, field_of in (("cpu", _CPU), ("memory", _MEMORY)):
+            values = list(map(field_of, order))
+            if None in values:  # a PodInfo not made by pod_info: read its requests
+                values = [pi.requests.get(resource, 0) for pi in order]
+            cums[resource] = list(accumulate(values, initial=0))
+        ports = []
+        if self.port_pods:
+            ports = [(pos, pi) for pos, pi in enumerate(order) if pi.has_ports]
+        self._neg_priority = neg
+        self._cum = cums
+        self._port_positions = ports
+        self._by_importance = order
+        return order, neg, cums, ports
+
+    def base_state(self) -> NodeState:
+        return NodeState(
+            self.requested,
+            self.pod_count,
+            self.used_ports,
+            self.nz_cpu,
+            self.nz_mem,
+            self.port_pods,
+        )
+
+
+_REQUESTS = attrgetter("requests")
+_NZ_CPU = attrgetter("nz_cpu")
+_NZ_MEM = attrgetter("nz_mem")
+_HAS_PORTS = attrgetter("has_ports")
+_PRIORITY = attrgetter("priority")
+_START_NS = attrgetter("start_ns")
+_CPU = attrgetter("cpu")
+_MEMORY = attrgetter("memory")
+
+
+@dataclass(slots=True)
+class NodeState:
+    """The mutable part of a NodeInfo copy: what adding/removing pods changes. ``port_pods``
+    are the pods holding host ports; ``used_ports`` is built from them."""
+
+    requested: dict[str, int]
+    pod_count: int
+    used_ports: HostPorts | None
+    nz_cpu: int = 0
+    nz_mem: int = 0
+    port_pods: tuple[PodInfo, ...] = ()
+
+    def with_pods(self, added: Sequence[PodInfo], removed: Sequence[PodInfo] = ()) -> NodeState:
+        """A copy with ``added`` pods added and ``removed`` pods taken away."""
+        requested = dict(self.requested)
+        nz_cpu, nz_mem = self.nz_cpu, self.nz_mem
+        for pi in added:
+            for name, value in pi.requests.items():
+                requested[name] = requested.get(name, 0) + value
+            nz_cpu += pi.nz_cpu
+            nz_mem += pi.nz_mem
+        for pi in removed:
+            for name, value in pi.requests.items():
+                requested[name] = requested.get(name, 0) - value
+            nz_cpu -= pi.nz_cpu
+            nz_mem -= pi.nz_mem
+        ports, port_pods = self.used_ports, self.port_pods
+        if any(pi.has_ports for pi in removed) or any(pi.has_ports for pi in added):
+            gone = {id(pi) for pi in removed}
+            port_pods = tuple(pi for pi in port_pods if id(pi) not in gone) + tuple(
+                pi for pi in added if pi.has_ports
+            )
+            ports = used_ports_of(port_pods)
+        return NodeState(
+            requested,
+            self.pod_count + len(added) - len(removed),
+            ports,
+            nz_cpu,
+            nz_mem,
+            port_pods,
+        )
+
+
+def used_ports_of(pods: Sequence[PodInfo]) -> HostPorts | None:
+    """NodeInfo.UsedPorts of ``pods`` (None when none of them holds a host port)."""
+    with_ports = [pi.pod for pi in pods if pi.has_ports and pi.pod is not None]
+    return HostPorts.of_pods(with_ports) if with_ports else None
+
+
+def state_of(pods: list[PodInfo]) -> NodeState:
+    """A NodeState aggregated from scratch over ``pods`` (the literal NodeInfo of a copy)."""
+    requested: dict[str, int] = {}
+    nz_cpu = nz_mem = 0
+    for pi in pods:
+        for name, value in pi.requests.items():
+            requested[name] = requested.get(name, 0) + value
+        nz_cpu += pi.nz_cpu
+        nz_mem += pi.nz_mem
+    port_pods = tuple(pi for pi in pods if pi.has_ports)
+    return NodeState(requested, len(pods), used_ports_of(port_pods), nz_cpu, nz_mem, port_pods)

@@ -31,17 +31,15 @@ them); the flag turns on the automatic holds of terminating StatefulSet pods in 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from service.engine.objects import Pod
-from service.engine.scheduler.filters import (
-    NodeInfo,
-    PodContext,
-    PodInfo,
-    SchedulerView,
-    Status,
-)
-from service.engine.scheduler.nominated import run_filters_with_nominated
+from service.engine.scheduler.framework import CycleState, NodeInfo, PodInfo, Status
+from service.engine.scheduler.snapshot import SchedulerView
+
+if TYPE_CHECKING:
+    from service.engine.scheduler.runtime import Framework
 
 __all__ = [
     "Hold",
@@ -97,7 +95,7 @@ def _is_replacement(pod: Pod, namespace: str, name: str, owner_uid: str) -> bool
 
 
 def apply_holds(
-    ctx: PodContext,
+    ctx: CycleState,
     view: SchedulerView,
     *,
     hold_statefulset_upgrades: bool = False,
@@ -140,7 +138,7 @@ def apply_holds(
     return plan
 
 
-def without_holds(ctx: PodContext, plan: HoldPlan, node_name: str) -> PodContext:
+def without_holds(ctx: CycleState, plan: HoldPlan, node_name: str) -> CycleState:
     """A copy of ``ctx`` in which the holds on ``node_name`` do not count: explicit holds
     leave pass 1, held predecessors leave the node."""
     nominated = dict(ctx.nominated)
@@ -151,7 +149,7 @@ def without_holds(ctx: PodContext, plan: HoldPlan, node_name: str) -> PodContext
     pods = plan.held_pods.get(node_name)
     if pods:
         removed[node_name] = [*removed.get(node_name, ()), *pods]
-    return replace(ctx, nominated=nominated, removed=removed)
+    return ctx.copy(nominated=nominated, removed=removed)
 
 
 def hold_keys(plan: HoldPlan, node_name: str) -> list[str]:
@@ -160,13 +158,15 @@ def hold_keys(plan: HoldPlan, node_name: str) -> list[str]:
     ]
 
 
-def hold_reasons(ctx: PodContext, ni: NodeInfo, status: Status, plan: HoldPlan) -> list[str]:
+def hold_reasons(
+    fwk: Framework, ctx: CycleState, ni: NodeInfo, status: Status, plan: HoldPlan
+) -> list[str]:
     """The hold reasons for a node's filter verdict: when the node rejects the pod, and would
     not without the holds counted against it, one reason per hold on the node (spec §6
     rule 4)."""
     if status.is_success or ni.name not in plan.nodes():
         return []
-    without = run_filters_with_nominated(without_holds(ctx, plan, ni.name), ni)
+    without = fwk.run_filter_plugins_with_nominated(without_holds(ctx, plan, ni.name), ni)
     if not without.is_success:
         return []
     return [hold_reason(key) for key in hold_keys(plan, ni.name)]

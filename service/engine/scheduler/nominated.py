@@ -2,11 +2,10 @@
 
 Mirrors kubernetes/kubernetes (master, about v1.35/1.36; spec/scheduler.md §2.3, §4):
 
-* ``pkg/scheduler/framework/runtime/framework.go`` ``RunFilterPluginsWithNominatedPods`` and
-  ``addGENominatedPods``: pass 1 with the pods nominated to the node whose priority is >= the
-  incoming pod's (the pod itself excluded by UID), pass 2 without them; the pod must pass
-  both. Nominated pods are never part of the node state otherwise (no Requested, no score,
-  never victims).
+* ``pkg/scheduler/framework/runtime/framework.go`` ``addGENominatedPods``: the pods nominated
+  to a node whose priority is >= the incoming pod's (the pod itself excluded by UID), counted
+  in pass 1 of ``Framework.run_filter_plugins_with_nominated`` (runtime.py). Nominated pods
+  are never part of the node state otherwise (no Requested, no score, never victims).
 * the PodNominator (``NominatedPodsForNode``): a pending pod with ``status.nominatedNodeName``.
 * ``pkg/scheduler/framework/preemption`` ``getLowerPriorityNominatedPods``: nominations a
   successful preemption clears.
@@ -17,26 +16,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from service.engine.scheduler.filters import (
-    NodeInfo,
-    NodeState,
-    PodContext,
-    PodInfo,
-    SchedulerView,
-    Status,
-    base_state,
-    run_filter_plugins,
-)
+from service.engine.scheduler.framework import CycleState, PodInfo
+from service.engine.scheduler.snapshot import SchedulerView
 
 __all__ = [
     "lower_priority_nominated_pods",
     "prepare_nominated",
     "queue_sort_less",
-    "run_filters_with_nominated",
 ]
 
 
-def prepare_nominated(ctx: PodContext, view: SchedulerView) -> None:
+def prepare_nominated(ctx: CycleState, view: SchedulerView) -> None:
     """addGENominatedPods' selection, once per pod: for every node, the nominated pods with
     priority >= the pod's, other than the pod itself. Holds (holds.py) are added to the same
     lists before or after this call."""
@@ -44,30 +34,6 @@ def prepare_nominated(ctx: PodContext, view: SchedulerView) -> None:
         kept = [pi for pi in pods if pi.priority >= ctx.priority and not pi.same_pod(ctx.info)]
         if kept:
             ctx.nominated.setdefault(node_name, []).extend(kept)
-
-
-def run_filters_with_nominated(
-    ctx: PodContext,
-    ni: NodeInfo,
-    state: NodeState | None = None,
-    additions: list[PodInfo] | None = None,
-) -> Status:
-    """RunFilterPluginsWithNominatedPods (k8s master, framework/runtime): if nominated pods of
-    equal or higher priority are added to the node, the filters run with them (pass 1) and,
-    when that passes, again without them (pass 2); a pass-1 failure is the answer.
-
-    ``state`` overrides the node's pods (preemption's node copy); ``additions`` overrides the
-    pass-1 pods (used to explain holds)."""
-    if additions is None:
-        additions = ctx.nominated.get(ni.name)
-    if not additions:
-        return run_filter_plugins(ctx, ni, state)
-    if state is None:
-        state = base_state(ctx, ni)
-    first = run_filter_plugins(ctx, ni, state.with_pods(additions))
-    if not first.is_success:
-        return first
-    return run_filter_plugins(ctx, ni, state)
 
 
 def lower_priority_nominated_pods(

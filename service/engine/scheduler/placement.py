@@ -1,23 +1,20 @@
-"""Placement: filter every node, score the feasible ones, pick the best.
+"""Placement: filter the nodes, score the feasible ones, pick the best.
 
-Mirrors kubernetes/kubernetes (master, about v1.35/1.36) ``pkg/scheduler/schedule_one.go``
-``schedulePod`` / ``findNodesThatFitPod`` / ``prioritizeNodes`` / ``selectHost`` for the
-resource plugins of the default profile (spec/scheduler.md §2, §5):
+Mirrors kubernetes/kubernetes ``pkg/scheduler/schedule_one.go`` (v1.35) ``schedulePod``,
+``findNodesThatFitPod``, ``findNodesThatPassFilters``, ``numFeasibleNodesToFind``,
+``prioritizeNodes`` and ``selectHost``, running whatever the profile enables (runtime.py):
 
-* Filter: the modelled default-profile filters with nominated pods (two passes) on every
-  node, plus holds (holds.py). Upstream stops after ``percentageOfNodesToScore`` feasible
-  nodes (adaptive, e.g. 10% of 5,000 nodes) starting at a rotating index; Verdict filters and
-  scores every node (as percentageOfNodesToScore = 100), so that the answer does not depend
-  on the scheduler's rotation state.
+* Filter, with nominated pods (two passes) and holds (holds.py). Upstream stops once it has
+  ``numFeasibleNodesToFind`` feasible nodes, starting at a rotating index. By default Verdict
+  filters and scores every node, so that the answer does not depend on the scheduler's
+  rotation state; given ``start_index``, it examines the nodes the scheduler would (in
+  order, one at a time: upstream's parallel filtering can overshoot by a few nodes).
 * A pod carrying ``status.nominatedNodeName`` is tried on that node first
-  (``evaluateNominatedNode``): if it passes, it is chosen without scoring the others (Verdict
-  still reports every node).
-* Score: NodeResourcesFit (the configured strategy) and NodeResourcesBalancedAllocation,
-  each with plugin weight 1 as in the default profile; total = the weighted sum. The other
-  score plugins of the default profile (TaintToleration, NodeAffinity, PodTopologySpread,
-  InterPodAffinity, ImageLocality, VolumeBinding) are not modelled.
-* selectHost: the highest total wins; upstream breaks ties uniformly at random (reservoir
-  sampling), Verdict takes the first of the tied nodes in snapshot order.
+  (``evaluateNominatedNode``): if it passes, it is chosen without scoring (Verdict still
+  reports every node).
+* Score: every enabled score plugin that did not Skip at PreScore, normalized, weighted.
+* selectHost: the highest total wins; upstream breaks ties at random (reservoir sampling),
+  Verdict takes the first of the tied nodes in snapshot order.
 """
 
 from __future__ import annotations
@@ -26,70 +23,38 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from service.engine.objects import Cluster, Pod
-from service.engine.scheduler.filters import (
-    DEFAULT_FIT_ARGS,
-    FitArgs,
-    Status,
-    base_state,
-    pod_context,
-    scheduler_view,
-)
+from service.engine.scheduler.framework import NodeInfo, Status
 from service.engine.scheduler.holds import Hold, apply_holds, hold_reasons
-from service.engine.scheduler.nominated import prepare_nominated, run_filters_with_nominated
+from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.preemption import fit_error_message
-from service.engine.scheduler.scoring import (
-    DEFAULT_RESOURCES,
-    LEAST_ALLOCATED,
-    BalancedAllocationScorer,
-    ResourceAllocationScorer,
-    ResourceSpec,
-)
+from service.engine.scheduler.profile import DEFAULT_PROFILE, Profile
+from service.engine.scheduler.runtime import Framework, NodeScores, node_state
+from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
-__all__ = [
-    "BALANCED_PLUGIN",
-    "FIT_PLUGIN",
-    "NOT_MODELLED_SCORE_PLUGINS",
-    "NodePlacement",
-    "PlacementOutcome",
-    "ScoringConfig",
-    "place",
-]
+__all__ = ["NodePlacement", "PlacementOutcome", "num_feasible_nodes_to_find", "place"]
 
-FIT_PLUGIN = "NodeResourcesFit"
-BALANCED_PLUGIN = "NodeResourcesBalancedAllocation"
-NOT_MODELLED_SCORE_PLUGINS = (
-    "TaintToleration",
-    "NodeAffinity",
-    "PodTopologySpread",
-    "InterPodAffinity",
-    "ImageLocality",
-    "VolumeBinding",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class ScoringConfig:
-    """NodeResourcesFitArgs.scoringStrategy plus the BalancedAllocation switch and resources.
-    ``shape`` holds (utilization, score) points on the configuration's 0..10 scale."""
-
-    strategy: str = LEAST_ALLOCATED
-    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
-    shape: tuple[tuple[int, int], ...] | None = None
-    balanced_allocation: bool = True
-    balanced_resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 
 @dataclass(slots=True)
 class NodePlacement:
+    """One node's verdict: its filter status and, when feasible and scored, each plugin's
+    normalized score, the raw scores that normalization changed, and the weighted total.
+    ``examined`` is False for a node the scheduler would not have looked at."""
+
     node_name: str
     status: Status
     reasons: list[str]
     scores: dict[str, int] | None = None
+    raw_scores: dict[str, int] | None = None
     total: int | None = None
+    examined: bool = True
 
     @property
     def feasible(self) -> bool:
-        return self.status.is_success
+        return self.examined and self.status.is_success
 
 
 @dataclass(slots=True)
@@ -97,99 +62,143 @@ class PlacementOutcome:
     selected_node: str | None
     nodes: list[NodePlacement]
     message: str
+    weights: dict[str, int] = field(default_factory=dict)
     not_modelled: tuple[str, ...] = ()
-    balanced_skipped: bool = False
+    skipped_plugins: tuple[str, ...] = ()
     nominated_node_chosen: bool = False
     holds_freed: dict[str, list[str]] = field(default_factory=dict)
+    # with a start index: how many feasible nodes the scheduler looks for, and where the
+    # next cycle starts
+    num_nodes_to_find: int | None = None
+    next_start_index: int | None = None
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """numFeasibleNodesToFind: every node below 100; else the percentage (the profile's,
+    or the adaptive 50 - nodes/125, at least 5) of the nodes, at least 100."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
 def place(
     cluster: Cluster,
     pod: Pod,
     *,
-    scoring: ScoringConfig = ScoringConfig(),
+    profile: Profile = DEFAULT_PROFILE,
+    settings: EngineSettings = DEFAULT_SETTINGS,
+    start_index: int | None = None,
     hold_statefulset_upgrades: bool = False,
     holds: Sequence[Hold] = (),
-    fit_args: FitArgs = DEFAULT_FIT_ARGS,
 ) -> PlacementOutcome:
-    """Filter and score ``pod`` on every node of the snapshot; see the module docstring."""
+    """Filter and score ``pod`` on the snapshot's nodes; see the module docstring."""
     view = scheduler_view(cluster)
-    ctx = pod_context(pod, view, fit_args)
-    prepare_nominated(ctx, view)
-    plan = apply_holds(ctx, view, hold_statefulset_upgrades=hold_statefulset_upgrades, holds=holds)
+    fwk = Framework(profile, settings)
+    state = fwk.cycle_state(pod, view)
+    prepare_nominated(state, view)
+    plan = apply_holds(state, view, hold_statefulset_upgrades=hold_statefulset_upgrades, holds=holds)
     hold_nodes = plan.nodes()
 
-    fit_scorer = ResourceAllocationScorer(scoring.strategy, scoring.resources, scoring.shape)
-    fit_prepared = fit_scorer.prepare(pod)
-    balanced = None
-    balanced_prepared = None
-    balanced_skipped = False
-    if scoring.balanced_allocation:
-        balanced = BalancedAllocationScorer(scoring.balanced_resources)
-        balanced_prepared = balanced.prepare(pod)
-        balanced_skipped = balanced_prepared is None
+    order = view.nodes
+    to_find = None
+    if start_index is not None and order:
+        to_find = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, len(order))
+        start = start_index % len(order)
+        order = order[start:] + order[:start]
 
-    removed = ctx.removed
-    nodes: list[NodePlacement] = []
+    entries: dict[int, NodePlacement] = {}
+    statuses: dict[str, Status] = {}
+    feasible: list[NodeInfo] = []
+    processed = 0
+    for ni in order:
+        if to_find is not None and len(feasible) >= to_find:
+            break
+        processed += 1
+        status = fwk.run_filter_plugins_with_nominated(state, ni)
+        if status.is_success:
+            feasible.append(ni)
+            entries[ni.index] = NodePlacement(ni.name, status, [])
+            continue
+        if hold_nodes and ni.name in hold_nodes:
+            extra = hold_reasons(fwk, state, ni, status, plan)
+            status = Status(status.code, status.reasons + tuple(extra), status.plugin)
+        statuses[ni.name] = status
+        entries[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
+
+    scores = _score(fwk, state, feasible)
     best_total = -1
     best_name: str | None = None
-    statuses: dict[str, Status] = {}
-    for ni in view.nodes:
-        status = run_filters_with_nominated(ctx, ni)
-        name = ni.name
-        if not status.is_success:
-            reasons = list(status.reasons)
-            if hold_nodes and name in hold_nodes:
-                reasons.extend(hold_reasons(ctx, ni, status, plan))
-                status = Status(status.code, tuple(reasons), status.plugin)
-            statuses[name] = status
-            nodes.append(NodePlacement(name, status, reasons))
-            continue
-        if removed and name in removed:
-            state = base_state(ctx, ni)
-            requested, nz_cpu, nz_mem = state.requested, state.nz_cpu, state.nz_mem
-        else:
-            requested, nz_cpu, nz_mem = ni.requested, ni.nz_cpu, ni.nz_mem
-        alloc = ni.allocatable
-        fit = fit_scorer.score(fit_prepared, alloc, requested, nz_cpu, nz_mem)
-        scores = {FIT_PLUGIN: fit}
-        total = fit
-        if balanced_prepared is not None:
-            bal = balanced.score(balanced_prepared, alloc, requested)  # type: ignore[union-attr]
-            scores[BALANCED_PLUGIN] = bal
-            total += bal
-        nodes.append(NodePlacement(name, status, [], scores, total))
-        if total > best_total:
-            best_total = total
-            best_name = name
+    for i, ni in enumerate(feasible):
+        entry = entries[ni.index]
+        entry.scores = {p: scores.normalized[p][i] for p in scores.plugins}
+        raw = {p: scores.raw[p][i] for p in scores.plugins if scores.raw[p] is not scores.normalized[p]}
+        entry.raw_scores = {p: v for p, v in raw.items() if v != entry.scores[p]}
+        entry.total = scores.total(i)
+        if entry.total > best_total or (entry.total == best_total and _earlier(ni, best_name, view)):
+            best_total, best_name = entry.total, ni.name
 
+    nodes = [
+        entries.get(ni.index) or NodePlacement(ni.name, Status(), [], examined=False)
+        for ni in view.nodes
+    ]
     nominated_chosen = False
     nominated = pod.nominated_node_name
     if nominated and nominated in view.by_name:
         entry = nodes[view.by_name[nominated].index]
         if entry.feasible:
-            best_name = nominated
-            nominated_chosen = True
+            best_name, nominated_chosen = nominated, True
 
-    if best_name is None and ctx.prefilter_status is not None:
-        # FitError with a PreFilter message: "0/N nodes are available: <message>."
-        message = f"0/{len(nodes)} nodes are available: {ctx.prefilter_status.message}."
-    elif best_name is None:
-        message = fit_error_message(len(nodes), statuses)
-    elif nominated_chosen:
-        message = (
-            f'the pod\'s nominated node "{best_name}" passes the filters, so the scheduler '
-            "takes it without scoring other nodes"
-        )
-    else:
-        feasible = sum(1 for n in nodes if n.feasible)
-        message = f'{feasible}/{len(nodes)} nodes are feasible; "{best_name}" scores highest'
-    return PlacementOutcome(
+    outcome = PlacementOutcome(
         selected_node=best_name,
         nodes=nodes,
-        message=message,
-        not_modelled=ctx.not_modelled,
-        balanced_skipped=balanced_skipped,
+        message=_message(state.prefilter_status, best_name, nodes, statuses, nominated_chosen),
+        weights=scores.weights,
+        not_modelled=state.not_modelled,
+        skipped_plugins=tuple(
+            p.name for p, _ in fwk.score_plugins if p.name in state.skipped
+        ),
         nominated_node_chosen=nominated_chosen,
         holds_freed=plan.freed,
     )
+    if to_find is not None:
+        outcome.num_nodes_to_find = to_find
+        outcome.next_start_index = ((start_index or 0) + processed) % len(view.nodes)
+    return outcome
+
+
+def _earlier(ni: NodeInfo, best_name: str | None, view) -> bool:
+    """Ties go to the first node in snapshot order (whatever order the nodes were visited)."""
+    return best_name is not None and ni.index < view.by_name[best_name].index
+
+
+def _score(fwk: Framework, state, feasible: list[NodeInfo]) -> NodeScores:
+    """PreScore then Score over the feasible nodes (none: nothing to score)."""
+    if not feasible:
+        return NodeScores([], {}, {}, {})
+    fwk.run_pre_score_plugins(state, feasible)
+    return fwk.run_score_plugins(state, feasible, [node_state(state, ni) for ni in feasible])
+
+
+def _message(
+    prefilter_status: Status | None,
+    best_name: str | None,
+    nodes: list[NodePlacement],
+    statuses: dict[str, Status],
+    nominated_chosen: bool,
+) -> str:
+    examined = [n for n in nodes if n.examined]
+    if best_name is None and prefilter_status is not None:
+        # FitError with a PreFilter message: "0/N nodes are available: <message>."
+        return f"0/{len(nodes)} nodes are available: {prefilter_status.message}."
+    if best_name is None:
+        return fit_error_message(len(nodes), statuses)
+    if nominated_chosen:
+        return (
+            f'the pod\'s nominated node "{best_name}" passes the filters, so the scheduler '
+            "takes it without scoring other nodes"
+        )
+    feasible = sum(1 for n in nodes if n.feasible)
+    return f'{feasible}/{len(examined)} nodes are feasible; "{best_name}" scores highest'

@@ -28,14 +28,9 @@ from service.engine.objects import (
     Snapshot,
 )
 from service.engine.qos import get_pod_qos
-from service.engine.scheduler import filters
-from service.engine.scheduler.filters import (
-    NodeInfo,
-    PodInfo,
-    SchedulerView,
-    install_view,
-    pod_info,
-)
+from service.engine.scheduler import framework, snapshot
+from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
+from service.engine.scheduler.snapshot import SchedulerView, install_view
 from service.engine.version import ENGINE_VERSION
 
 __all__ = ["FINGERPRINT", "StoredView", "restore", "restored_cluster", "stored_view"]
@@ -48,7 +43,7 @@ def _fingerprint() -> bytes:
     """8 bytes naming FORMAT, the engine version and the source of every module whose code
     decides what a stored view holds: a view derived by other code is never restored."""
     digest = hashlib.sha256(f"{FORMAT}:{ENGINE_VERSION}".encode())
-    for module in (objects, resources, qos, filters):
+    for module in (objects, resources, qos, framework, snapshot):
         try:
             digest.update(Path(module.__file__ or "").read_bytes())
         except OSError:  # pragma: no cover - sources are installed with the package

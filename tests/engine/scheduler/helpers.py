@@ -139,3 +139,18 @@ def pdb(
 
 def cluster(nodes: list[Node], pods: list[Pod], pdbs: list[PodDisruptionBudget] = ()) -> Cluster:
     return Cluster(Snapshot(nodes=tuple(nodes), pods=tuple(pods), pdbs=tuple(pdbs)))
+
+
+def cycle(pod: Pod, view, fit_args=None, profile=None):
+    """A Framework for ``profile`` (default: the default profile, NodeResourcesFit built with
+    ``fit_args``) and a CycleState for ``pod`` on ``view``, PreFilter run."""
+    from dataclasses import replace
+
+    from service.engine.scheduler.profile import DEFAULT_PROFILE
+    from service.engine.scheduler.runtime import Framework
+
+    profile = profile or DEFAULT_PROFILE
+    if fit_args is not None:
+        profile = replace(profile, args={**profile.args, "NodeResourcesFit": fit_args})
+    fwk = Framework(profile)
+    return fwk, fwk.cycle_state(pod, view)

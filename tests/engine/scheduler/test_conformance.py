@@ -8,36 +8,35 @@ from datetime import datetime
 
 import pytest
 
-from service.engine.scheduler.filters import (
-    UNRESOLVABLE,
-    UNSCHEDULABLE,
-    FitArgs,
-    fits_request,
-    node_resources_fit,
-    pod_context,
-    scheduler_view,
-)
+from service.engine.scheduler.framework import UNRESOLVABLE, UNSCHEDULABLE
 from service.engine.scheduler.nominated import prepare_nominated, queue_sort_less
-from service.engine.scheduler.preemption import (
-    PreemptionArgs,
+from service.engine.scheduler.plugins.default_preemption import (
     calculate_num_candidates,
-    dry_run_preemption,
-    nodes_for_status_code,
-    nodes_where_preemption_might_help_legacy,
     pod_eligible_to_preempt_others,
-    preempt,
-    select_candidate,
 )
-from service.engine.scheduler.scoring import (
+from service.engine.scheduler.plugins.noderesources.fit import fits_request
+from service.engine.scheduler.plugins.noderesources.resource_allocation import (
     BalancedAllocationScorer,
     ResourceAllocationScorer,
-    ResourceSpec,
     ScoringError,
     broken_linear_function,
     validate_scoring_strategy,
 )
+from service.engine.scheduler.preemption import (
+    dry_run_preemption,
+    nodes_for_status_code,
+    nodes_where_preemption_might_help_legacy,
+    preempt,
+    select_candidate,
+)
+from service.engine.scheduler.profile import (
+    DefaultPreemptionArgs,
+    NodeResourcesFitArgs,
+    ResourceSpec,
+)
+from service.engine.scheduler.snapshot import scheduler_view
 from service.ingest.kube import pod_from_object
-from tests.engine.scheduler.helpers import cluster_of, conformance_group
+from tests.engine.scheduler.helpers import cluster_of, conformance_group, cycle
 
 UNMODELLED_FILTERS = {"InterPodAffinity", "PodTopologySpread"}
 
@@ -76,19 +75,19 @@ def test_dry_run_preemption(case: dict) -> None:
     cl = cluster_of(i["nodes"], i["pods"], i["pdbs"])
     view = scheduler_view(cl)
     args = i["args"]
-    for cycle, (raw, expected) in enumerate(
+    for cycle_no, (raw, expected) in enumerate(
         zip(i["preemptors"], case["expected"]["cycles"], strict=True)
     ):
         p = pod_from_object(raw)
-        ctx = pod_context(p, view)
+        fwk, ctx = cycle(p, view)
         prepare_nominated(ctx, view)
         potential = [view.by_name[name] for name in i["potentialNodesOrder"]]
         offsets = i.get("offsets") or []
-        offset = offsets[cycle] if cycle < len(offsets) and offsets[cycle] is not None else 0
+        offset = offsets[cycle_no] if cycle_no < len(offsets) and offsets[cycle_no] is not None else 0
         n = calculate_num_candidates(
             len(potential), args["minCandidateNodesPercentage"], args["minCandidateNodesAbsolute"]
         )
-        candidates, _, errors = dry_run_preemption(ctx, view, potential, offset, n)
+        candidates, _, errors = dry_run_preemption(fwk, ctx, view, potential, offset, n)
         got = sorted(
             (
                 {
@@ -119,13 +118,13 @@ def test_select_candidate(case: dict) -> None:
     i = case["input"]
     cl = cluster_of(i["nodes"], i["pods"], i["pdbs"])
     view = scheduler_view(cl)
-    ctx = pod_context(pod_from_object(i["preemptor"]), view)
+    fwk, ctx = cycle(pod_from_object(i["preemptor"]), view)
     prepare_nominated(ctx, view)
     args = i["args"]
     n = calculate_num_candidates(
         len(view.nodes), args["minCandidateNodesPercentage"], args["minCandidateNodesAbsolute"]
     )
-    candidates, _, _ = dry_run_preemption(ctx, view, view.nodes, 0, n)
+    candidates, _, _ = dry_run_preemption(fwk, ctx, view, view.nodes, 0, n)
     derived = {
         c["node"]: (sorted(c["victims"]), c["numPDBViolations"])
         for c in case["expected"]["derivedCandidates"]
@@ -147,7 +146,7 @@ def test_post_filter(case: dict) -> None:
     out = preempt(
         cl,
         pod_from_object(i["preemptor"]),
-        args=PreemptionArgs(args["minCandidateNodesPercentage"], args["minCandidateNodesAbsolute"]),
+        args=DefaultPreemptionArgs(args["minCandidateNodesPercentage"], args["minCandidateNodesAbsolute"]),
         node_statuses=i["nodeStatuses"],
         absent_status=i["absentNodesStatus"],
     )
@@ -223,13 +222,13 @@ def test_fits_request(case: dict) -> None:
     i = case["input"]
     cl = cluster_of([i["node"]], i["existingPods"])
     view = scheduler_view(cl)
-    args = FitArgs(
+    args = NodeResourcesFitArgs(
         frozenset(i["args"].get("ignoredResources") or ()),
         frozenset(i["args"].get("ignoredResourceGroups") or ()),
     )
-    ctx = pod_context(pod_from_object(i["pod"]), view, args)
+    fwk, ctx = cycle(pod_from_object(i["pod"]), view, args)
     ni = view.nodes[0]
-    got = fits_request(ctx, ni.allocatable, ni.requested, ni.pod_count)
+    got = fits_request(ctx.read("NodeResourcesFit"), ni.allocatable, ni.requested, ni.pod_count)
     e = case["expected"]
     assert [
         {
@@ -242,7 +241,8 @@ def test_fits_request(case: dict) -> None:
         }
         for r in got
     ] == e["insufficientResources"]
-    status = node_resources_fit(ctx, ni.allocatable, ni.requested, ni.pod_count)
+    status = fwk.filter_plugins[5].filter(ctx, ni, ni)
+    assert fwk.filter_plugins[5].name == "NodeResourcesFit"
     if e["fits"]:
         assert status is None
     else:

@@ -6,28 +6,23 @@ from __future__ import annotations
 import pytest
 
 from service.engine.objects import Taint, Toleration
-from service.engine.scheduler.filters import (
-    DEFAULT_FIT_ARGS,
-    MODELLED_FILTERS,
-    SUCCESS,
-    UNRESOLVABLE,
-    UNSCHEDULABLE,
-    FitArgs,
-    is_scalar_resource_name,
-    pod_context,
-    run_filter_plugins,
-    scheduler_view,
-)
-from service.engine.scheduler.nominated import prepare_nominated, run_filters_with_nominated
-from tests.engine.scheduler.helpers import GI, cluster, node, pod
+from service.engine.resources import is_scalar_resource_name
+from service.engine.scheduler.framework import SUCCESS, UNRESOLVABLE, UNSCHEDULABLE
+from service.engine.scheduler.nominated import prepare_nominated
+from service.engine.scheduler.profile import DEFAULT_PROFILE
+from service.engine.scheduler.profile import NodeResourcesFitArgs as FitArgs
+from service.engine.scheduler.snapshot import scheduler_view
+from tests.engine.scheduler.helpers import GI, cluster, cycle, node, pod
+
+MODELLED_FILTERS = DEFAULT_PROFILE.filter[:6]
 
 
-def _status(nodes, pods, incoming, fit_args=DEFAULT_FIT_ARGS):
+def _status(nodes, pods, incoming, fit_args=None):
     cl = cluster(nodes, pods)
     view = scheduler_view(cl)
-    ctx = pod_context(incoming, view, fit_args)
+    fwk, ctx = cycle(incoming, view, fit_args)
     prepare_nominated(ctx, view)
-    return {ni.name: run_filters_with_nominated(ctx, ni) for ni in view.nodes}
+    return {ni.name: fwk.run_filter_plugins_with_nominated(ctx, ni) for ni in view.nodes}
 
 
 NO_SCHEDULE = Taint(key="dedicated", value="db", effect="NoSchedule")
@@ -152,9 +147,9 @@ def test_filter_reasons(n, incoming, code, reasons, plugin) -> None:
 def test_node_name_filter() -> None:
     cl = cluster([node("a"), node("b")], [])
     view = scheduler_view(cl)
-    ctx = pod_context(pod("p", 100, node="a"), view)
-    assert run_filter_plugins(ctx, view.by_name["a"]).code == SUCCESS
-    status = run_filter_plugins(ctx, view.by_name["b"])
+    fwk, ctx = cycle(pod("p", 100, node="a"), view)
+    assert fwk.run_filter_plugins(ctx, view.by_name["a"]).code == SUCCESS
+    status = fwk.run_filter_plugins(ctx, view.by_name["b"])
     assert (status.code, status.reasons) == (
         UNRESOLVABLE,
         ("node(s) didn't match the requested node name",),
@@ -228,9 +223,16 @@ def test_scalar_resource_names() -> None:
 def test_not_modelled_filters_are_named() -> None:
     cl = cluster([node("n")], [pod("anti", 10, node="n", unmodelled=("InterPodAffinity",))])
     view = scheduler_view(cl)
-    ctx = pod_context(pod("p", 10, unmodelled=("PodTopologySpread", "VolumeBinding")), view)
-    # default-profile order: VolumeBinding, PodTopologySpread, InterPodAffinity
-    assert ctx.not_modelled == ("VolumeBinding", "PodTopologySpread", "InterPodAffinity")
+    _, ctx = cycle(pod("p", 10, unmodelled=("PodTopologySpread", "VolumeBinding")), view)
+    # default-profile order: the volume plugins, PodTopologySpread, InterPodAffinity
+    assert tuple(n for n in ctx.not_modelled if n != "ImageLocality") == (
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+    )
 
 
 # --- nominated pods: RunFilterPluginsWithNominatedPods ---
@@ -257,10 +259,10 @@ def test_nominated_pod_does_not_count_against_itself() -> None:
     me = pod("p", 800, priority=10, nominated="n")
     cl = cluster([n], [me])
     view = scheduler_view(cl)
-    ctx = pod_context(me, view)
+    fwk, ctx = cycle(me, view)
     prepare_nominated(ctx, view)
     assert ctx.nominated == {}
-    assert run_filters_with_nominated(ctx, view.nodes[0]).code == SUCCESS
+    assert fwk.run_filter_plugins_with_nominated(ctx, view.nodes[0]).code == SUCCESS
 
 
 def test_nominated_pods_count_pod_slots_and_ports() -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from service.engine.scheduler.placement import ScoringConfig, place
-from service.engine.scheduler.scoring import MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO
+from service.decisions.placement import scoring_profile
+from service.engine.scheduler.placement import place
+from service.engine.scheduler.profile import MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO
 from tests.engine.scheduler.helpers import GI, cluster, node, pod
 
 
@@ -28,18 +29,22 @@ def test_default_profile_scores_and_total() -> None:
 def test_most_allocated_packs() -> None:
     nodes = [node("a", cpu=4000, memory=8 * GI), node("b", cpu=4000, memory=8 * GI)]
     pods = [pod("busy", 2000, 4 * GI, node="a")]
-    scoring = ScoringConfig(strategy=MOST_ALLOCATED, balanced_allocation=False)
-    out = place(cluster(nodes, pods), pod("p", 1000, GI), scoring=scoring)
+    profile = scoring_profile({"strategy": MOST_ALLOCATED, "balancedAllocation": False})
+    out = place(cluster(nodes, pods), pod("p", 1000, GI), profile=profile)
     assert out.selected_node == "a"
     assert _by_name(out)["a"].scores == {"NodeResourcesFit": 68}  # 75 and 62 -> 68
 
 
 def test_requested_to_capacity_ratio_shape_on_the_user_scale() -> None:
     nodes = [node("a", cpu=4000, memory=8 * GI)]
-    scoring = ScoringConfig(
-        strategy=REQUESTED_TO_CAPACITY_RATIO, shape=((0, 0), (100, 10)), balanced_allocation=False
+    profile = scoring_profile(
+        {
+            "strategy": REQUESTED_TO_CAPACITY_RATIO,
+            "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}],
+            "balancedAllocation": False,
+        }
     )
-    out = place(cluster(nodes, []), pod("p", 1000, 2 * GI), scoring=scoring)
+    out = place(cluster(nodes, []), pod("p", 1000, 2 * GI), profile=profile)
     assert out.nodes[0].scores == {"NodeResourcesFit": 25}  # utilization 25 -> 2.5 * 10
 
 
@@ -74,11 +79,11 @@ def test_nominated_node_is_taken_without_scoring_the_others() -> None:
 
 def test_best_effort_pod_skips_balanced_allocation() -> None:
     out = place(cluster([node("a")], []), pod("p"))
-    assert out.balanced_skipped
+    assert "NodeResourcesBalancedAllocation" in out.skipped_plugins
     # non-zero defaults: cpu 100m/4000m -> 97 (97.5), memory 200Mi/8Gi -> 97 (97.6)
     assert out.nodes[0].scores == {"NodeResourcesFit": 97}
 
 
 def test_unmodelled_filters_are_reported() -> None:
     out = place(cluster([node("a")], []), pod("p", 100, unmodelled=("PodTopologySpread",)))
-    assert out.not_modelled == ("PodTopologySpread",)
+    assert tuple(n for n in out.not_modelled if n != "ImageLocality") == ("PodTopologySpread",)

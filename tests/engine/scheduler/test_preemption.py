@@ -11,29 +11,30 @@ from types import SimpleNamespace
 import pytest
 
 from service.engine.objects import LabelSelector, LabelSelectorRequirement, PodDisruptionBudget
-from service.engine.scheduler.filters import (
+from service.engine.scheduler.framework import (
     ERROR,
     UNRESOLVABLE,
     UNSCHEDULABLE,
     Status,
-    pod_context,
     pod_info,
-    scheduler_view,
 )
 from service.engine.scheduler.nominated import prepare_nominated
-from service.engine.scheduler.preemption import (
-    Candidate,
-    PreemptionArgs,
+from service.engine.scheduler.plugins.default_preemption import (
     calculate_num_candidates,
-    fit_error_message,
-    pick_one_node_for_preemption,
     pod_eligible_to_preempt_others,
-    preempt,
     select_victims_on_node,
     select_victims_reference,
     terminating_by_preemption,
 )
-from tests.engine.scheduler.helpers import cluster, node, pdb, pod
+from service.engine.scheduler.preemption import (
+    Candidate,
+    fit_error_message,
+    pick_one_node_for_preemption,
+    preempt,
+)
+from service.engine.scheduler.profile import DefaultPreemptionArgs as PreemptionArgs
+from service.engine.scheduler.snapshot import scheduler_view
+from tests.engine.scheduler.helpers import cluster, cycle, node, pdb, pod
 
 HIGH = 1000
 
@@ -382,11 +383,11 @@ def test_fast_victim_selection_matches_reference(seed: int) -> None:
             priority=rng.choice([0, 50, 500, 5000]),
             host_ports=rng.choice([(), (9100,)]),
         )
-        ctx = pod_context(incoming, view)
+        fwk, ctx = cycle(incoming, view)
         prepare_nominated(ctx, view)
         for ni in view.nodes:
-            fast = select_victims_on_node(ctx, view, ni)
-            slow = select_victims_reference(ctx, view, ni)
+            fast = select_victims_on_node(fwk, ctx, view, ni)
+            slow = select_victims_reference(fwk, ctx, view, ni)
             assert (_names(fast[0]), fast[1], fast[2].code, fast[2].reasons) == (
                 _names(slow[0]),
                 slow[1],

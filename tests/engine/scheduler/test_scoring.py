@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.engine.scheduler.scoring import (
+from service.engine.scheduler.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,

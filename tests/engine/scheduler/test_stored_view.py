@@ -31,7 +31,7 @@ from service.engine.objects import (
     Snapshot,
 )
 from service.engine.qos import get_pod_qos
-from service.engine.scheduler.filters import scheduler_view
+from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.scheduler.stored import StoredView, restored_cluster, stored_view
 from service.ingest.kube import snapshot_from_objects
 from tests.engine.scheduler.helpers import GI, cluster_of, conformance_group, node, pdb, pod

@@ -22,11 +22,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 from service.engine.objects import Pod
-from service.engine.resources import pod_requests, pod_requests_non_zero
-from service.engine.scheduler.filters import is_scalar_resource_name
+from service.engine.resources import is_scalar_resource_name, pod_requests, pod_requests_non_zero
+from service.engine.scheduler.framework import MAX_NODE_SCORE
+from service.engine.scheduler.profile import (
+    DEFAULT_RESOURCES,
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    ResourceSpec,
+)
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
 __all__ = [
     "DEFAULT_RESOURCES",
@@ -51,24 +58,12 @@ __all__ = [
     "validate_scoring_strategy",
 ]
 
-MAX_NODE_SCORE = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_UTILIZATION = 100
 
-LEAST_ALLOCATED = "LeastAllocated"
-MOST_ALLOCATED = "MostAllocated"
-REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
 STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 
 
-class ResourceSpec(NamedTuple):
-    """config.ResourceSpec: a resource name and its weight."""
-
-    name: str
-    weight: int = 1
-
-
-DEFAULT_RESOURCES = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
 
 
 class ScoringError(Exception):
@@ -281,6 +276,7 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
 # --- plugin-level scorers ---
 
 _CPU, _MEM, _EPHEMERAL, _SCALAR, _NONE = range(5)
+_WITHOUT_POD_LEVEL = EngineSettings(pod_level_resources=False)
 
 
 def _kind(name: str) -> int:
@@ -371,9 +367,13 @@ class ResourceAllocationScorer:
             scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
             self._shape = broken_linear_function([(u, s * scale) for u, s in shape or ()])
 
-    def prepare(self, pod: Pod) -> _Allocation:
-        """calculatePodResourceRequestList with the non-zero defaults (useRequested false)."""
-        nz = pod_requests_non_zero(pod)
+    def prepare(self, pod: Pod, settings: EngineSettings = DEFAULT_SETTINGS) -> _Allocation:
+        """calculatePodResourceRequestList with the non-zero defaults (useRequested false).
+        Pod-level resources count only where the release's scorer reads them
+        (``settings.fit_score_pod_level_resources``: v1.35 builds the scorer without them)."""
+        if settings.pod_level_resources and not settings.fit_score_pod_level_resources:
+            settings = _WITHOUT_POD_LEVEL
+        nz = pod_requests_non_zero(pod, settings=settings)
         reqs = [nz.get(r.name, 0) for r in self.resources]
         return _Allocation(self.resources, reqs, use_requested=False)
 
@@ -404,9 +404,9 @@ class BalancedAllocationScorer:
     def __init__(self, resources: Sequence[ResourceSpec] = DEFAULT_RESOURCES) -> None:
         self.resources = tuple(resources)
 
-    def prepare(self, pod: Pod) -> _Allocation | None:
+    def prepare(self, pod: Pod, settings: EngineSettings = DEFAULT_SETTINGS) -> _Allocation | None:
         """PreScore: None (Skip) when every considered pod request is 0 (best-effort pod)."""
-        reqs_map = pod_requests(pod)
+        reqs_map = pod_requests(pod, settings=settings)
         reqs = [reqs_map.get(r.name, 0) for r in self.resources]
         if all(r == 0 for r in reqs):
             return None

@@ -1,0 +1,47 @@
+"""NodeResourcesBalancedAllocation (kubernetes/kubernetes pkg/scheduler/framework/plugins/
+noderesources balanced_allocation.go, v1.35): PreScore (Skip for a pod requesting none of
+the balanced resources) and Score (balancedResourceScorer, resource_allocation.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from service.engine.scheduler.framework import (
+    OK,
+    SKIPPED,
+    CycleState,
+    NodeInfo,
+    NodeState,
+    Plugin,
+    Status,
+)
+from service.engine.scheduler.plugins.noderesources.resource_allocation import (
+    BalancedAllocationScorer,
+)
+from service.engine.scheduler.profile import NodeResourcesBalancedAllocationArgs
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+
+__all__ = ["NodeResourcesBalancedAllocation"]
+
+
+class NodeResourcesBalancedAllocation(Plugin):
+    name = "NodeResourcesBalancedAllocation"
+
+    def __init__(
+        self,
+        args: NodeResourcesBalancedAllocationArgs | None = None,
+        settings: EngineSettings = DEFAULT_SETTINGS,
+    ) -> None:
+        args = args or NodeResourcesBalancedAllocationArgs()
+        super().__init__(args, settings)
+        self.scorer = BalancedAllocationScorer(args.resources)
+
+    def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
+        prepared = self.scorer.prepare(state.pod, self.settings)
+        if prepared is None:
+            return SKIPPED
+        state.write(self.name, prepared)
+        return OK
+
+    def score(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> int:
+        return self.scorer.score(state.read(self.name), ni.allocatable, ns.requested)

@@ -1,0 +1,148 @@
+"""NodeResourcesFit (kubernetes/kubernetes pkg/scheduler/framework/plugins/noderesources
+fit.go, v1.35): PreFilter (computePodResourceRequest), Filter (fitsRequest), PreScore and
+Score (the configured scoring strategy, resource_allocation.py).
+
+``fits_request`` is the one resource-fit check of the engine: the kubelet's admission calls
+it too, as upstream's kubelet calls this plugin's ``Fits``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from service.engine.resources import is_extended_resource_name, is_scalar_resource_name
+from service.engine.scheduler.framework import (
+    OK,
+    UNRESOLVABLE,
+    UNSCHEDULABLE,
+    CycleState,
+    NodeInfo,
+    NodeState,
+    Plugin,
+    Status,
+)
+from service.engine.scheduler.plugins.noderesources.resource_allocation import (
+    ResourceAllocationScorer,
+)
+from service.engine.scheduler.profile import NodeResourcesFitArgs
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+
+__all__ = [
+    "FitState",
+    "InsufficientResource",
+    "NodeResourcesFit",
+    "fit_state",
+    "fits_request",
+]
+
+_NO_IGNORED = NodeResourcesFitArgs()
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """noderesources.InsufficientResource, with v1.35's ``Unresolvable`` flag: the request
+    alone exceeds the node's allocatable."""
+
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FitState:
+    """NodeResourcesFit's preFilterState: the pod's effective request, and the resources
+    fitsRequest checks (request > 0; scalar resources by name, ignored ones left out)."""
+
+    request: Mapping[str, int]
+    checks: tuple[tuple[str, int], ...]
+
+
+def fit_state(request: Mapping[str, int], args: NodeResourcesFitArgs = _NO_IGNORED) -> FitState:
+    """What fitsRequest will check of ``request``: cpu, memory, ephemeral-storage, then each
+    scalar resource in name order (upstream iterates a Go map; the reasons list is what the
+    order shows), skipping zero requests and extended resources the args ignore."""
+    checks = [(n, request.get(n, 0)) for n in ("cpu", "memory", "ephemeral-storage")]
+    checks = [(n, v) for n, v in checks if v > 0]
+    for name in sorted(n for n in request if is_scalar_resource_name(n)):
+        value = request[name]
+        if value != 0 and not (is_extended_resource_name(name) and _ignored(name, args)):
+            checks.append((name, value))
+    return FitState(request, tuple(checks))
+
+
+def _ignored(name: str, args: NodeResourcesFitArgs) -> bool:
+    if name in args.ignored_resources:
+        return True
+    return bool(args.ignored_resource_groups) and (
+        name.split("/", 1)[0] in args.ignored_resource_groups
+    )
+
+
+def fits_request(
+    state: FitState, allocatable: Mapping[str, int], requested: Mapping[str, int], pod_count: int
+) -> list[InsufficientResource]:
+    """fitsRequest: every shortfall, in the order pods, cpu, memory, ephemeral-storage, then
+    scalar resources by name."""
+    out: list[InsufficientResource] = []
+    allowed = allocatable.get("pods", 0)
+    if pod_count + 1 > allowed:
+        out.append(InsufficientResource("pods", "Too many pods", 1, pod_count, allowed))
+    for name, want in state.checks:
+        have = allocatable.get(name, 0)
+        used = requested.get(name, 0)
+        if want > have - used:
+            out.append(
+                InsufficientResource(name, f"Insufficient {name}", want, used, have, want > have)
+            )
+    return out
+
+
+class NodeResourcesFit(Plugin):
+    name = "NodeResourcesFit"
+
+    def __init__(
+        self, args: NodeResourcesFitArgs | None = None, settings: EngineSettings = DEFAULT_SETTINGS
+    ) -> None:
+        args = args or NodeResourcesFitArgs()
+        super().__init__(args, settings)
+        strategy = args.scoring_strategy
+        self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, strategy.shape)
+
+    def pre_filter(
+        self, state: CycleState, nodes: Sequence[NodeInfo]
+    ) -> tuple[frozenset[str] | None, Status]:
+        """computePodResourceRequest: the effective request the pod's PodInfo holds."""
+        state.write(self.name, fit_state(state.info.requests, self.args))
+        return None, OK
+
+    def filter(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> Status | None:
+        """Unschedulable with every shortfall; UnschedulableAndUnresolvable when any of them
+        is unresolvable."""
+        fit: FitState = state.read(self.name)
+        alloc = ni.allocatable
+        requested = ns.requested
+        if ns.pod_count + 1 <= ni.allowed_pods:
+            for name, want in fit.checks:  # most nodes pass: build records only on failure
+                if want > alloc.get(name, 0) - requested.get(name, 0):
+                    break
+            else:
+                return None
+        failures = fits_request(fit, alloc, requested, ns.pod_count)
+        if not failures:
+            return None
+        code = UNRESOLVABLE if any(f.unresolvable for f in failures) else UNSCHEDULABLE
+        return Status(code, tuple(f.reason for f in failures), self.name)
+
+    def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
+        """The pod's non-zero requests per scored resource, once."""
+        state.write(self.name + "/score", self.scorer.prepare(state.pod, self.settings))
+        return OK
+
+    def score(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> int:
+        return self.scorer.score(
+            state.read(self.name + "/score"), ni.allocatable, ns.requested, ns.nz_cpu, ns.nz_mem
+        )

@@ -1,0 +1,262 @@
+"""The framework runtime: one profile's plugins run at each extension point, in order.
+
+Mirrors kubernetes/kubernetes ``pkg/scheduler/framework/runtime/framework.go`` (v1.35):
+``RunPreFilterPlugins`` (Skip, rejection, PreFilterResult node sets intersected),
+``RunFilterPlugins`` (the first rejecting plugin decides the node),
+``RunFilterPluginsWithNominatedPods`` (two passes, nominated pods of equal or higher
+priority added in the first), ``RunPreScorePlugins`` (Skip) and ``RunScorePlugins`` (Score,
+then NormalizeScore, then the weight).
+
+Plugins Verdict does not model are never silently passed over: a ``CycleState`` carries
+``not_modelled``, the profile's enabled unmodelled plugins that could matter for this pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from service.engine.objects import Pod
+from service.engine.scheduler.framework import (
+    OK,
+    UNRESOLVABLE,
+    CycleState,
+    NodeInfo,
+    NodeState,
+    Plugin,
+    PodInfo,
+    Status,
+)
+from service.engine.scheduler.plugins import IN_TREE, REGISTRY
+from service.engine.scheduler.profile import (
+    DEFAULT_PROFILE,
+    DefaultPreemptionArgs,
+    PodTopologySpreadArgs,
+    Profile,
+)
+from service.engine.scheduler.snapshot import SchedulerView
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+
+__all__ = ["Framework", "NodeScores", "node_state"]
+
+# findNodesThatFitPod's status for a node outside PreFilterResult's node set.
+_PREFILTER_RESULT_REASON = "node(s) didn't satisfy plugin(s) [{}]"
+
+_RESTRICTED_BY = "framework/preFilterResult"  # the plugins whose PreFilterResult named nodes
+
+# Filters whose verdict on a node does not depend on the node's pods: preemption removing
+# or reprieving pods never changes them.
+POD_INDEPENDENT_FILTERS = frozenset(
+    {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"}
+)
+_VOLUME_PLUGINS = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone")
+_DEFAULT_SPREADING_OWNERS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
+
+
+@dataclass(slots=True)
+class NodeScores:
+    """RunScorePlugins' answer for the scored nodes (parallel lists): per plugin the raw
+    score, the score after NormalizeScore, and the plugin's weight."""
+
+    plugins: list[str]
+    weights: dict[str, int]
+    raw: dict[str, list[int]]
+    normalized: dict[str, list[int]]
+
+    def total(self, i: int) -> int:
+        """Σ weight × normalized score of node ``i``."""
+        return sum(self.weights[p] * self.normalized[p][i] for p in self.plugins)
+
+
+def node_state(state: CycleState, ni: NodeInfo) -> NodeInfo | NodeState:
+    """The node as this pod sees it: its pods, minus any predecessor taken off for the pod
+    (holds.py). A NodeInfo reads as its own unmodified NodeState."""
+    removed = state.removed.get(ni.name)
+    if not removed:
+        return ni
+    return ni.base_state().with_pods([], removed)
+
+
+def _unmodelled(names: Sequence[str]) -> tuple[str, ...]:
+    """The in-tree plugins among ``names`` that Verdict does not model, once each, in order."""
+    return tuple(n for n in dict.fromkeys(names) if n not in REGISTRY and n in IN_TREE)
+
+
+class Framework:
+    """frameworkImpl for one profile: the plugin instances, and per extension point the
+    enabled plugins Verdict models, in the profile's order."""
+
+    def __init__(
+        self, profile: Profile = DEFAULT_PROFILE, settings: EngineSettings = DEFAULT_SETTINGS
+    ) -> None:
+        self.profile = profile
+        self.settings = settings
+        instances: dict[str, Plugin] = {}
+
+        def enabled(names: Sequence[str], method: str) -> list[Any]:
+            out = []
+            for name in names:
+                cls = REGISTRY.get(name)
+                if cls is None or not hasattr(cls, method):
+                    continue
+                if name not in instances:
+                    instances[name] = cls(profile.args_of(name), settings)
+                out.append(instances[name])
+            return out
+
+        self.pre_filter_plugins = enabled(profile.pre_filter, "pre_filter")
+        self.filter_plugins = enabled(profile.filter, "filter")
+        self.pre_score_plugins = enabled(profile.pre_score, "pre_score")
+        weights = dict(profile.score)
+        self.score_plugins = [(p, weights[p.name]) for p in enabled(weights, "score")]
+        self.filter_names = frozenset(p.name for p in self.filter_plugins)
+        self.unmodelled_filters = _unmodelled((*profile.pre_filter, *profile.filter))
+        self.unmodelled = _unmodelled(
+            (*profile.pre_filter, *profile.filter, *profile.pre_score, *weights)
+        )
+        self.preemption_args: DefaultPreemptionArgs | None = None
+        if "DefaultPreemption" in profile.post_filter:
+            args = profile.args_of("DefaultPreemption")
+            assert isinstance(args, DefaultPreemptionArgs)
+            self.preemption_args = args
+
+    @property
+    def resource_filters_only(self) -> bool:
+        """Whether NodePorts and NodeResourcesFit both run and every other filter ignores the
+        node's pods: then preemption may reprieve on running sums (default_preemption.py)."""
+        names = self.filter_names
+        return (
+            "NodePorts" in names
+            and "NodeResourcesFit" in names
+            and names <= POD_INDEPENDENT_FILTERS | {"NodePorts", "NodeResourcesFit"}
+        )
+
+    # --- the cycle ---
+
+    def cycle_state(self, pod: Pod, view: SchedulerView, scoring: bool = True) -> CycleState:
+        """A new CycleState for ``pod``, PreFilter run. ``scoring``: whether the decision
+        scores nodes (placement) or only filters them (preemption)."""
+        state = CycleState(pod, view, self.settings)
+        unmodelled = self.unmodelled if scoring else self.unmodelled_filters
+        state.not_modelled = self._not_modelled(pod, view, unmodelled)
+        self.run_pre_filter_plugins(state)
+        return state
+
+    def _not_modelled(
+        self, pod: Pod, view: SchedulerView, unmodelled: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """The enabled plugins Verdict does not model that could change this pod's result."""
+        matters: set[str] = set()
+        uses = set(pod.unmodelled)
+        if "InterPodAffinity" in uses or view.inter_pod_affinity_in_use:
+            matters.add("InterPodAffinity")
+        if "PodTopologySpread" in uses or self._default_spreading(pod):
+            matters.add("PodTopologySpread")
+        if "VolumeBinding" in uses:
+            matters.update(_VOLUME_PLUGINS)
+        known = {"InterPodAffinity", "PodTopologySpread", "DynamicResources", *_VOLUME_PLUGINS}
+        return tuple(n for n in unmodelled if n in matters or n not in known)
+
+    def _default_spreading(self, pod: Pod) -> bool:
+        """PodTopologySpread's default constraints apply to a pod its controller selects."""
+        args = self.profile.args_of("PodTopologySpread")
+        if not isinstance(args, PodTopologySpreadArgs):
+            return False
+        if args.defaulting_type != "System" and not args.default_constraints:
+            return False
+        owner = pod.controller
+        return owner is not None and owner.kind in _DEFAULT_SPREADING_OWNERS
+
+    def run_pre_filter_plugins(self, state: CycleState) -> None:
+        """RunPreFilterPlugins: each plugin's PreFilter in order; a Skip drops its Filter, a
+        rejection rejects the pod everywhere, node sets are intersected."""
+        nodes = state.view.nodes if state.view is not None else []
+        for plugin in self.pre_filter_plugins:
+            names, status = plugin.pre_filter(state, nodes)
+            if status.is_skip:
+                state.skipped.add(plugin.name)
+                continue
+            if not status.is_success:
+                state.prefilter_status = Status(
+                    status.code, status.reasons, status.plugin or plugin.name
+                )
+                break
+            if names is not None:
+                state.node_names = names if state.node_names is None else state.node_names & names
+                state.data.setdefault(_RESTRICTED_BY, []).append(plugin.name)
+        state.filters = [
+            (p.name, p.filter) for p in self.filter_plugins if p.name not in state.skipped
+        ]
+
+    def run_filter_plugins(
+        self, state: CycleState, ni: NodeInfo, ns: NodeInfo | NodeState | None = None
+    ) -> Status:
+        """RunFilterPlugins on ``ni`` with its pods as in ``ns`` (default: as this pod sees
+        the node). Nodes outside the PreFilter node set are not filtered at all."""
+        if state.prefilter_status is not None:
+            return state.prefilter_status
+        if state.node_names is not None and ni.name not in state.node_names:
+            plugins = sorted(state.data[_RESTRICTED_BY])
+            reason = _PREFILTER_RESULT_REASON.format(" ".join(plugins))
+            return Status(UNRESOLVABLE, (reason,), plugins[0])
+        if ns is None:
+            ns = node_state(state, ni)
+        for name, run in state.filters:
+            status = run(state, ni, ns)
+            if status is not None:
+                return status if status.plugin else Status(status.code, status.reasons, name)
+        return OK
+
+    def run_filter_plugins_with_nominated(
+        self,
+        state: CycleState,
+        ni: NodeInfo,
+        ns: NodeInfo | NodeState | None = None,
+        additions: list[PodInfo] | None = None,
+    ) -> Status:
+        """RunFilterPluginsWithNominatedPods: with nominated pods of equal or higher priority
+        added to the node, the filters run with them (pass 1) and, when that passes, again
+        without them (pass 2); a pass-1 failure is the answer. ``additions`` overrides the
+        pass-1 pods (used to explain holds)."""
+        if additions is None:
+            additions = state.nominated.get(ni.name)
+        if not additions:
+            return self.run_filter_plugins(state, ni, ns)
+        if ns is None:
+            ns = node_state(state, ni)
+        base = ns.base_state() if isinstance(ns, NodeInfo) else ns
+        first = self.run_filter_plugins(state, ni, base.with_pods(additions))
+        if not first.is_success:
+            return first
+        return self.run_filter_plugins(state, ni, ns)
+
+    def run_pre_score_plugins(self, state: CycleState, nodes: Sequence[NodeInfo]) -> None:
+        """RunPreScorePlugins: a Skip drops the plugin's Score for this pod."""
+        for plugin in self.pre_score_plugins:
+            status = plugin.pre_score(state, nodes)
+            if status.is_skip:
+                state.skipped.add(plugin.name)
+
+    def run_score_plugins(
+        self,
+        state: CycleState,
+        nodes: Sequence[NodeInfo],
+        states: Sequence[NodeInfo | NodeState],
+    ) -> NodeScores:
+        """RunScorePlugins over the feasible ``nodes`` (their pods as in ``states``)."""
+        result = NodeScores([], {}, {}, {})
+        for plugin, weight in self.score_plugins:
+            if plugin.name in state.skipped:
+                continue
+            score = plugin.score
+            raw = [score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)]
+            normalized = raw
+            if hasattr(plugin, "normalize_score"):
+                normalized = list(raw)
+                plugin.normalize_score(state, nodes, normalized)
+            result.plugins.append(plugin.name)
+            result.weights[plugin.name] = weight
+            result.raw[plugin.name] = raw
+            result.normalized[plugin.name] = normalized
+        return result

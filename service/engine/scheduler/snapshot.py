@@ -1,0 +1,342 @@
+"""The scheduler's snapshot of a cluster: NodeInfos in snapshot order, nominated pods, PDBs.
+
+Mirrors kubernetes/kubernetes ``pkg/scheduler/backend/cache`` (the cache's ``Snapshot``: the
+NodeInfo list the scheduling cycle reads) and the nominator's ``NominatedPodsForNode``, plus
+the PodDisruptionBudget lookups preemption needs (``filterPodsWithPDBViolation``).
+
+A ``SchedulerView`` (per-node aggregates over 150,000 pods) is built once per ``Cluster`` and
+cached in a ``WeakKeyDictionary`` keyed by the Cluster object, so a request never re-sums the
+snapshot's pods.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from service.engine.objects import Cluster, PodDisruptionBudget
+from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
+
+__all__ = ["PdbInfo", "SchedulerView", "install_view", "scheduler_view"]
+
+
+@dataclass(frozen=True, slots=True)
+class PdbInfo:
+    """A PodDisruptionBudget as preemption reads it (status.disruptionsAllowed only)."""
+
+    index: int
+    namespace: str
+    name: str
+    match_labels: tuple[tuple[str, str], ...]
+    match_expressions: tuple[tuple[str, str, frozenset[str]], ...]
+    valid: bool  # LabelSelectorAsSelector succeeded
+    empty: bool  # nil or empty selector: matches nothing for preemption
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str]
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        """labels.Selector.Matches for the PDB's selector (In, NotIn, Exists,
+        DoesNotExist); False for an invalid or nil/empty selector."""
+        if not self.valid or self.empty:
+            return False
+        for key, value in self.match_labels:
+            if labels.get(key) != value:
+                return False
+        for key, op, values in self.match_expressions:
+            have = labels.get(key)
+            if op == "In":
+                if have is None or have not in values:
+                    return False
+            elif op == "NotIn":
+                if have is not None and have in values:
+                    return False
+            elif op == "Exists":
+                if have is None:
+                    return False
+            elif op == "DoesNotExist" and have is not None:
+                return False
+        return True
+
+
+def _pdb_info(index: int, pdb) -> PdbInfo:
+    sel = pdb.selector
+    if sel is None:
+        return PdbInfo(
+            index,
+            pdb.namespace,
+            pdb.name,
+            (),
+            (),
+            True,
+            True,
+            pdb.disruptions_allowed,
+            frozenset(pdb.disrupted_pods),
+        )
+    valid = True
+    exprs = []
+    for req in sel.match_expressions:
+        op = req.operator
+        if op in ("In", "NotIn"):
+            if not req.values:
+                valid = False
+        elif op in ("Exists", "DoesNotExist"):
+            if req.values:
+                valid = False
+        else:
+            valid = False
+        exprs.append((req.key, op, frozenset(req.values)))
+    empty = not sel.match_labels and not sel.match_expressions
+    return PdbInfo(
+        index,
+        pdb.namespace,
+        pdb.name,
+        tuple(sel.match_labels.items()),
+        tuple(exprs),
+        valid,
+        empty,
+        pdb.disruptions_allowed,
+        frozenset(pdb.disrupted_pods),
+    )
+
+
+class SchedulerView:
+    """The scheduler's cache/snapshot for one Cluster: NodeInfos in snapshot order, the
+    nominator's pods by node, PDBs by namespace. Build with ``scheduler_view(cluster)``."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        snapshot = cluster.snapshot
+        nodes = snapshot.nodes
+        index = {node.name: i for i, node in enumerate(nodes)}
+        per_node: list[list[PodInfo]] = [[] for _ in nodes]
+        nominated: dict[str, list[PodInfo]] = {}
+        terminating_sts: list[tuple[str, PodInfo]] = []
+        inter_pod_affinity = False
+        bound: list[PodInfo] = []
+        append_bound = bound.append
+        for pod in snapshot.pods:
+            # The scheduler's pod informer skips terminal pods (status.phase!=Succeeded,Failed).
+            phase = pod.phase
+            if phase == "Succeeded" or phase == "Failed":
+                continue
+            node_name = pod.node_name
+            if node_name:
+                i = index.get(node_name)
+                if i is None:
+                    continue  # bound to a node missing from the snapshot
+                pi = pod_info(pod)
+                per_node[i].append(pi)
+                append_bound(pi)
+                if pod.unmodelled and "InterPodAffinity" in pod.unmodelled:
+                    inter_pod_affinity = True
+                if pod.deletion_timestamp is not None:
+                    ctrl = pod.controller
+                    if ctrl is not None and ctrl.kind == "StatefulSet":
+                        terminating_sts.append((node_name, pi))
+            elif pod.nominated_node_name:
+                nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
+        self._assemble(
+            [NodeInfo(node, i, per_node[i]) for i, node in enumerate(nodes)],
+            nominated,
+            terminating_sts,
+            inter_pod_affinity,
+            snapshot.pdbs,
+        )
+        self._bound = bound  # the nodes' pods in snapshot order
+        self._bound_pdbs_done = False
+
+    @classmethod
+    def restored(
+        cls,
+        nodes: list[NodeInfo],
+        nominated: dict[str, list[PodInfo]],
+        terminating_statefulset_pods: list[tuple[str, PodInfo]],
+        inter_pod_affinity_in_use: bool,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> SchedulerView:
+        """A view from parts computed earlier (a stored scheduler form, see
+        ``scheduler/stored.py``); the nodes' PodInfos already hold their matching PDBs."""
+        view = cls.__new__(cls)
+        view._assemble(
+            nodes, nominated, terminating_statefulset_pods, inter_pod_affinity_in_use, pdbs
+        )
+        view._bound = []
+        view._bound_pdbs_done = True
+        return view
+
+    def _assemble(
+        self,
+        nodes: list[NodeInfo],
+        nominated: dict[str, list[PodInfo]],
+        terminating_statefulset_pods: list[tuple[str, PodInfo]],
+        inter_pod_affinity_in_use: bool,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> None:
+        """Keep the parts and index the PDBs."""
+        self.nodes: list[NodeInfo] = nodes
+        self.by_name: dict[str, NodeInfo] = {ni.name: ni for ni in self.nodes}
+        self.nominated = nominated
+        self.terminating_statefulset_pods = terminating_statefulset_pods
+        self.inter_pod_affinity_in_use = inter_pod_affinity_in_use
+        self.pdbs = [_pdb_info(i, pdb) for i, pdb in enumerate(pdbs)]
+        self.pdbs_by_namespace: dict[str, list[PdbInfo]] = {}
+        # Candidate index: a PDB with matchLabels is filed under its first (key, value) pair
+        # (a pod lacking that pair cannot match it); the others are scanned. PDBs whose
+        # selector is invalid, nil or empty match nothing and are left out.
+        self._pdb_by_label: dict[str, dict[tuple[str, str], list[PdbInfo]]] = {}
+        self._pdb_scan: dict[str, list[PdbInfo]] = {}
+        for info in self.pdbs:
+            self.pdbs_by_namespace.setdefault(info.namespace, []).append(info)
+            if not info.valid or info.empty:
+                continue
+            if info.match_labels:
+                by_label = self._pdb_by_label.setdefault(info.namespace, {})
+                by_label.setdefault(info.match_labels[0], []).append(info)
+            else:
+                self._pdb_scan.setdefault(info.namespace, []).append(info)
+        # Namespace (with a PDB that can match) -> the label keys its selectors read, sorted;
+        # and -> the values of those keys on a pod -> the matching PDB indexes.
+        read: dict[str, set[str]] = {}
+        for info in self.pdbs:
+            if info.valid and not info.empty:
+                keys = read.setdefault(info.namespace, set())
+                keys.update(key for key, _ in info.match_labels)
+                keys.update(key for key, _, _ in info.match_expressions)
+        self._pdb_keys: dict[str, tuple[str, ...]] = {
+            ns: tuple(sorted(keys)) for ns, keys in read.items()
+        }
+        self._pdb_memo: dict[str, dict[object, tuple[int, ...]]] = {ns: {} for ns in read}
+        self._pdb_entries: dict[tuple[int, ...], tuple[tuple[int, int, bool], ...]] = {}
+
+    def nominated_for(self, node_name: str) -> list[PodInfo]:
+        """PodNominator.NominatedPodsForNode: pending pods whose status.nominatedNodeName is
+        the node (unbound, not terminal), in snapshot order."""
+        return self.nominated.get(node_name, [])
+
+    def matching_pdbs(self, pi: PodInfo) -> tuple[int, ...]:
+        """Indexes (snapshot order) of the PDBs whose selector matches the pod: same
+        namespace, labelled pod, valid non-empty selector. For the view's own pods, the
+        answer the view keeps in ``PodInfo.pdbs`` once preemption has asked for it."""
+        found = pi.pdbs
+        if found is None:
+            found = self._lookup_pdbs(pi)  # not kept: the PodInfo may not be this view's
+        return found
+
+    def _lookup_pdbs(self, pi: PodInfo) -> tuple[int, ...]:
+        """matching_pdbs, memoized: a selector reads only its own label keys, so the answer
+        depends only on the namespace and the pod's values for the keys that namespace's
+        selectors read (often one key, such as the app name, shared by every pod of a
+        workload). A namespace without a PDB that can match is answered at once. The PDB
+        set of a snapshot never changes."""
+        pod = pi.pod
+        if pod is None:
+            return ()
+        labels = pod.labels
+        if not labels:
+            return ()  # upstream skips unlabelled pods before looking at any PDB
+        keys = self._pdb_keys.get(pi.namespace)
+        if keys is None:
+            return ()
+        memo = self._pdb_memo[pi.namespace]
+        values = labels.get(keys[0]) if len(keys) == 1 else tuple(map(labels.get, keys))
+        found = memo.get(values)
+        if found is None:
+            found = memo[values] = self._match_pdbs(pi.namespace, labels)
+        return found
+
+    def resolve_pdbs(self) -> None:
+        """Fill in ``PodInfo.pdbs`` for every pod on a node (done once)."""
+        if not self._bound_pdbs_done:
+            self._lookup_all_pdbs()
+
+    def _lookup_all_pdbs(self) -> None:
+        """matching_pdbs for every pod of the view, in snapshot order, with _lookup_pdbs'
+        common cases inlined: no PDB in the namespace, an unlabelled pod, a memoized answer
+        for a namespace whose selectors read one label key."""
+        by_namespace: dict[str, tuple[str | None, dict[object, tuple[int, ...]]]] = {
+            ns: (keys[0] if len(keys) == 1 else None, self._pdb_memo[ns])
+            for ns, keys in self._pdb_keys.items()
+        }
+        lookup = self._lookup_pdbs
+        for pi in self._bound:
+            spec = by_namespace.get(pi.namespace)
+            labels = pi.pod.labels if spec is not None else None  # type: ignore[union-attr]
+            if not labels:
+                pi.pdbs = ()
+                continue
+            key, memo = spec  # type: ignore[misc]
+            found = memo.get(labels.get(key)) if key is not None else None
+            pi.pdbs = found if found is not None else lookup(pi)
+        self._bound_pdbs_done = True
+
+    def _pdb_positions_of(
+        self, pods: Sequence[PodInfo]
+    ) -> list[tuple[int, tuple[tuple[int, int, bool], ...]]]:
+        """NodeInfo.pdb_positions over ``pods``.
+
+        The first call looks up the PDBs of every pod of the view at once, in snapshot order:
+        a node's pods lie scattered in memory, the snapshot's pods in order do not, and
+        reading every pod's labels that way costs a fraction of reading them node by node."""
+        self.resolve_pdbs()
+        found: list[tuple[int, tuple[tuple[int, int, bool], ...]]] = []
+        for pos, pi in enumerate(pods):
+            matches = pi.pdbs
+            if matches is None:
+                matches = self.matching_pdbs(pi)
+            if matches:
+                found.append((pos, self._entries_for(matches, pi.name)))
+        return found
+
+    def _entries_for(
+        self, matches: tuple[int, ...], pod_name: str
+    ) -> tuple[tuple[int, int, bool], ...]:
+        """((PDB index, its disruptionsAllowed, whether ``pod_name`` is in its disruptedPods),
+        ...) for the PDBs ``matches`` names; shared by every pod when none of them lists a
+        disrupted pod."""
+        entries = self._pdb_entries.get(matches)
+        if entries is None:
+            pdbs = self.pdbs
+            entries = tuple((idx, pdbs[idx].disruptions_allowed, False) for idx in matches)
+            if any(pdbs[idx].disrupted_pods for idx in matches):
+                return tuple(
+                    (idx, allowed, pod_name in pdbs[idx].disrupted_pods)
+                    for idx, allowed, _ in entries
+                )
+            self._pdb_entries[matches] = entries
+        return entries
+
+    def _match_pdbs(self, namespace: str, labels: dict[str, str]) -> tuple[int, ...]:
+        """The PDBs of ``namespace`` matching ``labels``, by the candidate index."""
+        candidates: list[PdbInfo] = []
+        by_label = self._pdb_by_label.get(namespace)
+        if by_label:
+            for pair in labels.items():
+                filed = by_label.get(pair)
+                if filed:
+                    candidates.extend(filed)
+        candidates.extend(self._pdb_scan.get(namespace, ()))
+        return tuple(sorted(info.index for info in candidates if info.matches(labels)))
+
+
+_VIEWS: weakref.WeakKeyDictionary[Cluster, SchedulerView] = weakref.WeakKeyDictionary()
+_VIEWS_LOCK = threading.Lock()
+
+
+def install_view(cluster: Cluster, view: SchedulerView) -> None:
+    """Make ``view`` the SchedulerView of ``cluster`` (one restored from a stored form)."""
+    with _VIEWS_LOCK:
+        _VIEWS[cluster] = view
+
+
+def scheduler_view(cluster: Cluster) -> SchedulerView:
+    """The SchedulerView of ``cluster``, built at most once per Cluster object (weakly cached:
+    it goes when the Cluster goes)."""
+    view = _VIEWS.get(cluster)
+    if view is None:
+        with _VIEWS_LOCK:
+            view = _VIEWS.get(cluster)
+            if view is None:
+                view = SchedulerView(cluster)
+                _VIEWS[cluster] = view
+    return view
