@@ -27,7 +27,8 @@ import orjson
 
 from service.engine.objects import Cluster, Container, ContainerPort, Pod, Snapshot
 from service.engine.scheduler.placement import place
-from service.engine.scheduler.preemption import PreemptionArgs, preempt
+from service.engine.scheduler.preemption import preempt
+from service.engine.scheduler.profile import DefaultPreemptionArgs as PreemptionArgs
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.scheduler.stored import restore
 from service.ingest.kube import snapshot_from_objects

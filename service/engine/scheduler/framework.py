@@ -328,6 +328,7 @@ class NodeInfo:
         "allocatable",
         "allowed_pods",
         "index",
+        "name",
         "node",
         "nz_cpu",
         "nz_mem",
@@ -348,6 +349,7 @@ class NodeInfo:
         """``totals``: (Requested, NonZeroRequested cpu, memory) of ``pods`` when already known
         (a restored view stores them); summed here otherwise."""
         self.node = node
+        self.name = node.name
         self.index = index
         self.allocatable = node.allocatable
         self.allowed_pods = node.allocatable.get("pods", 0)
@@ -384,10 +386,6 @@ class NodeInfo:
         else:
             self.port_pods = ()
             self.used_ports = None
-
-    @property
-    def name(self) -> str:
-        return self.node.name
 
     # Lazy per-node indexes over pods_by_importance(), for preemption (computed at most once
     # per node and Cluster; concurrent first use computes the same values). The importance

@@ -179,7 +179,8 @@ def _score(fwk: Framework, state, feasible: list[NodeInfo]) -> NodeScores:
     if not feasible:
         return NodeScores([], {}, {}, {})
     fwk.run_pre_score_plugins(state, feasible)
-    return fwk.run_score_plugins(state, feasible, [node_state(state, ni) for ni in feasible])
+    states = [node_state(state, ni) for ni in feasible] if state.removed else feasible
+    return fwk.run_score_plugins(state, feasible, states)
 
 
 def _message(

@@ -7,6 +7,10 @@ Mirrors kubernetes/kubernetes ``pkg/scheduler/framework/runtime/framework.go`` (
 priority added in the first), ``RunPreScorePlugins`` (Skip) and ``RunScorePlugins`` (Score,
 then NormalizeScore, then the weight).
 
+A plugin may also answer ``can_reject(state)``: False when its Filter passes every node for
+this pod (NodeName for a pod without ``spec.nodeName``); the runtime then does not call it,
+which changes nothing but time.
+
 Plugins Verdict does not model are never silently passed over: a ``CycleState`` carries
 ``not_modelled``, the profile's enabled unmodelled plugins that could matter for this pod.
 """
@@ -186,7 +190,9 @@ class Framework:
                 state.node_names = names if state.node_names is None else state.node_names & names
                 state.data.setdefault(_RESTRICTED_BY, []).append(plugin.name)
         state.filters = [
-            (p.name, p.filter) for p in self.filter_plugins if p.name not in state.skipped
+            (p.name, p.filter)
+            for p in self.filter_plugins
+            if p.name not in state.skipped and (not hasattr(p, "can_reject") or p.can_reject(state))
         ]
 
     def run_filter_plugins(
@@ -201,7 +207,7 @@ class Framework:
             reason = _PREFILTER_RESULT_REASON.format(" ".join(plugins))
             return Status(UNRESOLVABLE, (reason,), plugins[0])
         if ns is None:
-            ns = node_state(state, ni)
+            ns = node_state(state, ni) if state.removed else ni
         for name, run in state.filters:
             status = run(state, ni, ns)
             if status is not None:

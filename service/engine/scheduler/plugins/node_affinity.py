@@ -47,6 +47,10 @@ class NodeAffinity(Plugin):
             return None, Status(UNRESOLVABLE, (ERR_REASON_AFFINITY_CONFLICT,), self.name)
         return (frozenset(names) if names else None), OK
 
+    def can_reject(self, state: CycleState) -> bool:
+        pod = state.pod
+        return bool(pod.node_selector) or pod.required_node_affinity is not None
+
     def filter(self, state: CycleState, ni: NodeInfo, ns: object) -> Status | None:
         pod = state.pod
         if not pod.node_selector and pod.required_node_affinity is None:

@@ -13,6 +13,9 @@ ERR_REASON_NODE_NAME = "node(s) didn't match the requested node name"
 class NodeName(Plugin):
     name = "NodeName"
 
+    def can_reject(self, state: CycleState) -> bool:
+        return bool(state.pod.node_name)
+
     def filter(self, state: CycleState, ni: NodeInfo, ns: object) -> Status | None:
         """spec.nodeName, when set, must be the node's name (Fits)."""
         wanted = state.pod.node_name
