@@ -46,11 +46,8 @@ from service.engine.nodeaffinity import matches_node_selector_and_affinity
 from service.engine.objects import Node, Pod, Taint
 from service.engine.ports import HostPorts
 from service.engine.qos import BEST_EFFORT, get_pod_qos, is_critical_pod, is_static_pod
-from service.engine.resources import (
-    is_extended_resource_name,
-    is_scalar_resource_name,
-    pod_requests,
-)
+from service.engine.resources import is_extended_resource_name, pod_requests
+from service.engine.scheduler.plugins.noderesources.fit import fit_state, fits_request
 from service.engine.tolerations import find_untolerated, tolerates_any
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
@@ -310,46 +307,26 @@ def fits_resources(
     requests_of: RequestsOf | None = None,
 ) -> list[InsufficientResource]:
     """noderesources.Fits as the kubelet calls it (k8s 1.35), after
-    removeMissingExtendedResources.
-
-    Pod count first (requested 1, used = number of other pods, capacity = allocatable
-    ``pods``, 0 when absent); then, unless the pod requests nothing, cpu, memory,
-    ephemeral-storage and each scalar resource (name order) with a non-zero request that
-    exceeds allocatable minus the other pods' requests (PodRequests, overhead included).
-    """
-    allocatable = node.allocatable
-    failures: list[InsufficientResource] = []
-    pod_count = len(other_pods)
-    allowed = allocatable.get("pods", 0)
-    if pod_count + 1 > allowed:
-        failures.append(InsufficientResource("pods", 1, pod_count, allowed))
-
-    request = _fit_request(pod, node, settings)
-    scalars = sorted(name for name in request if is_scalar_resource_name(name))
-    wanted = [name for name in ("cpu", "memory", "ephemeral-storage") if request.get(name, 0) != 0]
-    if not wanted and not scalars:
-        return failures
-    wanted.extend(name for name in scalars if request[name] != 0)
-    if not wanted:
-        return failures
-
-    used = dict.fromkeys(wanted, 0)
-    for other in other_pods:
-        other_request = (
-            requests_of(other)
-            if requests_of is not None
-            else pod_requests(other, settings=settings)
-        )
-        for name in wanted:
-            value = other_request.get(name)
-            if value:
-                used[name] += value
-    for name in wanted:
-        requested = request[name]
-        capacity = allocatable.get(name, 0)
-        if requested > 0 and requested > capacity - used[name]:
-            failures.append(InsufficientResource(name, requested, used[name], capacity))
-    return failures
+    removeMissingExtendedResources: the scheduler's own ``fits_request`` on a node whose
+    requested resources are the other pods' (PodRequests, overhead included), each shortfall
+    turned into the kubelet's InsufficientResourceError."""
+    state = fit_state(_fit_request(pod, node, settings))
+    used = dict.fromkeys((name for name, _ in state.checks), 0)
+    if used:
+        for other in other_pods:
+            other_request = (
+                requests_of(other)
+                if requests_of is not None
+                else pod_requests(other, settings=settings)
+            )
+            for name in used:
+                value = other_request.get(name)
+                if value:
+                    used[name] += value
+    return [
+        InsufficientResource(f.resource_name, f.requested, f.used, f.capacity)
+        for f in fits_request(state, node.allocatable, used, len(other_pods))
+    ]
 
 
 def general_filter(
