@@ -1,0 +1,166 @@
+"""The framework runtime runs what the profile enables: filter order, disabled plugins,
+weights, Skip, PreFilterResult node sets, the nodes the scheduler examines with
+percentageOfNodesToScore, and the version switch of NodeResourcesFit's score."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from service.engine.objects import Taint
+from service.engine.scheduler.framework import UNRESOLVABLE
+from service.engine.scheduler.placement import num_feasible_nodes_to_find, place
+from service.engine.scheduler.preemption import preempt
+from service.engine.scheduler.profile import DEFAULT_PROFILE
+from service.engine.version import EngineSettings
+from service.ingest.kube import pod_from_object
+from tests.engine.scheduler.helpers import GI, cluster, cluster_of, node, pod
+
+
+def _without(profile, plugin):
+    return replace(
+        profile,
+        pre_filter=tuple(n for n in profile.pre_filter if n != plugin),
+        filter=tuple(n for n in profile.filter if n != plugin),
+        pre_score=tuple(n for n in profile.pre_score if n != plugin),
+        score=tuple((n, w) for n, w in profile.score if n != plugin),
+    )
+
+
+@pytest.mark.parametrize(
+    ("percentage", "num_all_nodes", "want"),
+    [
+        # schedule_one_test.go TestNumFeasibleNodesToFind
+        pytest.param(None, 10, 10, id="not set, not more than 100 nodes"),
+        pytest.param(40, 10, 10, id="set, not more than 100 nodes"),
+        pytest.param(None, 1000, 420, id="not set, more than 100 nodes"),
+        pytest.param(40, 1000, 400, id="set, more than 100 nodes"),
+        pytest.param(None, 6000, 300, id="not set, more than 50*125 nodes"),
+        pytest.param(40, 6000, 2400, id="set, more than 50*125 nodes"),
+    ],
+)
+def test_num_feasible_nodes_to_find(percentage, num_all_nodes, want) -> None:
+    assert num_feasible_nodes_to_find(percentage, num_all_nodes) == want
+
+
+def test_a_disabled_filter_does_not_reject() -> None:
+    tainted = node("t", taints=(Taint(key="k", value="v", effect="NoSchedule"),))
+    cl = cluster([tainted], [])
+    assert place(cl, pod("p", 100)).selected_node is None
+    out = place(cl, pod("p", 100), profile=_without(DEFAULT_PROFILE, "TaintToleration"))
+    assert out.selected_node == "t"
+
+
+def test_filter_order_decides_the_reported_plugin() -> None:
+    """A node failing two filters reports the first in the profile's order."""
+    tainted = node("t", cpu=100, taints=(Taint(key="k", value="v", effect="NoSchedule"),))
+    cl = cluster([tainted], [])
+    out = place(cl, pod("p", 1000))
+    assert out.nodes[0].status.plugin == "TaintToleration"
+    names = list(DEFAULT_PROFILE.filter)
+    names.remove("NodeResourcesFit")
+    names.insert(0, "NodeResourcesFit")
+    out = place(cl, pod("p", 1000), profile=replace(DEFAULT_PROFILE, filter=tuple(names)))
+    assert out.nodes[0].status.plugin == "NodeResourcesFit"
+    assert out.nodes[0].reasons == ["Insufficient cpu"]
+
+
+def test_weights_multiply_the_normalized_scores() -> None:
+    cl = cluster([node("a", cpu=4000, memory=8 * GI)], [])
+    weights = tuple((n, 5 if n == "NodeResourcesFit" else w) for n, w in DEFAULT_PROFILE.score)
+    out = place(cl, pod("p", 1000, GI), profile=replace(DEFAULT_PROFILE, score=weights))
+    entry = out.nodes[0]
+    assert out.weights["NodeResourcesFit"] == 5
+    assert entry.total == sum(out.weights[p] * s for p, s in entry.scores.items())
+    default = place(cl, pod("p", 1000, GI)).nodes[0]
+    assert entry.total - default.total == 4 * entry.scores["NodeResourcesFit"]
+
+
+def test_prefilter_result_node_set_leaves_other_nodes_unfiltered() -> None:
+    incoming = pod_from_object(
+        {
+            "metadata": {"name": "p", "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "c"}],
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchFields": [
+                                        {"key": "metadata.name", "operator": "In", "values": ["b"]}
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                },
+            },
+        }
+    )
+    out = place(cluster([node("a"), node("b")], []), incoming)
+    a, b = out.nodes
+    assert b.feasible and out.selected_node == "b"
+    assert a.status.code == UNRESOLVABLE
+    assert a.reasons == ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]
+
+
+def test_start_index_examines_what_the_scheduler_would() -> None:
+    """Below 100 nodes the scheduler looks for every feasible node; from 100 on, only the
+    adaptive share, starting at the start index and wrapping around."""
+    nodes = [node(f"n{i:03}") for i in range(200)]
+    cl = cluster(nodes, [])
+    out = place(cl, pod("p", 100), start_index=150)
+    assert out.num_nodes_to_find == 100  # max(200 * 48 // 100, 100)
+    examined = [n.node_name for n in out.nodes if n.examined]
+    assert examined == [f"n{i:03}" for i in (*range(0, 50), *range(150, 200))]
+    assert out.next_start_index == 50
+    assert all(not n.feasible for n in out.nodes if not n.examined)
+    full = place(cl, pod("p", 100))
+    assert all(n.examined for n in full.nodes) and full.num_nodes_to_find is None
+
+
+def test_preemption_without_the_resource_filters_runs_them_literally() -> None:
+    """A profile without NodePorts takes the literal victim search (no running sums), and
+    a pod then needs only the resources freed."""
+    n = node("n", cpu=1000)
+    low = pod("low", 800, node="n", priority=0, host_ports=(9100,))
+    incoming = pod("p", 500, priority=100, host_ports=(9100,))
+    cl = cluster([n], [low])
+    assert [v.name for v in preempt(cl, incoming).victims] == ["low"]
+    out = preempt(cl, incoming, profile=_without(DEFAULT_PROFILE, "NodePorts"))
+    assert [v.name for v in out.victims] == ["low"]
+    small = pod("q", 100, priority=100, host_ports=(9100,))
+    assert preempt(
+        cl, small, profile=_without(DEFAULT_PROFILE, "NodePorts")
+    ).fits_without_preemption
+
+
+def test_fit_score_reads_pod_level_resources_by_version() -> None:
+    """scheduler-oracle.json "nodeResourcesFit-score-pod-level-resources": v1.35's Fit score
+    ignores pod-level resources (31); BalancedAllocation reads them (88) in both."""
+    n7 = {
+        "kind": "Node",
+        "metadata": {"name": "n7"},
+        "status": {"allocatable": {"cpu": "8", "memory": "1Gi", "pods": "4"}},
+    }
+    incoming = pod_from_object(
+        {
+            "metadata": {"name": "incoming", "namespace": "team"},
+            "spec": {
+                "containers": [
+                    {"name": "c0", "resources": {"requests": {"cpu": "1.5", "memory": "128Mi"}}},
+                    {"name": "c1", "resources": {"requests": {"cpu": "1500m", "memory": "1G"}}},
+                ],
+                "resources": {"requests": {"cpu": "200m", "memory": "256Mi"}},
+            },
+        }
+    )
+    cl = cluster_of([n7])
+    v135 = place(cl, incoming, settings=EngineSettings(fit_score_pod_level_resources=False))
+    newest = place(cl, incoming)
+    assert v135.nodes[0].scores["NodeResourcesFit"] == 31
+    assert newest.nodes[0].scores["NodeResourcesFit"] == 86
+    assert v135.nodes[0].scores["NodeResourcesBalancedAllocation"] == 88
+    assert newest.nodes[0].scores["NodeResourcesBalancedAllocation"] == 88
