@@ -153,7 +153,8 @@ class Pod(_Frozen):
     resources: PodResources | None = None
     node_selector: dict[str, str] = {}
     required_node_affinity: tuple[NodeSelectorTerm, ...] | None = None
-    preferred_node_affinity: tuple[PreferredSchedulingTerm, ...] = ()
+    # None: no preferredDuringScheduling list at all (NodeAffinity's PreScore then skips)
+    preferred_node_affinity: tuple[PreferredSchedulingTerm, ...] | None = None
     tolerations: tuple[Toleration, ...] = ()
     os_name: str = ""
     owner_references: tuple[OwnerReference, ...] = ()

@@ -172,10 +172,11 @@ def _container(
             limits=limits,
             ports=ports,
             restart_policy=raw.restart_policy,
+            image=raw.image,
         )
     requests, limits = shared.mapping(requests), shared.mapping(limits)
     # Interned maps are kept alive by the interner, so their ids identify them.
-    key = ("container", raw.name, id(requests), id(limits), ports, raw.restart_policy)
+    key = ("container", raw.name, id(requests), id(limits), ports, raw.restart_policy, raw.image)
     found = shared.get(key)
     if found is None:
         found = shared.put(
@@ -186,6 +187,7 @@ def _container(
                 limits=limits,
                 ports=ports,
                 restart_policy=raw.restart_policy,
+                image=raw.image,
             ),
         )
     return found
@@ -294,6 +296,33 @@ def _tolerations(raw: list[wire.Toleration] | None, shared: Interner | None) -> 
     return shared.value(out) if shared else out
 
 
+def _node_selector_term(raw: wire.NodeSelectorTerm | None) -> m.NodeSelectorTerm:
+    if raw is None:
+        return m.NodeSelectorTerm()
+    return m.NodeSelectorTerm(
+        match_expressions=_selector_requirements(raw.match_expressions, m.NodeSelectorRequirement),
+        match_fields=_selector_requirements(raw.match_fields, m.NodeSelectorRequirement),
+    )
+
+
+def _preferred_terms(
+    raw: list[wire.PreferredSchedulingTerm] | None, path: str, errors: list[FieldError]
+) -> tuple[m.PreferredSchedulingTerm, ...] | None:
+    """Preferred node-affinity terms; the API server's validation: weight in 1..100."""
+    if raw is None:
+        return None
+    out = []
+    for i, term in enumerate(raw):
+        if not 1 <= term.weight <= 100:
+            errors.append(FieldError(f"{path}[{i}].weight", "must be in the range 1-100"))
+        out.append(
+            m.PreferredSchedulingTerm(
+                weight=term.weight, preference=_node_selector_term(term.preference)
+            )
+        )
+    return tuple(out)
+
+
 def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.Pod:
     errors: list[FieldError] = []
     meta, spec, status = raw.metadata, raw.spec, raw.status
@@ -314,15 +343,12 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
     required = affinity.required_during_scheduling_ignored_during_execution if affinity else None
     terms = None
     if required is not None:
-        terms = tuple(
-            m.NodeSelectorTerm(
-                match_expressions=_selector_requirements(
-                    t.match_expressions, m.NodeSelectorRequirement
-                ),
-                match_fields=_selector_requirements(t.match_fields, m.NodeSelectorRequirement),
-            )
-            for t in required.node_selector_terms or ()
-        )
+        terms = tuple(_node_selector_term(t) for t in required.node_selector_terms or ())
+    preferred = _preferred_terms(
+        affinity.preferred_during_scheduling_ignored_during_execution if affinity else None,
+        "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+        errors,
+    )
     empty_dir_limits = _empty_dir_limits(spec.volumes, errors)
     if errors:
         raise IngestError(errors).prefixed(prefix)
@@ -355,6 +381,7 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
         resources=pod_resources,
         node_selector=spec.node_selector or {},
         required_node_affinity=terms,
+        preferred_node_affinity=preferred,
         tolerations=_tolerations(spec.tolerations, shared),
         os_name=spec.os.name if spec.os else "",
         owner_references=_owner_references(meta.owner_references),
@@ -416,6 +443,10 @@ def _node(raw: wire.Node, prefix: str = "") -> m.Node:
         ),
         creation_timestamp=meta.creation_timestamp,
         formats=formats,
+        images=tuple(
+            m.ContainerImage(names=tuple(i.names or ()), size_bytes=i.size_bytes)
+            for i in status.images or ()
+        ),
     )
 
 

@@ -52,6 +52,7 @@ class Port(_Wire):
 
 class Container(_Wire):
     name: str = ""
+    image: str = ""
     resources: Resources | None = None
     ports: list[Port] | None = None
     restart_policy: str | None = None
@@ -72,9 +73,16 @@ class NodeSelector(_Wire):
     node_selector_terms: list[NodeSelectorTerm] | None = None
 
 
+class PreferredSchedulingTerm(_Wire):
+    weight: int = 0
+    preference: NodeSelectorTerm | None = None
+
+
 class NodeAffinity(_Wire):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
-    preferred_during_scheduling_ignored_during_execution: msgspec.Raw = msgspec.Raw()
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = (
+        None
+    )
 
 
 class Affinity(_Wire):
@@ -171,10 +179,16 @@ class NodeCondition(_Wire):
     reason: str = ""
 
 
+class ContainerImage(_Wire):
+    names: list[str] | None = None
+    size_bytes: int = 0
+
+
 class NodeStatus(_Wire):
     capacity: WireResourceList | None = None
     allocatable: WireResourceList | None = None
     conditions: list[NodeCondition] | None = None
+    images: list[ContainerImage] | None = None
 
 
 class Node(_Wire):

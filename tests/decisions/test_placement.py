@@ -70,10 +70,23 @@ def test_default_profile_result() -> None:
         "nodeName": "a",
         "feasible": True,
         "reasons": [],
-        "scores": {"NodeResourcesFit": 18, "NodeResourcesBalancedAllocation": 93},
-        "total": 111,
+        # TaintToleration: no PreferNoSchedule taint (raw 0) normalizes, reversed, to 100
+        "scores": {
+            "TaintToleration": 100,
+            "NodeResourcesFit": 18,
+            "NodeResourcesBalancedAllocation": 93,
+            "ImageLocality": 0,
+        },
+        "rawScores": {"TaintToleration": 0},
+        "total": 3 * 100 + 18 + 93,
     }
-    assert b["total"] == 174
+    assert b["total"] == 300 + 81 + 93
+    assert r["weights"] == {
+        "TaintToleration": 3,
+        "NodeResourcesFit": 1,
+        "NodeResourcesBalancedAllocation": 1,
+        "ImageLocality": 1,
+    }
     assert c == {
         "nodeName": "c",
         "feasible": False,
@@ -81,7 +94,7 @@ def test_default_profile_result() -> None:
         "scores": None,
         "total": None,
     }
-    assert [n for n in r["notModelled"] if n != "ImageLocality"] == []
+    assert r["notModelled"] == []
     assert out.subjects.node_names == ["b"]
     assert out.subjects.pods == ["default/p"]
 
@@ -95,10 +108,8 @@ def test_scoring_configuration() -> None:
     }
     r = _place({"pod": _pod("p", "1", "1Gi"), "scoring": scoring}).result
     # a: cpu 75 (x3), memory 87: (225 + 87) / 4 = 78; b: cpu 25 (x3), memory 12: 87 / 4 = 21.75
-    assert [n["scores"] for n in r["nodes"][:2]] == [
-        {"NodeResourcesFit": 78},
-        {"NodeResourcesFit": 22},
-    ]
+    assert [n["scores"]["NodeResourcesFit"] for n in r["nodes"][:2]] == [78, 22]
+    assert "NodeResourcesBalancedAllocation" not in r["weights"]
     assert r["selectedNode"] == "a"
 
 

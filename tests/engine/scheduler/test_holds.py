@@ -100,7 +100,8 @@ def test_terminating_predecessor_is_freed_only_for_its_replacement() -> None:
     n1 = next(n for n in out.nodes if n.node_name == "n1")
     # cpu 4000/4000 -> 0, memory 3Gi/8Gi -> 62: (0 + 62) / 2 = 31; balanced: fractions 1 and
     # 0.375, std 0.3125 -> 68
-    assert n1.scores == {"NodeResourcesFit": 31, "NodeResourcesBalancedAllocation": 68}
+    assert n1.scores["NodeResourcesFit"] == 31
+    assert n1.scores["NodeResourcesBalancedAllocation"] == 68
 
 
 def test_terminating_predecessor_holds_against_lower_priority_pods() -> None:

@@ -1,0 +1,130 @@
+"""ImageLocality (kubernetes/kubernetes pkg/scheduler/framework/plugins/imagelocality,
+v1.35): Score only, no normalization.
+
+A node scores for each of the pod's containers (init containers included) whose image it
+already holds: the image's size scaled by its spread, the share of all the cluster's nodes
+that hold it (``scaledImageScore``), so that an image present everywhere does not pull pods
+to one node. The sum is clamped between 23 MiB and 1000 MiB per container and mapped onto
+0..100 (``calculatePriority``).
+
+Image states are the scheduler cache's (``addNodeImageStates``): every name a node reports
+for an image is a key, the size is the one the first node reporting that name gave, and the
+count is how many nodes report the name. The pod's image names are normalized by adding
+``:latest`` when they carry no tag (``normalizedImageName``); the node's are taken as they
+are. Built once per snapshot view.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from service.engine.scheduler.framework import MAX_NODE_SCORE, CycleState, NodeInfo, Plugin
+
+__all__ = [
+    "ImageLocality",
+    "ImageStates",
+    "calculate_priority",
+    "image_states",
+    "normalized_image_name",
+    "scaled_image_score",
+]
+
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+def normalized_image_name(name: str) -> str:
+    """normalizedImageName: ``:latest`` added when the name has no tag after its last "/"."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def scaled_image_score(size: int, num_nodes: int, total_num_nodes: int) -> int:
+    """scaledImageScore: int64(float64(size) * (float64(numNodes) / float64(total)))."""
+    return int(float(size) * (float(num_nodes) / float(total_num_nodes)))
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """calculatePriority: the sum clamped to [23 MiB, 1000 MiB × containers], mapped
+    linearly onto 0..100 (integer division)."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return _go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's integer division, truncating toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+@dataclass(frozen=True, slots=True)
+class ImageStates:
+    """The cache's image states of one view: per image name its size and the indexes of
+    the nodes reporting it."""
+
+    total_nodes: int
+    size: dict[str, int]
+    nodes: dict[str, frozenset[int]]
+
+
+_STATES: weakref.WeakKeyDictionary[object, ImageStates] = weakref.WeakKeyDictionary()
+_STATES_LOCK = threading.Lock()
+
+
+def image_states(nodes: Sequence[NodeInfo], key: object) -> ImageStates:
+    """The image states of ``nodes`` (every node of the view), computed once per ``key``."""
+    found = _STATES.get(key)
+    if found is not None:
+        return found
+    size: dict[str, int] = {}
+    holders: dict[str, set[int]] = {}
+    for ni in nodes:
+        for image in ni.node.images:
+            for name in image.names:
+                if name not in size:
+                    size[name] = image.size_bytes
+                holders.setdefault(name, set()).add(ni.index)
+    found = ImageStates(len(nodes), size, {n: frozenset(s) for n, s in holders.items()})
+    with _STATES_LOCK:
+        _STATES[key] = found
+    return found
+
+
+class ImageLocality(Plugin):
+    name = "ImageLocality"
+
+    def _per_node(self, state: CycleState) -> tuple[dict[int, int], int]:
+        """Per node index holding any of the pod's images: the summed scaled scores; and
+        the number of containers. Computed on the first Score call of the cycle."""
+        found = state.data.get(self.name)
+        if found is not None:
+            return found
+        pod = state.pod
+        view = state.view
+        states = image_states(view.nodes, view)
+        sums: dict[int, int] = {}
+        for container in (*pod.init_containers, *pod.containers):
+            name = normalized_image_name(container.image)
+            holders = states.nodes.get(name)
+            if not holders:
+                continue
+            scaled = scaled_image_score(states.size[name], len(holders), states.total_nodes)
+            for index in holders:
+                sums[index] = sums.get(index, 0) + scaled
+        found = (sums, len(pod.init_containers) + len(pod.containers))
+        state.data[self.name] = found
+        return found
+
+    def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
+        sums, containers = self._per_node(state)
+        return calculate_priority(sums.get(ni.index, 0), containers)
+
