@@ -64,6 +64,7 @@ from service.engine.kubelet.admission import (
 from service.engine.kubelet.preemption import PREEMPTION_MESSAGE, requirements_to_string
 from service.engine.objects import Cluster, Pod
 from service.engine.refs import pod_ref
+from service.engine.version import DEFAULT_SETTINGS
 
 __all__ = ["AdmissionRequestSchema", "decide", "subjects"]
 
@@ -149,8 +150,10 @@ def decide(cluster: Cluster, request: dict) -> dict:
     if node is None:
         raise DecisionInputError("nodeName", f"node {node_name!r} is not in the snapshot")
     pod: Pod = request["pod"]
+    settings = request.get("settings", DEFAULT_SETTINGS)
+    memo = _requests_memo(cluster) if settings is DEFAULT_SETTINGS else None
     result = admit(
-        pod, node, other_pods_on(cluster, node_name, pod), requests_of=_requests_memo(cluster)
+        pod, node, other_pods_on(cluster, node_name, pod), settings=settings, requests_of=memo
     )
     return result_json(result)
 

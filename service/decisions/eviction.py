@@ -48,6 +48,7 @@ from service.engine.kubelet.eviction_config import (
 from service.engine.objects import Cluster
 from service.engine.quantity import BINARY_SI, DECIMAL_SI, base_units_to_string, format_quantity
 from service.engine.refs import pod_ref
+from service.engine.version import DEFAULT_SETTINGS
 
 KIND = "eviction"
 
@@ -271,7 +272,13 @@ def decide(cluster: Cluster, request: dict) -> dict:
     allocatable = node_allocatable(capacity, reservation)
 
     evaluation = synchronize(
-        cluster.pods_on(node_name), stats, config, now, first_observed, conditions_seen
+        cluster.pods_on(node_name),
+        stats,
+        config,
+        now,
+        first_observed,
+        conditions_seen,
+        settings=request.get("settings", DEFAULT_SETTINGS),
     )
     victim = evaluation.victim
     return {

@@ -58,6 +58,7 @@ from service.engine.scheduler.profile import (
     ResourceSpec,
     ScoringStrategy,
 )
+from service.engine.version import DEFAULT_SETTINGS
 
 __all__ = [
     "HoldSchema",
@@ -307,6 +308,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
         cluster,
         request["pod"],
         profile=scoring_profile(request.get("scoring")),
+        settings=request.get("settings", DEFAULT_SETTINGS),
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),
     )

@@ -43,6 +43,7 @@ from service.engine.refs import pod_ref
 from service.engine.scheduler.framework import SUCCESS, PodInfo
 from service.engine.scheduler.preemption import PreemptionOutcome, preempt
 from service.engine.scheduler.profile import DefaultPreemptionArgs
+from service.engine.version import DEFAULT_SETTINGS
 
 __all__ = ["PreemptionOptionsSchema", "PreemptionRequestSchema", "decide", "subjects"]
 
@@ -175,6 +176,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
             options.get("minCandidateNodesAbsolute", 100),
         ),
         offset=options.get("offset", 0),
+        settings=request.get("settings", DEFAULT_SETTINGS),
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),
     )

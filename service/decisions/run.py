@@ -9,6 +9,7 @@ from marshmallow import Schema, ValidationError
 from service.decisions.base import DecisionKind, Subjects
 from service.decisions.priority import admit_priority
 from service.engine.objects import Cluster, Pod
+from service.engine.version import DEFAULT_KUBERNETES_VERSION, KNOWN_VERSIONS, settings_for
 
 SNAPSHOT_FIELDS = ("snapshotId", "snapshot")
 
@@ -36,12 +37,35 @@ def _schema(kind: DecisionKind) -> Schema:
 
 
 def compute(kind: DecisionKind, cluster: Cluster, params: dict) -> Outcome:
-    """Validate ``params`` with the kind's schema and decide on ``cluster``."""
-    loaded = _schema(kind).load(params)
+    """Validate ``params`` with the kind's schema and decide on ``cluster``, as the
+    Kubernetes release ``kubernetesVersion`` names (default: the newest Verdict knows). The
+    stored request names the release used, so that a replay decides as it did."""
+    version = kubernetes_version(params)
+    loaded = _schema(kind).load({k: v for k, v in params.items() if k != VERSION_FIELD})
+    loaded["settings"] = settings_for(version)
     if isinstance(loaded.get("pod"), Pod):
         loaded["pod"] = admit_priority(loaded["pod"], cluster)
     result = kind.decide(cluster, loaded)
-    return Outcome(request=params, result=result, subjects=kind.subjects(loaded, result))
+    request = {**params, VERSION_FIELD: version}
+    return Outcome(request=request, result=result, subjects=kind.subjects(loaded, result))
+
+
+VERSION_FIELD = "kubernetesVersion"
+
+
+def kubernetes_version(params: dict) -> str:
+    """The request's ``kubernetesVersion``, checked against the releases Verdict knows."""
+    version = params.get(VERSION_FIELD, DEFAULT_KUBERNETES_VERSION)
+    if version not in KNOWN_VERSIONS:
+        raise ValidationError(
+            {
+                VERSION_FIELD: [
+                    f"unknown Kubernetes version {version!r}; Verdict knows "
+                    + ", ".join(f'"{v}"' for v in KNOWN_VERSIONS)
+                ]
+            }
+        )
+    return version
 
 
 def check_snapshot_reference(body: dict) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 ENGINE_VERSION = "0.1.0+k8s-1.37"
 DEFAULT_KUBERNETES_VERSION = "1.37"
+KNOWN_VERSIONS = ("1.35", "1.37")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,3 +27,19 @@ class EngineSettings:
 
 
 DEFAULT_SETTINGS = EngineSettings()
+
+
+# Where a release differs from the newest, what it does instead (README "Kubernetes versions").
+_RELEASES = {
+    "1.35": EngineSettings(
+        kubernetes_version="1.35",
+        qos_algorithm="aggregate",
+        fit_score_pod_level_resources=False,
+    ),
+    "1.37": DEFAULT_SETTINGS,
+}
+
+
+def settings_for(version: str) -> EngineSettings:
+    """The engine settings of a Kubernetes release Verdict knows (KeyError otherwise)."""
+    return _RELEASES[version]
