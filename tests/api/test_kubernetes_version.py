@@ -1,0 +1,55 @@
+"""``kubernetesVersion`` over HTTP: unknown releases are refused and record nothing; the
+record names the release used, and a replay decides as that release did."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import kube_list, node, pod
+
+# scheduler-oracle.json "nodeResourcesFit-score-pod-level-resources": containers 1500m/128Mi
+# and 1500m/1G with pod-level requests 200m/256Mi on a node of 8 cpu, 1Gi: v1.35's
+# NodeResourcesFit score ignores the pod-level requests (31), the newest reads them (86).
+INCOMING = pod(
+    "incoming",
+    resources={"requests": {"cpu": "200m", "memory": "256Mi"}},
+    containers=[
+        {"name": "c0", "resources": {"requests": {"cpu": "1.5", "memory": "128Mi"}}},
+        {"name": "c1", "resources": {"requests": {"cpu": "1500m", "memory": "1G"}}},
+    ],
+)
+
+
+def _snapshot(api) -> str:
+    cluster = kube_list(node("n7", cpu="8", memory="1Gi", pods="4"))
+    return api.post("/v1/snapshots", json=cluster, role="decide").json["id"]
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.36", "latest", 1.35, ""])
+def test_unknown_version_is_refused_and_records_nothing(api, version):
+    snap = _snapshot(api)
+    body = {"snapshotId": snap, "pod": INCOMING, "kubernetesVersion": version}
+    response = api.post("/v1/decisions/placement", json=body, role="decide", validate=False)
+    assert response.status_code == 422, response.json
+    assert [e["path"] for e in response.json["errors"]] == ["kubernetesVersion"]
+    assert "1.35" in response.json["errors"][0]["message"]
+    assert api.get("/v1/decisions", role="read").json["items"] == []
+
+
+def test_the_record_names_the_release_and_replays_it(api):
+    snap = _snapshot(api)
+    old = api.post(
+        "/v1/decisions/placement",
+        json={"snapshotId": snap, "pod": INCOMING, "kubernetesVersion": "1.35"},
+        role="decide",
+    ).json
+    new = api.post(
+        "/v1/decisions/placement", json={"snapshotId": snap, "pod": INCOMING}, role="decide"
+    ).json
+    assert old["request"]["kubernetesVersion"] == "1.35"
+    assert new["request"]["kubernetesVersion"] == "1.37"
+    assert old["result"]["nodes"][0]["scores"]["NodeResourcesFit"] == 31
+    assert new["result"]["nodes"][0]["scores"]["NodeResourcesFit"] == 86
+    for record in (old, new):
+        replay = api.post(f"/v1/decisions/{record['id']}/replay", role="decide").json
+        assert replay["matches"] is True, replay["differences"]
