@@ -1,8 +1,9 @@
 """Host port conflicts, as the scheduler's NodePorts filter and the kubelet's admission see
 them (pkg/scheduler/framework HostPortInfo, plugins/nodeports, k8s 1.35).
 
-Only regular containers' ports count, on both sides (upstream getContainerPorts and
-NodeInfo's used ports read ``spec.containers`` only). A host port of 0 (or less) is ignored;
+The ports of regular containers and of restartable (sidecar) init containers count, on both
+sides (upstream getContainerPorts and NodeInfo's used ports, 1.35; checked against the real
+scheduler: scheduler-oracle.json "sidecar-host-ports-*"). A host port of 0 (or less) is ignored;
 an empty host IP means 0.0.0.0 and an empty protocol TCP. 0.0.0.0 conflicts with the same
 (protocol, port) on any IP; a specific IP conflicts with itself and with 0.0.0.0.
 """
@@ -11,16 +12,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from service.engine.objects import ContainerPort, Pod
+from service.engine.objects import Container, ContainerPort, Pod
 
-__all__ = ["DEFAULT_BIND_ALL_HOST_IP", "HostPorts", "host_ports_conflict", "wanted_host_ports"]
+__all__ = [
+    "DEFAULT_BIND_ALL_HOST_IP",
+    "HostPorts",
+    "host_ports_conflict",
+    "port_containers",
+    "wanted_host_ports",
+]
 
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
 
 
+def port_containers(pod: Pod) -> Iterable[Container]:
+    """The containers whose ports a node holds for the pod: its containers and sidecars."""
+    yield from pod.containers
+    for c in pod.init_containers:
+        if c.is_sidecar:
+            yield c
+
+
 def wanted_host_ports(pod: Pod) -> list[ContainerPort]:
     """nodeports getContainerPorts (k8s 1.35): the pod's container ports with a host port."""
-    return [p for c in pod.containers for p in c.ports if p.host_port > 0]
+    return [p for c in port_containers(pod) for p in c.ports if p.host_port > 0]
 
 
 class HostPorts:
@@ -45,7 +60,7 @@ class HostPorts:
         return other
 
     def add_pod(self, pod: Pod) -> None:
-        for c in pod.containers:
+        for c in port_containers(pod):
             for p in c.ports:
                 self.add(p.host_ip, p.protocol, p.host_port)
 
@@ -71,16 +86,15 @@ class HostPorts:
 
     def fits(self, pod: Pod) -> bool:
         """nodeports fitsPorts: none of the pod's wanted host ports conflicts."""
-        for c in pod.containers:
-            for p in c.ports:
-                if self.conflicts(p.host_ip, p.protocol, p.host_port):
-                    return False
+        for p in wanted_host_ports(pod):
+            if self.conflicts(p.host_ip, p.protocol, p.host_port):
+                return False
         return True
 
 
 def host_ports_conflict(pod: Pod, node_pods: Iterable[Pod]) -> bool:
     """nodeports.Fits negated (k8s 1.35): True when one of the pod's host ports is already
     used on the node by ``node_pods``."""
-    if not any(p.host_port > 0 for c in pod.containers for p in c.ports):
+    if not wanted_host_ports(pod):
         return False
     return not HostPorts.of_pods(node_pods).fits(pod)

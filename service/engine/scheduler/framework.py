@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 
 from service.engine.objects import Node, Pod
-from service.engine.ports import HostPorts
+from service.engine.ports import HostPorts, wanted_host_ports
 from service.engine.resources import (
     DEFAULT_CPU_REQUEST_MILLI,
     DEFAULT_MEMORY_REQUEST_BYTES,
@@ -129,7 +129,8 @@ class CycleState:
         "prefilter_status",
         "removed",
         "settings",
-        "skipped",
+        "skip_filter",
+        "skip_score",
         "view",
     )
 
@@ -148,8 +149,10 @@ class CycleState:
         # PreFilter's verdict: a rejection for every node, and PreFilterResult's node set.
         self.prefilter_status: Status | None = None
         self.node_names: frozenset[str] | None = None
-        # Plugins whose PreFilter/PreScore answered Skip, and the Filter methods left to run.
-        self.skipped: set[str] = set()
+        # Plugins whose PreFilter / PreScore answered Skip (SkipFilterPlugins,
+        # SkipScorePlugins), and the Filter methods left to run.
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
         self.filters: list[Any] = []
         # node name -> pods counted in pass 1 of the nominated-pods filter (nominated pods
         # of priority >= the pod's, explicit holds): nominated.prepare_nominated, holds.py.
@@ -281,12 +284,7 @@ def pod_info(pod: Pod) -> PodInfo:
         requests, nz_cpu, nz_mem = scheduler_pod_requests(pod)
         cpu = requests.get("cpu")
         memory = requests.get("memory")
-        has_ports = False
-        for c in containers:
-            for p in c.ports:
-                if p.host_port > 0:
-                    has_ports = True
-                    break
+        has_ports = bool(wanted_host_ports(pod))
     start = pod.start_time
     if start is None:
         start_ns = START_TIME_NOW

@@ -158,7 +158,7 @@ def place(
         weights=scores.weights,
         not_modelled=state.not_modelled,
         skipped_plugins=tuple(
-            p.name for p, _ in fwk.score_plugins if p.name in state.skipped
+            p.name for p, _ in fwk.score_plugins if p.name in state.skip_score
         ),
         nominated_node_chosen=nominated_chosen,
         holds_freed=plan.freed,

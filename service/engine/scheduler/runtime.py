@@ -179,7 +179,7 @@ class Framework:
         for plugin in self.pre_filter_plugins:
             names, status = plugin.pre_filter(state, nodes)
             if status.is_skip:
-                state.skipped.add(plugin.name)
+                state.skip_filter.add(plugin.name)
                 continue
             if not status.is_success:
                 state.prefilter_status = Status(
@@ -192,7 +192,8 @@ class Framework:
         state.filters = [
             (p.name, p.filter)
             for p in self.filter_plugins
-            if p.name not in state.skipped and (not hasattr(p, "can_reject") or p.can_reject(state))
+            if p.name not in state.skip_filter
+            and (not hasattr(p, "can_reject") or p.can_reject(state))
         ]
 
     def run_filter_plugins(
@@ -205,7 +206,7 @@ class Framework:
         if state.node_names is not None and ni.name not in state.node_names:
             plugins = sorted(state.data[_RESTRICTED_BY])
             reason = _PREFILTER_RESULT_REASON.format(" ".join(plugins))
-            return Status(UNRESOLVABLE, (reason,), plugins[0])
+            return Status(UNRESOLVABLE, (reason,))  # findNodesThatFitPod's, no plugin
         if ns is None:
             ns = node_state(state, ni) if state.removed else ni
         for name, run in state.filters:
@@ -242,7 +243,7 @@ class Framework:
         for plugin in self.pre_score_plugins:
             status = plugin.pre_score(state, nodes)
             if status.is_skip:
-                state.skipped.add(plugin.name)
+                state.skip_score.add(plugin.name)
 
     def run_score_plugins(
         self,
@@ -253,7 +254,7 @@ class Framework:
         """RunScorePlugins over the feasible ``nodes`` (their pods as in ``states``)."""
         result = NodeScores([], {}, {}, {})
         for plugin, weight in self.score_plugins:
-            if plugin.name in state.skipped:
+            if plugin.name in state.skip_score:
                 continue
             score = plugin.score
             raw = [score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)]

@@ -1,0 +1,125 @@
+"""The real kube-scheduler (v1.35.4's framework, ../shared/oracle/verdict-oracle) as a test
+authority: run a case through it and through Verdict, and list where they disagree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from service.decisions.priority import admit_priority
+from service.engine.objects import Cluster
+from service.engine.scheduler.placement import place
+from service.engine.scheduler.preemption import preempt
+from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs, Profile
+from service.engine.version import settings_for
+from service.ingest.kube import pod_from_object, snapshot_from_objects
+
+BINARY = Path(__file__).resolve().parents[3].parent / "shared" / "oracle" / "verdict-oracle"
+
+needs_oracle = pytest.mark.skipif(
+    not BINARY.exists(), reason=f"the kube-scheduler oracle is not at {BINARY}"
+)
+
+# DynamicResources scores 0 for a pod without resource claims (the only pods Verdict sends).
+_IGNORED_SCORES = {"DynamicResources"}
+
+
+def run_oracle(case: dict, profile: str = "full") -> dict:
+    """The real scheduler's answer for ``case`` (the oracle README's input format)."""
+    done = subprocess.run(
+        [str(BINARY), "--profile", profile],
+        input=json.dumps(case),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def verdict_placement(
+    case: dict, version: str = "1.35", profile: Profile = DEFAULT_PROFILE
+) -> dict:
+    """Verdict's placement of ``case`` in the oracle's output shape (weighted scores)."""
+    cluster = Cluster(snapshot_from_objects(case["objects"]))
+    pod = admit_priority(pod_from_object(case["pod"]), cluster)
+    out = place(cluster, pod, profile=profile, settings=settings_for(version))
+    nodes = []
+    for n in out.nodes:
+        entry = {
+            "name": n.node_name,
+            "feasible": n.feasible,
+            "code": n.status.code,
+            "reasons": list(n.status.reasons),
+            "plugin": n.status.plugin,
+        }
+        if n.feasible:
+            entry["scores"] = {p: out.weights[p] * s for p, s in n.scores.items()}
+            entry["total"] = n.total
+        nodes.append(entry)
+    return {"nodes": nodes, "selected": out.selected_node}
+
+
+def placement_differences(case: dict, version: str = "1.35") -> list[str]:
+    """Every disagreement between Verdict and the real scheduler on a placement case."""
+    theirs = run_oracle(case)
+    mine = verdict_placement(case, version)
+    diffs: list[str] = []
+    for m, t in zip(mine["nodes"], theirs["nodes"], strict=True):
+        name = m["name"]
+        for field in ("feasible", "code", "reasons", "plugin"):
+            if m[field] != t[field]:
+                diffs.append(f"{name}.{field}: verdict {m[field]!r} oracle {t[field]!r}")
+        if t["feasible"] and m["feasible"]:
+            scores = {p: v for p, v in t["scores"].items() if p not in _IGNORED_SCORES}
+            if m["scores"] != scores:
+                diffs.append(f"{name}.scores: verdict {m['scores']} oracle {scores}")
+            if m["total"] != t["total"]:
+                diffs.append(f"{name}.total: verdict {m['total']} oracle {t['total']}")
+    selected, best = mine["selected"], theirs["maxSet"] or []
+    if (selected is None) != (not best) or (selected is not None and selected not in best):
+        diffs.append(f"selected: verdict {selected!r} oracle one of {best}")
+    return diffs
+
+
+def preemption_differences(case: dict, version: str = "1.35") -> list[str]:
+    """Every disagreement on a preemption case: eligibility, candidates and their victims
+    (in order), PDB violations, and the nominated node (one of the oracle's tie set)."""
+    theirs = run_oracle(case).get("preemption") or {}
+    cluster = Cluster(snapshot_from_objects(case["objects"]))
+    pod = admit_priority(pod_from_object(case["pod"]), cluster)
+    options = case.get("options") or {}
+    out = preempt(
+        cluster,
+        pod,
+        settings=settings_for(version),
+        args=DefaultPreemptionArgs(
+            options.get("minCandidateNodesPercentage", 10),
+            options.get("minCandidateNodesAbsolute", 100),
+        ),
+    )
+    diffs: list[str] = []
+    if not theirs.get("ran"):
+        if not out.fits_without_preemption:
+            diffs.append("oracle: the pod fits somewhere (no preemption); verdict preempts")
+        return diffs
+    if out.eligible != theirs["eligible"]:
+        diffs.append(f"eligible: verdict {out.eligible} oracle {theirs['eligible']}")
+        return diffs
+    mine = {
+        c.node_name: ([v.name for v in c.victims], c.num_pdb_violations) for c in out.candidates
+    }
+    oracle = {
+        c["nodeName"]: ([v["name"] for v in c["victims"]], c["numPDBViolations"])
+        for c in theirs.get("candidates") or ()
+    }
+    if mine != oracle:
+        diffs.append(f"candidates: verdict {mine} oracle {oracle}")
+    chosen = out.nominated_node_name or None
+    ties = theirs.get("tieSet") or []
+    if (chosen is None) != (not ties) or (chosen is not None and chosen not in ties):
+        diffs.append(f"nominated: verdict {chosen!r} oracle one of {ties}")
+    return diffs
