@@ -8,12 +8,13 @@ from service.engine.objects import Container, ContainerPort, Pod
 from service.engine.ports import HostPorts, host_ports_conflict, wanted_host_ports
 
 
-def _pod(*ports, name="p", init_ports=()):
+def _pod(*ports, name="p", init_ports=(), sidecar=True):
+    restart = "Always" if sidecar else None
     return Pod(
         namespace="ns",
         name=name,
         containers=(Container(name="c", ports=tuple(ports)),),
-        init_containers=(Container(name="i", ports=tuple(init_ports), restart_policy="Always"),),
+        init_containers=(Container(name="i", ports=tuple(init_ports), restart_policy=restart),),
     )
 
 
@@ -44,12 +45,20 @@ def test_host_ports_conflict(want, used, conflict):
     assert host_ports_conflict(_pod(want), others) is conflict
 
 
-def test_only_regular_containers_count():
-    pod = _pod(init_ports=(_port(80),))
+def test_sidecar_ports_count_and_other_init_containers_do_not():
+    """scheduler-oracle.json "sidecar-host-ports-*": the real scheduler counts the host ports
+    of restartable init containers, for the incoming pod and for the pods on the node."""
+    sidecar = _pod(init_ports=(_port(80),))
     other = _pod(_port(80), name="o")
-    assert wanted_host_ports(pod) == []
-    assert not host_ports_conflict(pod, [other])
-    assert HostPorts.of_pods([_pod(init_ports=(_port(80),), name="o")]).fits(_pod(_port(80)))
+    assert wanted_host_ports(sidecar) == [_port(80)]
+    assert host_ports_conflict(sidecar, [other])
+    assert not HostPorts.of_pods([_pod(init_ports=(_port(80),), name="o")]).fits(_pod(_port(80)))
+    plain_init = _pod(init_ports=(_port(80),), sidecar=False)
+    assert wanted_host_ports(plain_init) == []
+    assert not host_ports_conflict(plain_init, [other])
+    assert HostPorts.of_pods([_pod(init_ports=(_port(80),), name="o", sidecar=False)]).fits(
+        _pod(_port(80))
+    )
 
 
 def test_copy_is_independent():
