@@ -16,11 +16,13 @@ from types import MappingProxyType
 from service.engine.objects import NodeSelectorTerm, PreferredSchedulingTerm
 
 __all__ = [
+    "DEFAULT_PLUGINS",
     "DEFAULT_PLUGIN_ARGS",
     "DEFAULT_PROFILE",
     "DEFAULT_RESOURCES",
     "DEFAULT_SCHEDULER_NAME",
-    "DEFAULT_SCORE_WEIGHTS",
+    "EXTENSION_POINTS",
+    "IN_TREE",
     "AddedAffinity",
     "DefaultPreemptionArgs",
     "DefaultSpreadConstraint",
@@ -29,11 +31,16 @@ __all__ = [
     "NodeAffinityArgs",
     "NodeResourcesBalancedAllocationArgs",
     "NodeResourcesFitArgs",
+    "PluginRef",
+    "PluginSet",
     "PodTopologySpreadArgs",
     "Profile",
+    "ProfileError",
     "ResourceSpec",
     "ScoringStrategy",
     "VolumeBindingArgs",
+    "build_profile",
+    "merge_plugins",
 ]
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -149,22 +156,6 @@ DEFAULT_PLUGIN_ARGS: Mapping[str, object] = MappingProxyType(
     }
 )
 
-# default_plugins.go getDefaultPlugins (multiPoint, in order) with each plugin's weight
-# where it scores; expanded per extension point below by what each plugin implements.
-DEFAULT_SCORE_WEIGHTS: Mapping[str, int] = MappingProxyType(
-    {
-        "TaintToleration": 3,
-        "NodeAffinity": 2,
-        "NodeResourcesFit": 1,
-        "VolumeBinding": 1,
-        "PodTopologySpread": 2,
-        "InterPodAffinity": 2,
-        "NodeResourcesBalancedAllocation": 1,
-        "ImageLocality": 1,
-    }
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Profile:
     """A KubeSchedulerProfile after defaulting and multiPoint expansion: the enabled plugins
@@ -192,53 +183,260 @@ class Profile:
         return 0
 
 
-# The default profile (kube-scheduler v1.35 getDefaultPlugins expanded through multiPoint).
-DEFAULT_PROFILE = Profile(
-    pre_filter=(
-        "NodeAffinity",
-        "NodePorts",
-        "NodeResourcesFit",
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "VolumeBinding",
-        "VolumeZone",
-        "PodTopologySpread",
-        "InterPodAffinity",
-        "DynamicResources",
-    ),
-    filter=(
-        "NodeUnschedulable",
-        "NodeName",
-        "TaintToleration",
-        "NodeAffinity",
-        "NodePorts",
-        "NodeResourcesFit",
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "VolumeBinding",
-        "VolumeZone",
-        "PodTopologySpread",
-        "InterPodAffinity",
-        "DynamicResources",
-    ),
-    post_filter=("DefaultPreemption",),
-    pre_score=(
-        "TaintToleration",
-        "NodeAffinity",
-        "NodeResourcesFit",
-        "VolumeBinding",
-        "PodTopologySpread",
-        "InterPodAffinity",
-        "NodeResourcesBalancedAllocation",
-    ),
-    score=(
-        ("TaintToleration", 3),
-        ("NodeAffinity", 2),
-        ("NodeResourcesFit", 1),
-        ("VolumeBinding", 1),
-        ("PodTopologySpread", 2),
-        ("InterPodAffinity", 2),
-        ("NodeResourcesBalancedAllocation", 1),
-        ("ImageLocality", 1),
-    ),
+# --- which in-tree plugin implements which extension point (v1.35 plugins/registry.go) ---
+
+EXTENSION_POINTS = (
+    "preEnqueue",
+    "queueSort",
+    "preFilter",
+    "filter",
+    "postFilter",
+    "preScore",
+    "score",
+    "reserve",
+    "permit",
+    "preBind",
+    "bind",
+    "postBind",
 )
+_FILTERING = ("preFilter", "filter")
+_SCORING = ("preScore", "score")
+
+IN_TREE: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "SchedulingGates": ("preEnqueue",),
+        "PrioritySort": ("queueSort",),
+        "NodeUnschedulable": ("filter",),
+        "NodeName": ("filter",),
+        "TaintToleration": ("filter", *_SCORING),
+        "NodeAffinity": (*_FILTERING, *_SCORING),
+        "NodePorts": _FILTERING,
+        "NodeResourcesFit": (*_FILTERING, *_SCORING),
+        "VolumeRestrictions": _FILTERING,
+        "NodeVolumeLimits": _FILTERING,
+        "VolumeBinding": (*_FILTERING, "reserve", "preBind", *_SCORING),
+        "VolumeZone": _FILTERING,
+        "PodTopologySpread": (*_FILTERING, *_SCORING),
+        "InterPodAffinity": (*_FILTERING, *_SCORING),
+        "DynamicResources": (
+            "preEnqueue",
+            *_FILTERING,
+            "postFilter",
+            *_SCORING,
+            "reserve",
+            "preBind",
+        ),
+        "DefaultPreemption": ("postFilter",),
+        "NodeResourcesBalancedAllocation": _SCORING,
+        "ImageLocality": ("score",),
+        "DefaultBinder": ("bind",),
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PluginRef:
+    """config.Plugin: a name and, for score plugins, a weight (0: unset)."""
+
+    name: str
+    weight: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PluginSet:
+    """config.PluginSet: plugins enabled (in order) and disabled ("*": every default)."""
+
+    enabled: tuple[PluginRef, ...] = ()
+    disabled: tuple[str, ...] = ()
+
+
+# default_plugins.go getDefaultPlugins, with DynamicResources (its feature gate on since
+# 1.34) inserted before DefaultPreemption by applyFeatureGates.
+DEFAULT_PLUGINS: Mapping[str, PluginSet] = MappingProxyType(
+    {
+        "multiPoint": PluginSet(
+            tuple(
+                PluginRef(name, weight)
+                for name, weight in (
+                    ("SchedulingGates", 0),
+                    ("PrioritySort", 0),
+                    ("NodeUnschedulable", 0),
+                    ("NodeName", 0),
+                    ("TaintToleration", 3),
+                    ("NodeAffinity", 2),
+                    ("NodePorts", 0),
+                    ("NodeResourcesFit", 1),
+                    ("VolumeRestrictions", 0),
+                    ("NodeVolumeLimits", 0),
+                    ("VolumeBinding", 0),
+                    ("VolumeZone", 0),
+                    ("PodTopologySpread", 2),
+                    ("InterPodAffinity", 2),
+                    ("DynamicResources", 0),
+                    ("DefaultPreemption", 0),
+                    ("NodeResourcesBalancedAllocation", 1),
+                    ("ImageLocality", 1),
+                    ("DefaultBinder", 0),
+                )
+            )
+        )
+    }
+)
+
+
+class ProfileError(Exception):
+    """A profile the scheduler would refuse to build: (field path, message) pairs, the
+    paths relative to the profile."""
+
+    def __init__(self, errors: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{p}: {m}" for p, m in errors))
+        self.errors = errors
+
+
+def _merge_set(default: PluginSet, custom: PluginSet) -> PluginSet:
+    """v1 mergePluginSet: defaults not disabled (none with "*"), each replaced in place by a
+    custom entry of the same name, then the remaining custom entries in order."""
+    disabled = set(custom.disabled) | set(default.disabled)
+    by_name = {ref.name: i for i, ref in enumerate(custom.enabled)}
+    replaced: set[int] = set()
+    enabled: list[PluginRef] = []
+    if "*" not in disabled:
+        for ref in default.enabled:
+            if ref.name in disabled:
+                continue
+            index = by_name.get(ref.name)
+            if index is not None:
+                ref = custom.enabled[index]
+                replaced.add(index)
+            enabled.append(ref)
+    enabled.extend(ref for i, ref in enumerate(custom.enabled) if i not in replaced)
+    return PluginSet(tuple(enabled), (*custom.disabled, *default.disabled))
+
+
+def merge_plugins(
+    custom: Mapping[str, PluginSet], defaults: Mapping[str, PluginSet] = DEFAULT_PLUGINS
+) -> dict[str, PluginSet]:
+    """v1 mergePlugins: the defaults with the profile's own plugin sets merged in."""
+    return {
+        point: _merge_set(defaults.get(point, PluginSet()), custom.get(point, PluginSet()))
+        for point in ("multiPoint", *EXTENSION_POINTS)
+    }
+
+
+def _type_name(point: str) -> str:
+    return point[0].upper() + point[1:] + "Plugin"
+
+
+def _expand_point(
+    point: str, plugins: Mapping[str, PluginSet], errors: list[tuple[str, str]]
+) -> list[str]:
+    """updatePluginList and expandMultiPointPlugins for one extension point: the explicit
+    plugins re-configured from multiPoint first, then multiPoint's own, then the other
+    explicit ones; a plugin disabled at the point is skipped, "*" skips the expansion."""
+    own = plugins[point]
+    explicit: list[str] = []
+    for i, ref in enumerate(own.enabled):
+        where = f"plugins.{point}.enabled[{i}]"
+        if ref.name not in IN_TREE:
+            errors.append((where, f'{_type_name(point)} "{ref.name}" does not exist'))
+        elif point not in IN_TREE[ref.name]:
+            errors.append((where, f'plugin "{ref.name}" does not extend {_type_name(point)} plugin'))
+        elif ref.name in explicit:
+            errors.append((where, f'plugin "{ref.name}" already registered as "{_type_name(point)}"'))
+        else:
+            explicit.append(ref.name)
+    if "*" in own.disabled:
+        return explicit
+    overridden: list[str] = []
+    from_multi: list[str] = []
+    for i, ref in enumerate(plugins["multiPoint"].enabled):
+        if ref.name not in IN_TREE:
+            where = f"plugins.multiPoint.enabled[{i}]"
+            message = f'plugin "{ref.name}" does not exist'
+            if (where, message) not in errors:
+                errors.append((where, message))
+            continue
+        if point not in IN_TREE[ref.name] or ref.name in own.disabled:
+            continue
+        if ref.name in explicit:
+            overridden.append(ref.name)
+        elif ref.name in from_multi:
+            errors.append(
+                (
+                    f"plugins.multiPoint.enabled[{i}]",
+                    f'plugin "{ref.name}" already registered as "{_type_name(point)}"',
+                )
+            )
+        else:
+            from_multi.append(ref.name)
+    first = [n for n in explicit if n in overridden]
+    rest = [n for n in explicit if n not in overridden]
+    return [*first, *from_multi, *rest]
+
+
+_MAX_TOTAL_SCORE = 2**63 - 1
+
+
+def _score_weights(
+    names: list[str], plugins: Mapping[str, PluginSet], errors: list[tuple[str, str]]
+) -> tuple[tuple[str, int], ...]:
+    """getScoreWeights: a score plugin's weight from its score entry, else its multiPoint
+    entry; 0 means 1; the sum of weight × 100 must not overflow int64."""
+    weights: dict[str, int] = {}
+    for ref in (*plugins["score"].enabled, *plugins["multiPoint"].enabled):
+        if ref.name in names and ref.name not in weights:
+            weights[ref.name] = ref.weight or 1
+    total = 0
+    for name in names:
+        weight = weights.get(name, 1)
+        if weight * 100 > _MAX_TOTAL_SCORE - total:
+            errors.append(("plugins.score", "total score of Score plugins could overflow"))
+            break
+        total += weight * 100
+    return tuple((name, weights.get(name, 1)) for name in names)
+
+
+def build_profile(
+    scheduler_name: str,
+    plugins: Mapping[str, PluginSet],
+    args: Mapping[str, object],
+    percentage_of_nodes_to_score: int | None = None,
+) -> Profile:
+    """frameworkImpl's construction (NewFramework) from merged plugin sets: each extension
+    point's plugins in run order, the score weights, the one queue sort and the bind
+    plugins checked. Raises ProfileError as the scheduler refuses to start."""
+    errors: list[tuple[str, str]] = []
+    points = {point: _expand_point(point, plugins, errors) for point in EXTENSION_POINTS}
+    if len(points["queueSort"]) != 1:
+        errors.append(
+            (
+                "plugins.queueSort",
+                "only one queue sort plugin required for profile with scheduler name "
+                f'"{scheduler_name}", but got {len(points["queueSort"])}',
+            )
+        )
+    if not points["bind"]:
+        errors.append(
+            (
+                "plugins.bind",
+                "at least one bind plugin is needed for profile with scheduler name "
+                f'"{scheduler_name}"',
+            )
+        )
+    score = _score_weights(points["score"], plugins, errors)
+    if errors:
+        raise ProfileError(errors)
+    return Profile(
+        scheduler_name=scheduler_name,
+        pre_filter=tuple(points["preFilter"]),
+        filter=tuple(points["filter"]),
+        post_filter=tuple(points["postFilter"]),
+        pre_score=tuple(points["preScore"]),
+        score=score,
+        args={**DEFAULT_PLUGIN_ARGS, **args},
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+    )
+
+
+# The default profile: v1.35's default plugins, expanded as the framework expands them.
+DEFAULT_PROFILE = build_profile(DEFAULT_SCHEDULER_NAME, merge_plugins({}), DEFAULT_PLUGIN_ARGS)

@@ -32,9 +32,10 @@ from service.engine.scheduler.framework import (
     PodInfo,
     Status,
 )
-from service.engine.scheduler.plugins import IN_TREE, REGISTRY
+from service.engine.scheduler.plugins import REGISTRY
 from service.engine.scheduler.profile import (
     DEFAULT_PROFILE,
+    IN_TREE,
     DefaultPreemptionArgs,
     PodTopologySpreadArgs,
     Profile,

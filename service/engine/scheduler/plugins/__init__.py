@@ -1,10 +1,9 @@
 """The in-tree plugins of kube-scheduler's default profile, by name.
 
 ``REGISTRY`` maps the name of each plugin Verdict models to its class (one module per
-plugin, named after it, as upstream's ``pkg/scheduler/framework/plugins``). ``IN_TREE``
-names every in-tree plugin a KubeSchedulerConfiguration may enable, with the extension
-points it implements upstream (v1.35 ``plugins/registry.go``), modelled or not: a profile
-may enable a plugin Verdict does not model, and the results then say so (``notModelled``).
+plugin, named after it, as upstream's ``pkg/scheduler/framework/plugins``). Every in-tree
+plugin a profile may enable, modelled or not, is in ``profile.IN_TREE``: a profile may
+enable a plugin Verdict does not model, and the results then say so (``notModelled``).
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from service.engine.scheduler.plugins.noderesources.balanced_allocation import (
 from service.engine.scheduler.plugins.noderesources.fit import NodeResourcesFit
 from service.engine.scheduler.plugins.taint_toleration import TaintToleration
 
-__all__ = ["IN_TREE", "REGISTRY"]
+__all__ = ["REGISTRY"]
 
 REGISTRY: Mapping[str, type[Plugin]] = MappingProxyType(
     {
@@ -39,39 +38,5 @@ REGISTRY: Mapping[str, type[Plugin]] = MappingProxyType(
             NodeResourcesBalancedAllocation,
             ImageLocality,
         )
-    }
-)
-
-_PRE_FILTER, _FILTER, _POST_FILTER = "preFilter", "filter", "postFilter"
-_PRE_SCORE, _SCORE = "preScore", "score"
-
-IN_TREE: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "PrioritySort": ("queueSort",),
-        "SchedulingGates": ("preEnqueue",),
-        "NodeUnschedulable": (_FILTER,),
-        "NodeName": (_FILTER,),
-        "TaintToleration": (_FILTER, _PRE_SCORE, _SCORE),
-        "NodeAffinity": (_PRE_FILTER, _FILTER, _PRE_SCORE, _SCORE),
-        "NodePorts": (_PRE_FILTER, _FILTER),
-        "NodeResourcesFit": (_PRE_FILTER, _FILTER, _PRE_SCORE, _SCORE),
-        "VolumeRestrictions": (_PRE_FILTER, _FILTER),
-        "NodeVolumeLimits": (_PRE_FILTER, _FILTER),
-        "VolumeBinding": (_PRE_FILTER, _FILTER, "reserve", "preBind", _PRE_SCORE, _SCORE),
-        "VolumeZone": (_PRE_FILTER, _FILTER),
-        "PodTopologySpread": (_PRE_FILTER, _FILTER, _PRE_SCORE, _SCORE),
-        "InterPodAffinity": (_PRE_FILTER, _FILTER, _PRE_SCORE, _SCORE),
-        "DynamicResources": (
-            "preEnqueue",
-            _PRE_FILTER,
-            _FILTER,
-            _POST_FILTER,
-            "reserve",
-            "preBind",
-        ),
-        "DefaultPreemption": (_POST_FILTER,),
-        "NodeResourcesBalancedAllocation": (_PRE_SCORE, _SCORE),
-        "ImageLocality": (_SCORE,),
-        "DefaultBinder": ("bind",),
     }
 )
