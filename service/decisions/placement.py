@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from marshmallow import RAISE, Schema, ValidationError, fields, validates_schema
+from marshmallow import RAISE, Schema, ValidationError, fields, post_load, validates_schema
 
 from service.decisions.base import (
     DecisionInputError,
@@ -50,6 +50,7 @@ from service.engine.scheduler.plugins.noderesources.resource_allocation import (
 from service.engine.scheduler.profile import (
     DEFAULT_PROFILE,
     DEFAULT_RESOURCES,
+    DEFAULT_SCHEDULER_NAME,
     LEAST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     NodeResourcesBalancedAllocationArgs,
@@ -59,6 +60,7 @@ from service.engine.scheduler.profile import (
     ScoringStrategy,
 )
 from service.engine.version import DEFAULT_SETTINGS
+from service.ingest.kubescheduler_config import SchedulerConfigError, scheduler_profiles
 
 __all__ = [
     "HoldSchema",
@@ -190,15 +192,67 @@ def reject_bound_pod(data: dict) -> None:
         )
 
 
-class PlacementRequestSchema(_Strict):
+class SchedulerRequestSchema(_Strict):
+    """What placement and preemption requests share: the pod, the cluster's own
+    KubeSchedulerConfiguration (the pod's schedulerName picks the profile), holds."""
+
     pod = PodField(required=True)
-    scoring = fields.Nested(ScoringSchema, load_default=None)
+    schedulerConfiguration = fields.Raw(load_default=None, allow_none=True)
     holdStatefulSetUpgrades = fields.Boolean(load_default=False)
     holds = fields.List(fields.Nested(HoldSchema), load_default=list)
 
     @validates_schema
     def _check(self, data: dict, **kwargs) -> None:
         reject_bound_pod(data)
+        if data.get("schedulerConfiguration") is not None and data.get("scoring") is not None:
+            raise ValidationError(
+                {"schedulerConfiguration": ["give scoring or schedulerConfiguration, not both"]}
+            )
+
+    @post_load
+    def _profile(self, data: dict, **kwargs) -> dict:
+        data["profile"] = scheduler_profile(data)
+        return data
+
+
+class PlacementOptionsSchema(_Strict):
+    startIndex = fields.Integer(load_default=None, strict=True, allow_none=True)
+
+    @validates_schema
+    def _check(self, data: dict, **kwargs) -> None:
+        start = data.get("startIndex")
+        if start is not None and start < 0:
+            raise ValidationError({"startIndex": ["must not be negative"]})
+
+
+class PlacementRequestSchema(SchedulerRequestSchema):
+    scoring = fields.Nested(ScoringSchema, load_default=None)
+    options = fields.Nested(PlacementOptionsSchema, load_default=None)
+
+
+def scheduler_profile(data: dict) -> Profile:
+    """The profile a request's pod is scheduled with: the configuration's profile named by
+    the pod's schedulerName, else the default profile with the ``scoring`` object applied."""
+    config = data.get("schedulerConfiguration")
+    if config is None:
+        return scoring_profile(data.get("scoring"))
+    try:
+        profiles = scheduler_profiles(config)
+    except SchedulerConfigError as exc:
+        raise ValidationError({path: [message] for path, message in exc.errors}) from None
+    name = data["pod"].scheduler_name or DEFAULT_SCHEDULER_NAME
+    profile = profiles.get(name)
+    if profile is None:
+        raise ValidationError(
+            {
+                "pod.spec.schedulerName": [
+                    f"no profile of schedulerConfiguration has schedulerName {name!r} "
+                    f"(it has {', '.join(repr(n) for n in profiles)}): that scheduler would "
+                    "not schedule this pod"
+                ]
+            }
+        )
+    return profile
 
 
 def holds_from_request(cluster: Cluster, request: dict) -> list[Hold]:
@@ -294,21 +348,26 @@ def result_json(outcome: PlacementOutcome) -> dict:
         )
     message += not_modelled_sentence(outcome.not_modelled)
     message += " Ties go to the first node in snapshot order."
-    return {
+    result = {
         "selectedNode": outcome.selected_node,
         "nodes": nodes,
         "weights": outcome.weights,
         "message": message,
         "notModelled": list(outcome.not_modelled),
     }
+    if outcome.num_nodes_to_find is not None:
+        result["numNodesToFind"] = outcome.num_nodes_to_find
+        result["nextStartIndex"] = outcome.next_start_index
+    return result
 
 
 def decide(cluster: Cluster, request: dict) -> dict:
     outcome = place(
         cluster,
         request["pod"],
-        profile=scoring_profile(request.get("scoring")),
+        profile=request.get("profile") or scoring_profile(request.get("scoring")),
         settings=request.get("settings", DEFAULT_SETTINGS),
+        start_index=(request.get("options") or {}).get("startIndex"),
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),
     )

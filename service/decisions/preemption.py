@@ -31,18 +31,17 @@ from __future__ import annotations
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validates_schema
 
-from service.decisions.base import DecisionKind, PodField, Subjects, register
+from service.decisions.base import DecisionKind, Subjects, register
 from service.decisions.placement import (
-    HoldSchema,
+    SchedulerRequestSchema,
     holds_from_request,
     not_modelled_sentence,
-    reject_bound_pod,
 )
 from service.engine.objects import Cluster
 from service.engine.refs import pod_ref
 from service.engine.scheduler.framework import SUCCESS, PodInfo
 from service.engine.scheduler.preemption import PreemptionOutcome, preempt
-from service.engine.scheduler.profile import DefaultPreemptionArgs
+from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs
 from service.engine.version import DEFAULT_SETTINGS
 
 __all__ = ["PreemptionOptionsSchema", "PreemptionRequestSchema", "decide", "subjects"]
@@ -52,15 +51,17 @@ class PreemptionOptionsSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    minCandidateNodesPercentage = fields.Integer(load_default=10, strict=True)
-    minCandidateNodesAbsolute = fields.Integer(load_default=100, strict=True)
+    minCandidateNodesPercentage = fields.Integer(load_default=None, strict=True)
+    minCandidateNodesAbsolute = fields.Integer(load_default=None, strict=True)
     offset = fields.Integer(load_default=0, strict=True)
 
     @validates_schema
     def _check(self, data: dict, **kwargs) -> None:
         errors: dict = {}
-        pct = data.get("minCandidateNodesPercentage", 10)
-        absolute = data.get("minCandidateNodesAbsolute", 100)
+        pct = data.get("minCandidateNodesPercentage")
+        pct = 10 if pct is None else pct
+        absolute = data.get("minCandidateNodesAbsolute")
+        absolute = 100 if absolute is None else absolute
         if pct < 0 or pct > 100:
             errors["minCandidateNodesPercentage"] = ["not in valid range [0, 100]"]
         if absolute < 0:
@@ -75,18 +76,8 @@ class PreemptionOptionsSchema(Schema):
             raise ValidationError(errors)
 
 
-class PreemptionRequestSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
-    pod = PodField(required=True)
+class PreemptionRequestSchema(SchedulerRequestSchema):
     options = fields.Nested(PreemptionOptionsSchema, load_default=None)
-    holdStatefulSetUpgrades = fields.Boolean(load_default=False)
-    holds = fields.List(fields.Nested(HoldSchema), load_default=list)
-
-    @validates_schema
-    def _check(self, data: dict, **kwargs) -> None:
-        reject_bound_pod(data)
 
 
 def _status_name(code: str) -> str:
@@ -171,10 +162,8 @@ def decide(cluster: Cluster, request: dict) -> dict:
     outcome = preempt(
         cluster,
         request["pod"],
-        args=DefaultPreemptionArgs(
-            options.get("minCandidateNodesPercentage", 10),
-            options.get("minCandidateNodesAbsolute", 100),
-        ),
+        profile=request.get("profile") or DEFAULT_PROFILE,
+        args=_preemption_args(options),
         offset=options.get("offset", 0),
         settings=request.get("settings", DEFAULT_SETTINGS),
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
@@ -183,6 +172,16 @@ def decide(cluster: Cluster, request: dict) -> dict:
     result = result_json(outcome, [n.name for n in cluster.nodes])
     _explain_victims(result, request["pod"])
     return result
+
+
+def _preemption_args(options: dict) -> DefaultPreemptionArgs | None:
+    """The request's own DefaultPreemptionArgs when it gives either count; otherwise the
+    profile's (the configuration's pluginConfig, or the defaults 10 % / 100)."""
+    pct = options.get("minCandidateNodesPercentage")
+    absolute = options.get("minCandidateNodesAbsolute")
+    if pct is None and absolute is None:
+        return None
+    return DefaultPreemptionArgs(10 if pct is None else pct, 100 if absolute is None else absolute)
 
 
 def _explain_victims(result: dict, preemptor) -> None:

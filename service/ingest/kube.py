@@ -296,7 +296,7 @@ def _tolerations(raw: list[wire.Toleration] | None, shared: Interner | None) -> 
     return shared.value(out) if shared else out
 
 
-def _node_selector_term(raw: wire.NodeSelectorTerm | None) -> m.NodeSelectorTerm:
+def node_selector_term(raw: wire.NodeSelectorTerm | None) -> m.NodeSelectorTerm:
     if raw is None:
         return m.NodeSelectorTerm()
     return m.NodeSelectorTerm(
@@ -305,7 +305,7 @@ def _node_selector_term(raw: wire.NodeSelectorTerm | None) -> m.NodeSelectorTerm
     )
 
 
-def _preferred_terms(
+def preferred_terms(
     raw: list[wire.PreferredSchedulingTerm] | None, path: str, errors: list[FieldError]
 ) -> tuple[m.PreferredSchedulingTerm, ...] | None:
     """Preferred node-affinity terms; the API server's validation: weight in 1..100."""
@@ -317,7 +317,7 @@ def _preferred_terms(
             errors.append(FieldError(f"{path}[{i}].weight", "must be in the range 1-100"))
         out.append(
             m.PreferredSchedulingTerm(
-                weight=term.weight, preference=_node_selector_term(term.preference)
+                weight=term.weight, preference=node_selector_term(term.preference)
             )
         )
     return tuple(out)
@@ -343,8 +343,8 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
     required = affinity.required_during_scheduling_ignored_during_execution if affinity else None
     terms = None
     if required is not None:
-        terms = tuple(_node_selector_term(t) for t in required.node_selector_terms or ())
-    preferred = _preferred_terms(
+        terms = tuple(node_selector_term(t) for t in required.node_selector_terms or ())
+    preferred = preferred_terms(
         affinity.preferred_during_scheduling_ignored_during_execution if affinity else None,
         "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
         errors,
