@@ -116,6 +116,13 @@ class Framework:
         weights = dict(profile.score)
         self.score_plugins = [(p, weights[p.name]) for p in enabled(weights, "score")]
         self.filter_names = frozenset(p.name for p in self.filter_plugins)
+        # Whether NodePorts and NodeResourcesFit both run and every other filter ignores the
+        # node's pods: then preemption may reprieve on running sums (default_preemption.py).
+        self.resource_filters_only = (
+            "NodePorts" in self.filter_names
+            and "NodeResourcesFit" in self.filter_names
+            and self.filter_names <= POD_INDEPENDENT_FILTERS | {"NodePorts", "NodeResourcesFit"}
+        )
         self.unmodelled_filters = _unmodelled((*profile.pre_filter, *profile.filter))
         self.unmodelled = _unmodelled(
             (*profile.pre_filter, *profile.filter, *profile.pre_score, *weights)
@@ -125,17 +132,6 @@ class Framework:
             args = profile.args_of("DefaultPreemption")
             assert isinstance(args, DefaultPreemptionArgs)
             self.preemption_args = args
-
-    @property
-    def resource_filters_only(self) -> bool:
-        """Whether NodePorts and NodeResourcesFit both run and every other filter ignores the
-        node's pods: then preemption may reprieve on running sums (default_preemption.py)."""
-        names = self.filter_names
-        return (
-            "NodePorts" in names
-            and "NodeResourcesFit" in names
-            and names <= POD_INDEPENDENT_FILTERS | {"NodePorts", "NodeResourcesFit"}
-        )
 
     # --- the cycle ---
 
