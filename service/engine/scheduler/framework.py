@@ -67,6 +67,7 @@ __all__ = [
     "PodInfo",
     "Status",
     "pod_info",
+    "prefilter_state_missing",
     "state_of",
     "used_ports_of",
 ]
@@ -109,6 +110,12 @@ class Status:
 
 OK = Status()
 SKIPPED = Status(SKIP)
+
+
+def prefilter_state_missing(plugin: str) -> Status:
+    """The Error a Filter answers when its plugin's PreFilter did not run (a profile that
+    disables it): upstream's ``getPreFilterState`` error."""
+    return Status(ERROR, (f'reading "PreFilter{plugin}" from cycleState: not found',), plugin)
 
 
 class CycleState:

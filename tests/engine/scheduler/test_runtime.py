@@ -164,3 +164,25 @@ def test_fit_score_reads_pod_level_resources_by_version() -> None:
     assert newest.nodes[0].scores["NodeResourcesFit"] == 86
     assert v135.nodes[0].scores["NodeResourcesBalancedAllocation"] == 88
     assert newest.nodes[0].scores["NodeResourcesBalancedAllocation"] == 88
+
+
+def test_a_profile_without_a_prefilter_answers_its_filters_error_not_a_crash() -> None:
+    """Upstream's NodeResourcesFit and NodePorts Filters read their PreFilter state and
+    answer an Error when a profile disabled their PreFilter; scores fall back to computing."""
+    profile = replace(
+        DEFAULT_PROFILE,
+        pre_filter=tuple(n for n in DEFAULT_PROFILE.pre_filter if n != "NodeResourcesFit"),
+        pre_score=(),
+    )
+    out = place(cluster([node("a")], []), pod("p", 100), profile=profile)
+    status = out.nodes[0].status
+    assert (status.code, status.plugin) == ("Error", "NodeResourcesFit")
+    assert out.selected_node is None
+    scored = place(
+        cluster([node("a")], []), pod("p", 100), profile=replace(DEFAULT_PROFILE, pre_score=())
+    )
+    assert scored.selected_node == "a"
+    assert (
+        scored.nodes[0].scores["NodeResourcesFit"]
+        == place(cluster([node("a")], []), pod("p", 100)).nodes[0].scores["NodeResourcesFit"]
+    )

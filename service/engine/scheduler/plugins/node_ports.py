@@ -18,6 +18,7 @@ from service.engine.scheduler.framework import (
     NodeState,
     Plugin,
     Status,
+    prefilter_state_missing,
 )
 
 __all__ = ["ERR_REASON_NODE_PORTS", "NodePorts", "wanted_ports"]
@@ -44,10 +45,13 @@ class NodePorts(Plugin):
         return None, OK
 
     def filter(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> Status | None:
+        wanted = state.read(self.name)
+        if wanted is None:  # PreFilter disabled in the profile: upstream's Filter errors too
+            return prefilter_state_missing(self.name)
         used = ns.used_ports
         if used is None:
             return None
-        for p in state.read(self.name):
+        for p in wanted:
             if used.conflicts(p.host_ip, p.protocol, p.host_port):
                 return Status(UNSCHEDULABLE, (ERR_REASON_NODE_PORTS,), self.name)
         return None

@@ -56,7 +56,10 @@ class TaintToleration(Plugin):
         taints = ni.node.taints
         if not taints:
             return 0
-        tolerations: tuple[Toleration, ...] = state.data[self.name]
+        tolerations: tuple[Toleration, ...] | None = state.data.get(self.name)
+        if tolerations is None:  # PreScore disabled: computed here
+            self.pre_score(state, ())
+            tolerations = state.data[self.name]
         return sum(
             1
             for taint in taints

@@ -44,4 +44,10 @@ class NodeResourcesBalancedAllocation(Plugin):
         return OK
 
     def score(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> int:
-        return self.scorer.score(state.read(self.name), ni.allocatable, ns.requested)
+        prepared = state.read(self.name)
+        if prepared is None:  # PreScore disabled: computed here, as upstream falls back
+            prepared = self.scorer.prepare(state.pod, self.settings)
+            if prepared is None:
+                return 0
+            state.write(self.name, prepared)
+        return self.scorer.score(prepared, ni.allocatable, ns.requested)

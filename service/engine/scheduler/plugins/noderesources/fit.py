@@ -21,6 +21,7 @@ from service.engine.scheduler.framework import (
     NodeState,
     Plugin,
     Status,
+    prefilter_state_missing,
 )
 from service.engine.scheduler.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
@@ -122,7 +123,9 @@ class NodeResourcesFit(Plugin):
     def filter(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> Status | None:
         """Unschedulable with every shortfall; UnschedulableAndUnresolvable when any of them
         is unresolvable."""
-        fit: FitState = state.read(self.name)
+        fit: FitState | None = state.read(self.name)
+        if fit is None:  # PreFilter disabled in the profile: upstream's Filter errors too
+            return prefilter_state_missing(self.name)
         alloc = ni.allocatable
         requested = ns.requested
         if ns.pod_count + 1 <= ni.allowed_pods:
@@ -143,6 +146,8 @@ class NodeResourcesFit(Plugin):
         return OK
 
     def score(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> int:
-        return self.scorer.score(
-            state.read(self.name + "/score"), ni.allocatable, ns.requested, ns.nz_cpu, ns.nz_mem
-        )
+        prepared = state.read(self.name + "/score")
+        if prepared is None:  # PreScore disabled: computed here, as upstream falls back
+            self.pre_score(state, ())
+            prepared = state.read(self.name + "/score")
+        return self.scorer.score(prepared, ni.allocatable, ns.requested, ns.nz_cpu, ns.nz_mem)
