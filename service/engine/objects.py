@@ -81,6 +81,35 @@ class LabelSelector(_Frozen):
     match_expressions: tuple[LabelSelectorRequirement, ...] = ()
 
 
+class PodAffinityTerm(_Frozen):
+    """A pod (anti-)affinity term as stored: selector (None: selects nothing), namespaces
+    (empty with no namespaceSelector: the pod's own), namespaceSelector, topology key, and
+    the label keys whose values the API server merged into the selector."""
+
+    topology_key: str
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+class WeightedPodAffinityTerm(_Frozen):
+    weight: int
+    term: PodAffinityTerm
+
+
+class TopologySpreadConstraint(_Frozen):
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None  # Honor (default) or Ignore
+    node_taints_policy: str | None = None  # Ignore (default) or Honor
+    match_label_keys: tuple[str, ...] = ()
+
+
 class ContainerPort(_Frozen):
     container_port: int
     host_port: int = 0
@@ -155,6 +184,11 @@ class Pod(_Frozen):
     required_node_affinity: tuple[NodeSelectorTerm, ...] | None = None
     # None: no preferredDuringScheduling list at all (NodeAffinity's PreScore then skips)
     preferred_node_affinity: tuple[PreferredSchedulingTerm, ...] | None = None
+    pod_affinity_required: tuple[PodAffinityTerm, ...] = ()
+    pod_affinity_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+    pod_anti_affinity_required: tuple[PodAffinityTerm, ...] = ()
+    pod_anti_affinity_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
     os_name: str = ""
     owner_references: tuple[OwnerReference, ...] = ()
@@ -304,6 +338,31 @@ class NodeStats(_Frozen):
     pods: tuple[PodStats, ...] = ()
 
 
+class Namespace(_Frozen):
+    """A Namespace: its labels are what pod affinity's namespaceSelector reads."""
+
+    name: str
+    labels: dict[str, str] = {}
+
+
+class Service(_Frozen):
+    """A Service's pod selector (the scheduler's default topology spreading reads it)."""
+
+    namespace: str
+    name: str
+    selector: dict[str, str] = {}
+
+
+class WorkloadController(_Frozen):
+    """A ReplicaSet, StatefulSet or ReplicationController: its kind and pod selector (a
+    ReplicationController's map selector becomes matchLabels)."""
+
+    kind: str
+    namespace: str
+    name: str
+    selector: LabelSelector | None = None
+
+
 class Snapshot(_Frozen):
     """A cluster's state at one moment: what the engine decides on. Immutable."""
 
@@ -313,6 +372,9 @@ class Snapshot(_Frozen):
     priority_classes: tuple[PriorityClass, ...] = ()
     leases: tuple[Lease, ...] = ()
     stats: dict[str, NodeStats] = {}
+    namespaces: tuple[Namespace, ...] = ()
+    services: tuple[Service, ...] = ()
+    controllers: tuple[WorkloadController, ...] = ()  # ReplicaSets, StatefulSets, RCs
     captured_at: datetime | None = None
     ignored: dict[str, int] = {}  # kinds Verdict does not use, counted
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -223,7 +224,15 @@ def _pod_resources(
 
 def _unmodelled(spec: wire.PodSpec) -> tuple[str, ...]:
     found = []
-    if spec.affinity and (spec.affinity.pod_affinity or spec.affinity.pod_anti_affinity):
+    affinity = spec.affinity
+    if affinity and any(
+        a is not None
+        and (
+            a.required_during_scheduling_ignored_during_execution
+            or a.preferred_during_scheduling_ignored_during_execution
+        )
+        for a in (affinity.pod_affinity, affinity.pod_anti_affinity)
+    ):
         found.append("InterPodAffinity")
     if spec.topology_spread_constraints:
         found.append("PodTopologySpread")
@@ -323,6 +332,166 @@ def preferred_terms(
     return tuple(out)
 
 
+_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def label_selector(
+    raw: wire.LabelSelector | None, path: str, errors: list[FieldError]
+) -> m.LabelSelector | None:
+    """A metav1.LabelSelector, validated as the API server validates one
+    (ValidateLabelSelector): known operators, values for In / NotIn only."""
+    if raw is None:
+        return None
+    requirements = raw.match_expressions or ()
+    for i, req in enumerate(requirements):
+        where = f"{path}.matchExpressions[{i}]"
+        if req.operator not in _SELECTOR_OPERATORS:
+            errors.append(
+                FieldError(
+                    f"{where}.operator",
+                    f'Unsupported value: "{req.operator}": supported values: '
+                    + ", ".join(f'"{o}"' for o in _SELECTOR_OPERATORS),
+                )
+            )
+        elif req.operator in ("In", "NotIn") and not req.values:
+            errors.append(
+                FieldError(
+                    f"{where}.values",
+                    "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+                )
+            )
+        elif req.operator in ("Exists", "DoesNotExist") and req.values:
+            errors.append(
+                FieldError(
+                    f"{where}.values",
+                    "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                )
+            )
+        if not req.key:
+            errors.append(FieldError(f"{where}.key", "Required value"))
+    return m.LabelSelector(
+        match_labels=raw.match_labels or {},
+        match_expressions=_selector_requirements(raw.match_expressions, m.LabelSelectorRequirement),
+    )
+
+
+def _affinity_term(
+    raw: wire.PodAffinityTerm | None, path: str, errors: list[FieldError]
+) -> m.PodAffinityTerm:
+    raw = raw or wire.PodAffinityTerm()
+    if not raw.topology_key:
+        errors.append(FieldError(f"{path}.topologyKey", "Required value: can not be empty"))
+    return m.PodAffinityTerm(
+        topology_key=raw.topology_key,
+        label_selector=label_selector(raw.label_selector, f"{path}.labelSelector", errors),
+        namespaces=tuple(raw.namespaces or ()),
+        namespace_selector=label_selector(
+            raw.namespace_selector, f"{path}.namespaceSelector", errors
+        ),
+        match_label_keys=tuple(raw.match_label_keys or ()),
+        mismatch_label_keys=tuple(raw.mismatch_label_keys or ()),
+    )
+
+
+def _pod_affinity(
+    raw: wire.PodAffinity | None, path: str, errors: list[FieldError]
+) -> tuple[tuple[m.PodAffinityTerm, ...], tuple[m.WeightedPodAffinityTerm, ...]]:
+    """A podAffinity or podAntiAffinity: its required and its weighted preferred terms."""
+    if raw is None:
+        return (), ()
+    required_path = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+    required = tuple(
+        _affinity_term(t, f"{required_path}[{i}]", errors)
+        for i, t in enumerate(raw.required_during_scheduling_ignored_during_execution or ())
+    )
+    preferred_path = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    preferred = []
+    for i, t in enumerate(raw.preferred_during_scheduling_ignored_during_execution or ()):
+        if not 1 <= t.weight <= 100:
+            errors.append(FieldError(f"{preferred_path}[{i}].weight", "must be in the range 1-100"))
+        term = _affinity_term(t.pod_affinity_term, f"{preferred_path}[{i}].podAffinityTerm", errors)
+        preferred.append(m.WeightedPodAffinityTerm(weight=t.weight, term=term))
+    return required, tuple(preferred)
+
+
+_WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
+_POLICIES = ("Honor", "Ignore")
+
+
+def _spread_constraints(
+    raw: list[wire.TopologySpreadConstraint] | None, errors: list[FieldError]
+) -> tuple[m.TopologySpreadConstraint, ...]:
+    """spec.topologySpreadConstraints, validated as validateTopologySpreadConstraints."""
+    out = []
+    seen: set[tuple[str, str]] = set()
+    for i, c in enumerate(raw or ()):
+        path = f"spec.topologySpreadConstraints[{i}]"
+        if c.max_skew <= 0:
+            errors.append(
+                FieldError(
+                    f"{path}.maxSkew", f"Invalid value: {c.max_skew}: must be greater than zero"
+                )
+            )
+        if not c.topology_key:
+            errors.append(FieldError(f"{path}.topologyKey", "Required value: can not be empty"))
+        if c.when_unsatisfiable not in _WHEN_UNSATISFIABLE:
+            errors.append(
+                FieldError(
+                    f"{path}.whenUnsatisfiable",
+                    f'Unsupported value: "{c.when_unsatisfiable}": supported values: '
+                    '"DoNotSchedule", "ScheduleAnyway"',
+                )
+            )
+        if c.min_domains is not None:
+            if c.min_domains <= 0:
+                errors.append(
+                    FieldError(
+                        f"{path}.minDomains",
+                        f"Invalid value: {c.min_domains}: must be greater than zero",
+                    )
+                )
+            elif c.when_unsatisfiable != "DoNotSchedule":
+                errors.append(
+                    FieldError(
+                        f"{path}.minDomains",
+                        f"Invalid value: {c.min_domains}: can only use minDomains if "
+                        f"whenUnsatisfiable=DoNotSchedule, not {c.when_unsatisfiable}",
+                    )
+                )
+        for name, policy in (
+            ("nodeAffinityPolicy", c.node_affinity_policy),
+            ("nodeTaintsPolicy", c.node_taints_policy),
+        ):
+            if policy is not None and policy not in _POLICIES:
+                errors.append(
+                    FieldError(
+                        f"{path}.{name}",
+                        f'Unsupported value: "{policy}": supported values: "Honor", "Ignore"',
+                    )
+                )
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen:
+            errors.append(
+                FieldError(
+                    f"{path}", f'Duplicate value: "{{{c.topology_key}, {c.when_unsatisfiable}}}"'
+                )
+            )
+        seen.add(pair)
+        out.append(
+            m.TopologySpreadConstraint(
+                max_skew=c.max_skew,
+                topology_key=c.topology_key,
+                when_unsatisfiable=c.when_unsatisfiable,
+                label_selector=label_selector(c.label_selector, f"{path}.labelSelector", errors),
+                min_domains=c.min_domains,
+                node_affinity_policy=c.node_affinity_policy,
+                node_taints_policy=c.node_taints_policy,
+                match_label_keys=tuple(c.match_label_keys or ()),
+            )
+        )
+    return tuple(out)
+
+
 def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.Pod:
     errors: list[FieldError] = []
     meta, spec, status = raw.metadata, raw.spec, raw.status
@@ -350,6 +519,18 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
         errors,
     )
     empty_dir_limits = _empty_dir_limits(spec.volumes, errors)
+    affinity_path = "spec.affinity"
+    pod_affinity = _pod_affinity(
+        spec.affinity.pod_affinity if spec.affinity else None,
+        f"{affinity_path}.podAffinity",
+        errors,
+    )
+    pod_anti_affinity = _pod_affinity(
+        spec.affinity.pod_anti_affinity if spec.affinity else None,
+        f"{affinity_path}.podAntiAffinity",
+        errors,
+    )
+    spread = _spread_constraints(spec.topology_spread_constraints, errors)
     if errors:
         raise IngestError(errors).prefixed(prefix)
     annotations = meta.annotations
@@ -382,6 +563,11 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
         node_selector=spec.node_selector or {},
         required_node_affinity=terms,
         preferred_node_affinity=preferred,
+        pod_affinity_required=pod_affinity[0],
+        pod_affinity_preferred=pod_affinity[1],
+        pod_anti_affinity_required=pod_anti_affinity[0],
+        pod_anti_affinity_preferred=pod_anti_affinity[1],
+        topology_spread_constraints=spread,
         tolerations=_tolerations(spec.tolerations, shared),
         os_name=spec.os.name if spec.os else "",
         owner_references=_owner_references(meta.owner_references),
@@ -585,13 +771,59 @@ def node_stats(node_name: str, raw: wire.Summary) -> m.NodeStats:
 
 # --- whole snapshots ---
 
+
+def _namespace(raw: wire.Namespace, prefix: str = "") -> m.Namespace:
+    if not raw.metadata.name:
+        raise IngestError.one(f"{prefix}.metadata.name", "a Namespace needs a name")
+    return m.Namespace(name=raw.metadata.name, labels=raw.metadata.labels or {})
+
+
+def _service(raw: wire.Service, prefix: str = "") -> m.Service:
+    if not raw.metadata.name:
+        raise IngestError.one(f"{prefix}.metadata.name", "a Service needs a name")
+    return m.Service(
+        namespace=raw.metadata.namespace or "default",
+        name=raw.metadata.name,
+        selector=raw.spec.selector or {},
+    )
+
+
+def _workload(kind: str) -> Callable[[Any, str], m.WorkloadController]:
+    """The converter of a ReplicaSet, StatefulSet or ReplicationController."""
+
+    def convert(raw: Any, prefix: str = "") -> m.WorkloadController:
+        if not raw.metadata.name:
+            raise IngestError.one(f"{prefix}.metadata.name", f"a {kind} needs a name")
+        errors: list[FieldError] = []
+        if kind == "ReplicationController":
+            selector = m.LabelSelector(match_labels=raw.spec.selector or {})
+        else:
+            selector = label_selector(raw.spec.selector, "spec.selector", errors)
+        if errors:
+            raise IngestError(errors).prefixed(prefix)
+        return m.WorkloadController(
+            kind=kind,
+            namespace=raw.metadata.namespace or "default",
+            name=raw.metadata.name,
+            selector=selector,
+        )
+
+    return convert
+
+
 _KINDS = {
     "Pod": (wire.Pod, _pod),
     "Node": (wire.Node, _node),
     "PodDisruptionBudget": (wire.PodDisruptionBudget, _pdb),
     "PriorityClass": (wire.PriorityClass, _priority_class),
     "Lease": (wire.Lease, _lease),
+    "Namespace": (wire.Namespace, _namespace),
+    "Service": (wire.Service, _service),
+    "ReplicaSet": (wire.Workload, _workload("ReplicaSet")),
+    "StatefulSet": (wire.Workload, _workload("StatefulSet")),
+    "ReplicationController": (wire.ReplicationController, _workload("ReplicationController")),
 }
+_CONTROLLER_KINDS = ("ReplicaSet", "StatefulSet", "ReplicationController")
 
 
 class SnapshotBuilder:
@@ -603,6 +835,9 @@ class SnapshotBuilder:
         self.pdbs: list[m.PodDisruptionBudget] = []
         self.priority_classes: list[m.PriorityClass] = []
         self.leases: list[m.Lease] = []
+        self.namespaces: list[m.Namespace] = []
+        self.services: list[m.Service] = []
+        self.controllers: list[m.WorkloadController] = []
         self.ignored: Counter[str] = Counter()
         self.stats: dict[str, m.NodeStats] = {}
         self._seen: dict[tuple[str, str, str], str] = {}
@@ -642,6 +877,15 @@ class SnapshotBuilder:
         elif kind == "PriorityClass":
             if self._unique(kind, "", obj.name, path):
                 self.priority_classes.append(obj)
+        elif kind == "Namespace":
+            if self._unique(kind, "", obj.name, path):
+                self.namespaces.append(obj)
+        elif kind == "Service":
+            if self._unique(kind, obj.namespace, obj.name, path):
+                self.services.append(obj)
+        elif kind in _CONTROLLER_KINDS:
+            if self._unique(kind, obj.namespace, obj.name, path):
+                self.controllers.append(obj)
         elif self._unique(kind, obj.namespace, obj.name, path):
             self.leases.append(obj)
 
@@ -703,6 +947,9 @@ class SnapshotBuilder:
             priority_classes=tuple(self.priority_classes),
             leases=tuple(self.leases),
             stats=self.stats,
+            namespaces=tuple(self.namespaces),
+            services=tuple(self.services),
+            controllers=tuple(self.controllers),
             captured_at=captured_at,
             ignored=dict(sorted(self.ignored.items())),
         )

@@ -64,6 +64,11 @@ class Requirement(_Wire):
     values: list[str] | None = None
 
 
+class LabelSelector(_Wire):
+    match_labels: dict[str, str] | None = None
+    match_expressions: list[Requirement] | None = None
+
+
 class NodeSelectorTerm(_Wire):
     match_expressions: list[Requirement] | None = None
     match_fields: list[Requirement] | None = None
@@ -85,10 +90,42 @@ class NodeAffinity(_Wire):
     )
 
 
+class PodAffinityTerm(_Wire):
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] | None = None
+    topology_key: str = ""
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: list[str] | None = None
+    mismatch_label_keys: list[str] | None = None
+
+
+class WeightedPodAffinityTerm(_Wire):
+    weight: int = 0
+    pod_affinity_term: PodAffinityTerm | None = None
+
+
+class PodAffinity(_Wire):
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = (
+        None
+    )
+
+
 class Affinity(_Wire):
     node_affinity: NodeAffinity | None = None
-    pod_affinity: msgspec.Raw = msgspec.Raw()
-    pod_anti_affinity: msgspec.Raw = msgspec.Raw()
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+
+
+class TopologySpreadConstraint(_Wire):
+    max_skew: int = 0
+    topology_key: str = ""
+    when_unsatisfiable: str = ""
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: list[str] | None = None
 
 
 class Toleration(_Wire):
@@ -134,7 +171,7 @@ class PodSpec(_Wire):
     host_network: bool = False
     scheduler_name: str = ""
     termination_grace_period_seconds: int | None = None
-    topology_spread_constraints: list[msgspec.Raw] | None = None
+    topology_spread_constraints: list[TopologySpreadConstraint] | None = None
     volumes: list[Volume] | None = None
 
 
@@ -197,11 +234,6 @@ class Node(_Wire):
     status: NodeStatus = msgspec.field(default_factory=NodeStatus)
 
 
-class LabelSelector(_Wire):
-    match_labels: dict[str, str] | None = None
-    match_expressions: list[Requirement] | None = None
-
-
 class PDBSpec(_Wire):
     selector: LabelSelector | None = None
 
@@ -233,6 +265,35 @@ class LeaseSpec(_Wire):
 class Lease(_Wire):
     metadata: Metadata = msgspec.field(default_factory=Metadata)
     spec: LeaseSpec = msgspec.field(default_factory=LeaseSpec)
+
+
+class Namespace(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+
+
+class ServiceSpec(_Wire):
+    selector: dict[str, str] | None = None
+
+
+class Service(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: ServiceSpec = msgspec.field(default_factory=ServiceSpec)
+
+
+class WorkloadSpec(_Wire):
+    selector: LabelSelector | None = None
+
+
+class Workload(_Wire):
+    """A ReplicaSet or StatefulSet: only its pod selector is read."""
+
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: WorkloadSpec = msgspec.field(default_factory=WorkloadSpec)
+
+
+class ReplicationController(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: ServiceSpec = msgspec.field(default_factory=ServiceSpec)  # a map selector too
 
 
 class TypeOnly(_Wire):

@@ -94,7 +94,20 @@ def counts(snapshot: Snapshot) -> dict[str, int]:
         "priorityClasses": len(snapshot.priority_classes),
         "leases": len(snapshot.leases),
         "stats": len(snapshot.stats),
+        "namespaces": len(snapshot.namespaces),
+        "services": len(snapshot.services),
+        **{
+            key: sum(1 for c in snapshot.controllers if c.kind == kind)
+            for key, kind in _CONTROLLER_COUNTS
+        },
     }
+
+
+_CONTROLLER_COUNTS = (
+    ("replicaSets", "ReplicaSet"),
+    ("statefulSets", "StatefulSet"),
+    ("replicationControllers", "ReplicationController"),
+)
 
 
 def save(

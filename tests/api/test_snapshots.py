@@ -22,7 +22,9 @@ def _cluster():
             "apiVersion": "v1",
             "kind": "Service",
             "metadata": {"name": "svc", "namespace": "default"},
+            "spec": {"selector": {"app": "a"}},
         },
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"}},
     )
 
 
@@ -37,8 +39,13 @@ def test_post_list_is_stored_and_read_back(api):
         "priorityClasses": 0,
         "leases": 0,
         "stats": 0,
+        "namespaces": 0,
+        "services": 1,
+        "replicaSets": 0,
+        "statefulSets": 0,
+        "replicationControllers": 0,
     }
-    assert body["ignored"] == {"Service": 1}
+    assert body["ignored"] == {"ConfigMap": 1}
     assert body["digest"].startswith("sha256:")
     assert response.headers["ETag"] == f'"{body["digest"]}"'
 

@@ -1,0 +1,223 @@
+"""What the inter-pod affinity and topology spread plugins will read, kept at ingest: pod
+(anti-)affinity terms, topology spread constraints, Namespaces, Services and the workload
+controllers' selectors; and the API server's validation of them (422 naming the field)."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.ingest.errors import IngestError
+from service.ingest.kube import pod_from_object, snapshot_from_objects
+from tests.conftest import kube_list, node, pod
+
+
+def _pod(**spec) -> dict:
+    return pod("p", **spec)
+
+
+TERM = {
+    "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]},
+    "topologyKey": "kubernetes.io/hostname",
+    "namespaceSelector": {"matchLabels": {"team": "a"}},
+    "namespaces": ["other"],
+    "matchLabelKeys": ["pod-template-hash"],
+}
+
+
+def test_affinity_terms_and_spread_constraints_are_kept() -> None:
+    p = pod_from_object(
+        _pod(
+            affinity={
+                "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [TERM]},
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 40, "podAffinityTerm": TERM}
+                    ]
+                },
+            },
+            topologySpreadConstraints=[
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": "web"}},
+                    "minDomains": 3,
+                    "nodeTaintsPolicy": "Honor",
+                }
+            ],
+        )
+    )
+    (term,) = p.pod_affinity_required
+    assert term.topology_key == "kubernetes.io/hostname"
+    assert term.namespaces == ("other",)
+    assert term.namespace_selector.match_labels == {"team": "a"}
+    assert term.label_selector.match_expressions[0].values == ("web",)
+    assert term.match_label_keys == ("pod-template-hash",)
+    assert p.pod_anti_affinity_preferred[0].weight == 40
+    assert p.pod_affinity_preferred == () and p.pod_anti_affinity_required == ()
+    (constraint,) = p.topology_spread_constraints
+    assert (constraint.max_skew, constraint.min_domains, constraint.node_taints_policy) == (
+        1,
+        3,
+        "Honor",
+    )
+    assert p.unmodelled == ("InterPodAffinity", "PodTopologySpread")
+
+
+def test_namespaces_services_and_controllers_are_kept() -> None:
+    snap = snapshot_from_objects(
+        [
+            {"kind": "Namespace", "metadata": {"name": "team", "labels": {"tier": "gold"}}},
+            {
+                "kind": "Service",
+                "metadata": {"name": "web", "namespace": "team"},
+                "spec": {"selector": {"app": "web"}},
+            },
+            {
+                "kind": "ReplicaSet",
+                "metadata": {"name": "web-1", "namespace": "team"},
+                "spec": {"selector": {"matchLabels": {"app": "web"}}},
+            },
+            {
+                "kind": "StatefulSet",
+                "metadata": {"name": "db", "namespace": "team"},
+                "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}},
+            },
+            {
+                "kind": "ReplicationController",
+                "metadata": {"name": "old", "namespace": "team"},
+                "spec": {"selector": {"app": "old"}},
+            },
+        ]
+    )
+    assert snap.namespaces[0].labels == {"tier": "gold"}
+    assert snap.services[0].selector == {"app": "web"}
+    kinds = {c.kind: c for c in snap.controllers}
+    assert kinds["ReplicaSet"].selector.match_labels == {"app": "web"}
+    assert kinds["StatefulSet"].selector.match_expressions[0].operator == "Exists"
+    assert kinds["ReplicationController"].selector.match_labels == {"app": "old"}
+
+
+BAD = [
+    pytest.param(
+        {
+            "affinity": {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            **TERM,
+                            "labelSelector": {
+                                "matchExpressions": [
+                                    {"key": "app", "operator": "Near", "values": ["x"]}
+                                ]
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+        "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchExpressions[0].operator",
+        'Unsupported value: "Near"',
+        id="label selector with an unknown operator",
+    ),
+    pytest.param(
+        {
+            "affinity": {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [{**TERM, "topologyKey": ""}]
+                }
+            }
+        },
+        "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey",
+        "can not be empty",
+        id="an empty topology key",
+    ),
+    pytest.param(
+        {
+            "affinity": {
+                "podAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 0, "podAffinityTerm": TERM}
+                    ]
+                }
+            }
+        },
+        "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight",
+        "1-100",
+        id="a preferred term's weight out of range",
+    ),
+    pytest.param(
+        {
+            "topologySpreadConstraints": [
+                {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+            ]
+        },
+        "spec.topologySpreadConstraints[0].maxSkew",
+        "must be greater than zero",
+        id="maxSkew 0",
+    ),
+    pytest.param(
+        {
+            "topologySpreadConstraints": [
+                {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Sometimes"}
+            ]
+        },
+        "spec.topologySpreadConstraints[0].whenUnsatisfiable",
+        'Unsupported value: "Sometimes"',
+        id="an unknown whenUnsatisfiable",
+    ),
+    pytest.param(
+        {
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "zone",
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                    "minDomains": 2,
+                }
+            ]
+        },
+        "spec.topologySpreadConstraints[0].minDomains",
+        "can only use minDomains if whenUnsatisfiable=DoNotSchedule",
+        id="minDomains with ScheduleAnyway",
+    ),
+    pytest.param(
+        {
+            "topologySpreadConstraints": [
+                {"maxSkew": 1, "topologyKey": "", "whenUnsatisfiable": "DoNotSchedule"}
+            ]
+        },
+        "spec.topologySpreadConstraints[0].topologyKey",
+        "can not be empty",
+        id="a spread constraint without a topology key",
+    ),
+    pytest.param(
+        {
+            "topologySpreadConstraints": [
+                {"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule"},
+                {"maxSkew": 2, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule"},
+            ]
+        },
+        "spec.topologySpreadConstraints[1]",
+        "Duplicate value",
+        id="two constraints on the same key and action",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "path", "words"), BAD)
+def test_invalid_scheduling_constraints_are_refused(spec, path, words) -> None:
+    with pytest.raises(IngestError) as exc:
+        pod_from_object(_pod(**spec))
+    messages = {e.path: e.message for e in exc.value.errors}
+    assert path in messages, messages
+    assert words in messages[path]
+
+
+@pytest.mark.parametrize(("spec", "path", "words"), BAD[:2])
+def test_through_the_api_nothing_is_stored(api, spec, path, words) -> None:
+    body = kube_list(node("n1"), pod("bad", "n1", **spec))
+    response = api.post("/v1/snapshots", json=body, role="decide")
+    assert response.status_code == 422, response.json
+    assert any(e["path"] == f"items[1].{path}" for e in response.json["errors"]), response.json
+    assert api.get("/v1/snapshots", role="read").json["items"] == []
