@@ -97,6 +97,8 @@ def place(
     """Filter and score ``pod`` on the snapshot's nodes; see the module docstring."""
     view = scheduler_view(cluster)
     fwk = Framework(profile, settings)
+    if fwk.needs_whole_pods(pod, view):
+        view = scheduler_view(cluster, whole_pods=True)
     state = fwk.cycle_state(pod, view)
     prepare_nominated(state, view)
     plan = apply_holds(state, view, hold_statefulset_upgrades=hold_statefulset_upgrades, holds=holds)

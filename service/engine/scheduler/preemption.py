@@ -333,6 +333,8 @@ def preempt(
     """
     view = scheduler_view(cluster)
     fwk = Framework(profile, settings)
+    if fwk.needs_whole_pods(pod, view):
+        view = scheduler_view(cluster, whole_pods=True)
     if args is None:
         args = fwk.preemption_args or DefaultPreemptionArgs()
     ctx = fwk.cycle_state(pod, view, scoring=False)

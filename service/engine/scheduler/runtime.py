@@ -55,6 +55,7 @@ _RESTRICTED_BY = "framework/preFilterResult"  # the plugins whose PreFilterResul
 POD_INDEPENDENT_FILTERS = frozenset(
     {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"}
 )
+_SUMMABLE_FILTERS = POD_INDEPENDENT_FILTERS | {"NodePorts", "NodeResourcesFit"}
 _VOLUME_PLUGINS = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone")
 _DEFAULT_SPREADING_OWNERS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
 
@@ -111,6 +112,8 @@ class Framework:
             return out
 
         self.pre_filter_plugins = enabled(profile.pre_filter, "pre_filter")
+        # PreFilterExtensions: the plugins whose PreFilter state follows added/removed pods.
+        self.extension_plugins = [p for p in self.pre_filter_plugins if hasattr(p, "add_pod")]
         self.filter_plugins = enabled(profile.filter, "filter")
         self.pre_score_plugins = enabled(profile.pre_score, "pre_score")
         weights = dict(profile.score)
@@ -121,7 +124,7 @@ class Framework:
         self.resource_filters_only = (
             "NodePorts" in self.filter_names
             and "NodeResourcesFit" in self.filter_names
-            and self.filter_names <= POD_INDEPENDENT_FILTERS | {"NodePorts", "NodeResourcesFit"}
+            and self.filter_names <= _SUMMABLE_FILTERS
         )
         self.unmodelled_filters = _unmodelled((*profile.pre_filter, *profile.filter))
         self.unmodelled = _unmodelled(
@@ -133,7 +136,49 @@ class Framework:
             assert isinstance(args, DefaultPreemptionArgs)
             self.preemption_args = args
 
+    def reprieve_on_sums(self, state: CycleState) -> bool:
+        """Whether preemption may reprieve on running sums for this pod: the profile runs
+        NodePorts and NodeResourcesFit, and every filter left after PreFilter is one of them
+        or ignores the node's pods (a pod-affinity filter that skipped is no obstacle)."""
+        return self.resource_filters_only or (
+            "NodePorts" in self.filter_names
+            and "NodeResourcesFit" in self.filter_names
+            and all(name in _SUMMABLE_FILTERS for name, _ in state.filters)
+        )
+
+    def active_extensions(self, state: CycleState) -> list[Any]:
+        """The PreFilterExtensions plugins whose PreFilter ran for this pod (not skipped)."""
+        return [p for p in self.extension_plugins if p.name not in state.skip_filter]
+
+    def add_pod(self, state: CycleState, added: PodInfo, ni: NodeInfo) -> None:
+        """RunPreFilterExtensionAddPod. A hold (no Pod behind it) matches no selector."""
+        if added.pod is not None:
+            for plugin in self.active_extensions(state):
+                plugin.add_pod(state, added, ni)
+
+    def remove_pod(self, state: CycleState, removed: PodInfo, ni: NodeInfo) -> None:
+        """RunPreFilterExtensionRemovePod."""
+        if removed.pod is not None:
+            for plugin in self.active_extensions(state):
+                plugin.remove_pod(state, removed, ni)
+
     # --- the cycle ---
+
+    def needs_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
+        """Whether this pod's cycle reads other pods whole (inter-pod affinity: their labels
+        and terms), which a view restored from its stored form does not hold."""
+        if view.whole_pods or "InterPodAffinity" not in REGISTRY:
+            return False
+        enabled = "InterPodAffinity" in self.filter_names or any(
+            p.name == "InterPodAffinity" for p, _ in self.score_plugins
+        )
+        uses = bool(
+            pod.pod_affinity_required
+            or pod.pod_anti_affinity_required
+            or pod.pod_affinity_preferred
+            or pod.pod_anti_affinity_preferred
+        )
+        return enabled and (uses or view.inter_pod_affinity_in_use)
 
     def cycle_state(self, pod: Pod, view: SchedulerView, scoring: bool = True) -> CycleState:
         """A new CycleState for ``pod``, PreFilter run. ``scoring``: whether the decision
@@ -230,7 +275,12 @@ class Framework:
         if ns is None:
             ns = node_state(state, ni)
         base = ns.base_state() if isinstance(ns, NodeInfo) else ns
-        first = self.run_filter_plugins(state, ni, base.with_pods(additions))
+        with_them = state
+        if self.active_extensions(state):  # addGENominatedPods, on a copy of the state
+            with_them = state.clone()
+            for pi in additions:
+                self.add_pod(with_them, pi, ni)
+        first = self.run_filter_plugins(with_them, ni, base.with_pods(additions))
         if not first.is_success:
             return first
         return self.run_filter_plugins(state, ni, ns)

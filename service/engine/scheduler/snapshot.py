@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
-from service.engine.objects import Cluster, PodDisruptionBudget
+from service.engine.objects import Cluster, Pod, PodDisruptionBudget
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
 
 __all__ = ["PdbInfo", "SchedulerView", "install_view", "scheduler_view"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +148,8 @@ class SchedulerView:
         )
         self._bound = bound  # the nodes' pods in snapshot order
         self._bound_pdbs_done = False
+        self.whole_pods = True
+        self.namespace_labels = {ns.name: ns.labels for ns in snapshot.namespaces}
 
     @classmethod
     def restored(
@@ -163,6 +168,8 @@ class SchedulerView:
         )
         view._bound = []
         view._bound_pdbs_done = True
+        view.whole_pods = False  # most PodInfos carry no Pod: see scheduler_view(whole_pods=)
+        view.namespace_labels = {}
         return view
 
     def _assemble(
@@ -208,6 +215,53 @@ class SchedulerView:
         }
         self._pdb_memo: dict[str, dict[object, tuple[int, ...]]] = {ns: {} for ns in read}
         self._pdb_entries: dict[tuple[int, ...], tuple[tuple[int, int, bool], ...]] = {}
+        self._pod_terms: dict[int, object] = {}
+        self._with_affinity: dict[int, list[PodInfo]] | None = None
+        self._with_required_anti: dict[int, list[PodInfo]] | None = None
+
+    # --- pods with inter-pod affinity (NodeInfo.PodsWithAffinity, PodsWithRequiredAntiAffinity)
+
+    def pod_terms(self, pi: PodInfo, build: Callable[[Pod], T]) -> T:
+        """``build(pod)`` for a pod of the view, computed once (its affinity terms)."""
+        found = self._pod_terms.get(id(pi))
+        if found is None:
+            found = self._pod_terms[id(pi)] = build(pi.pod)
+        return found  # type: ignore[return-value]
+
+    def _affinity_index(self) -> tuple[dict[int, list[PodInfo]], dict[int, list[PodInfo]]]:
+        if self._with_affinity is None or self._with_required_anti is None:
+            with_affinity: dict[int, list[PodInfo]] = {}
+            with_anti: dict[int, list[PodInfo]] = {}
+            for ni in self.nodes:
+                for pi in ni.pods:
+                    pod = pi.pod
+                    if pod is None:
+                        continue
+                    if pod.pod_anti_affinity_required:
+                        with_anti.setdefault(ni.index, []).append(pi)
+                    if (
+                        pod.pod_anti_affinity_required
+                        or pod.pod_affinity_required
+                        or pod.pod_affinity_preferred
+                        or pod.pod_anti_affinity_preferred
+                    ):
+                        with_affinity.setdefault(ni.index, []).append(pi)
+            self._with_affinity, self._with_required_anti = with_affinity, with_anti
+        return self._with_affinity, self._with_required_anti
+
+    def nodes_with_affinity(self) -> list[NodeInfo]:
+        """HavePodsWithAffinityList: nodes holding a pod with any pod (anti-)affinity."""
+        return [self.nodes[i] for i in self._affinity_index()[0]]
+
+    def pods_with_affinity(self, ni: NodeInfo) -> list[PodInfo]:
+        return self._affinity_index()[0].get(ni.index, [])
+
+    def nodes_with_required_anti_affinity(self) -> list[NodeInfo]:
+        """HavePodsWithRequiredAntiAffinityList."""
+        return [self.nodes[i] for i in self._affinity_index()[1]]
+
+    def pods_with_required_anti_affinity(self, ni: NodeInfo) -> list[PodInfo]:
+        return self._affinity_index()[1].get(ni.index, [])
 
     def nominated_for(self, node_name: str) -> list[PodInfo]:
         """PodNominator.NominatedPodsForNode: pending pods whose status.nominatedNodeName is
@@ -329,14 +383,16 @@ def install_view(cluster: Cluster, view: SchedulerView) -> None:
         _VIEWS[cluster] = view
 
 
-def scheduler_view(cluster: Cluster) -> SchedulerView:
+def scheduler_view(cluster: Cluster, whole_pods: bool = False) -> SchedulerView:
     """The SchedulerView of ``cluster``, built at most once per Cluster object (weakly cached:
-    it goes when the Cluster goes)."""
+    it goes when the Cluster goes). ``whole_pods``: the view must hold every pod whole (pod
+    affinity reads their labels and terms), so a view restored from its stored form is
+    replaced by one built from the snapshot, decoding it."""
     view = _VIEWS.get(cluster)
-    if view is None:
+    if view is None or (whole_pods and not view.whole_pods):
         with _VIEWS_LOCK:
             view = _VIEWS.get(cluster)
-            if view is None:
+            if view is None or (whole_pods and not view.whole_pods):
                 view = SchedulerView(cluster)
                 _VIEWS[cluster] = view
     return view

@@ -119,6 +119,47 @@ def _pod_spec(rng: random.Random, priority: int) -> dict:
     return spec
 
 
+TOPOLOGY_KEYS = ("kubernetes.io/hostname", "topology.kubernetes.io/zone")
+
+
+def _affinity_term(rng: random.Random) -> dict:
+    """A pod affinity term on an app label, by hostname or zone, sometimes across
+    namespaces (by name or by a namespace selector)."""
+    apps = rng.sample(("web", "batch", "db", "incoming"), rng.choice((1, 2)))
+    if rng.random() < 0.7:
+        selector = {"matchExpressions": [{"key": "app", "operator": "In", "values": apps}]}
+    else:
+        selector = {"matchLabels": {"app": apps[0]}}
+    term: dict = {"labelSelector": selector, "topologyKey": rng.choice(TOPOLOGY_KEYS)}
+    choice = rng.random()
+    if choice < 0.15:
+        term["namespaces"] = ["default", "team"]
+    elif choice < 0.3:
+        term["namespaceSelector"] = {"matchLabels": {"tier": "gold"}}
+    elif choice < 0.35:
+        term["namespaceSelector"] = {}
+    return term
+
+
+def _pod_affinity(rng: random.Random) -> dict:
+    """podAffinity and/or podAntiAffinity, required and/or preferred terms."""
+    out: dict = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if rng.random() < 0.5:
+            continue
+        entry: dict = {}
+        if rng.random() < 0.5:
+            entry["requiredDuringSchedulingIgnoredDuringExecution"] = [_affinity_term(rng)]
+        if rng.random() < 0.6:
+            entry["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": rng.randint(1, 100), "podAffinityTerm": _affinity_term(rng)}
+                for _ in range(rng.randint(1, 2))
+            ]
+        if entry:
+            out[kind] = entry
+    return out
+
+
 def _bound_pod(rng: random.Random, node: str, i: int) -> dict:
     meta = {
         "name": f"p{i}",
@@ -128,6 +169,10 @@ def _bound_pod(rng: random.Random, node: str, i: int) -> dict:
     }
     spec = _pod_spec(rng, rng.choice((-5, 0, 10, 100, 1000)))
     spec["nodeName"] = node
+    if rng.random() < 0.4:
+        affinity = _pod_affinity(rng)
+        if affinity:
+            spec["affinity"] = affinity
     status = {
         "phase": "Running",
         "startTime": f"2026-11-20T{rng.randint(0, 11):02}:{rng.randint(0, 59):02}:00Z",
@@ -177,6 +222,8 @@ def _incoming(rng: random.Random, nodes: list[dict], priority: int) -> dict:
         ]
     if affinity:
         spec["affinity"] = {"nodeAffinity": affinity}
+    if rng.random() < 0.5:
+        spec.setdefault("affinity", {}).update(_pod_affinity(rng))
     if rng.random() < 0.1:
         spec["overhead"] = {"cpu": "50m", "memory": "120Mi"}
     if rng.random() < 0.15:
@@ -229,6 +276,14 @@ def random_case(seed: int, kind: str = "placement") -> dict:
         for _ in range(rng.randint(0, 5 if kind == "preemption" else 3)):
             objects.append(_bound_pod(rng, n["metadata"]["name"], count))
             count += 1
+    for name, tier in (("default", "gold"), ("team", rng.choice(("gold", "silver")))):
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": name, "labels": {"tier": tier}},
+            }
+        )
     if rng.random() < 0.3:
         objects.append(
             {

@@ -38,7 +38,7 @@ from service.engine.scheduler.snapshot import scheduler_view
 from service.ingest.kube import pod_from_object
 from tests.engine.scheduler.helpers import cluster_of, conformance_group, cycle
 
-UNMODELLED_FILTERS = {"InterPodAffinity", "PodTopologySpread"}
+UNMODELLED_FILTERS = {"PodTopologySpread"}
 
 
 def _cases(prefix: str) -> list:

@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 from service.engine.scheduler.framework import Plugin
 from service.engine.scheduler.plugins.image_locality import ImageLocality
+from service.engine.scheduler.plugins.interpod_affinity import InterPodAffinity
 from service.engine.scheduler.plugins.node_affinity import NodeAffinity
 from service.engine.scheduler.plugins.node_name import NodeName
 from service.engine.scheduler.plugins.node_ports import NodePorts
@@ -37,6 +38,7 @@ REGISTRY: Mapping[str, type[Plugin]] = MappingProxyType(
             NodeResourcesFit,
             NodeResourcesBalancedAllocation,
             ImageLocality,
+            InterPodAffinity,
         )
     }
 )

@@ -166,7 +166,7 @@ def select_victims_on_node(
     node's prefix sums for the next pod that no longer fits). ``select_victims_reference``
     runs the filters literally for every reprieve; both give the same answer.
     """
-    if ctx.removed.get(ni.name) or not fwk.resource_filters_only:
+    if ctx.removed.get(ni.name) or not fwk.reprieve_on_sums(ctx):
         return select_victims_reference(fwk, ctx, view, ni)
     order = ni.pods_by_importance()
     n = len(order)
@@ -326,17 +326,22 @@ def select_victims_reference(
     fwk: Framework, ctx: CycleState, view: SchedulerView, ni: NodeInfo
 ) -> tuple[list[PodInfo], int, Status]:
     """SelectVictimsOnNode done literally: a node copy whose pods are re-aggregated and
-    re-filtered (with nominated pods) for every reprieve. Quadratic in the node's pods; used
-    when a hold takes a predecessor off the node, and to check the fast path in tests."""
+    re-filtered (with nominated pods) for every reprieve, on a copy of the cycle state that
+    the plugins' RemovePod / AddPod keep in step (pod affinity counts). Quadratic in the
+    node's pods; used when a filter other than NodePorts and NodeResourcesFit depends on the
+    node's pods, when a hold takes a predecessor off the node, and to check the fast path."""
     potential = _potential_victims(ctx, ni)
     if not potential:
         return [], 0, Status(UNRESOLVABLE, (MSG_NO_VICTIMS,))
     removed = ctx.removed.get(ni.name) or ()
     gone = {id(pi) for pi in potential} | {id(pi) for pi in removed}
     present = [pi for pi in ni.pods if id(pi) not in gone]
+    state = ctx.clone() if fwk.active_extensions(ctx) else ctx
+    for pi in potential:
+        fwk.remove_pod(state, pi, ni)
 
     def fits_with(pods: list[PodInfo]) -> Status:
-        return fwk.run_filter_plugins_with_nominated(ctx, ni, state_of(pods))
+        return fwk.run_filter_plugins_with_nominated(state, ni, state_of(pods))
 
     status = fits_with(present)
     if not status.is_success:
@@ -347,8 +352,10 @@ def select_victims_reference(
     for group, is_violating in ((violating, True), (non_violating, False)):
         for pi in group:
             present.append(pi)
+            fwk.add_pod(state, pi, ni)
             if not fits_with(present).is_success:
                 present.pop()
+                fwk.remove_pod(state, pi, ni)
                 victims.append(pi)
                 if is_violating:
                     num_violating += 1
