@@ -158,6 +158,7 @@ class OwnerReference(_Frozen):
     name: str
     uid: str = ""
     controller: bool = False
+    api_version: str = ""
 
 
 class Pod(_Frozen):
@@ -350,7 +351,7 @@ class Service(_Frozen):
 
     namespace: str
     name: str
-    selector: dict[str, str] = {}
+    selector: dict[str, str] | None = None  # None: no selector (selects no pod)
 
 
 class WorkloadController(_Frozen):

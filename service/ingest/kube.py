@@ -284,7 +284,13 @@ def _owner_references(refs: list[wire.OwnerRef] | None) -> tuple[m.OwnerReferenc
     if not refs:
         return ()
     return tuple(
-        m.OwnerReference(kind=r.kind, name=r.name, uid=r.uid, controller=bool(r.controller))
+        m.OwnerReference(
+            kind=r.kind,
+            name=r.name,
+            uid=r.uid,
+            controller=bool(r.controller),
+            api_version=r.api_version,
+        )
         for r in refs
     )
 
@@ -784,7 +790,7 @@ def _service(raw: wire.Service, prefix: str = "") -> m.Service:
     return m.Service(
         namespace=raw.metadata.namespace or "default",
         name=raw.metadata.name,
-        selector=raw.spec.selector or {},
+        selector=raw.spec.selector,
     )
 
 

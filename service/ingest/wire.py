@@ -20,6 +20,7 @@ class _Wire(msgspec.Struct, rename="camel", forbid_unknown_fields=False):
 
 
 class OwnerRef(_Wire):
+    api_version: str = ""
     kind: str = ""
     name: str = ""
     uid: str = ""

@@ -24,7 +24,11 @@ def _cluster():
             "metadata": {"name": "svc", "namespace": "default"},
             "spec": {"selector": {"app": "a"}},
         },
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"}},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "cm", "namespace": "default"},
+        },
     )
 
 

@@ -134,7 +134,10 @@ def test_malformed_request_fields(body):
 def test_compute_and_subjects():
     kind = KINDS["node-eviction-rate"]
     outcome = compute(kind, _cluster(), {"config": {"nodeMonitorGracePeriod": "1h"}})
-    assert outcome.request == {"config": {"nodeMonitorGracePeriod": "1h"}, "kubernetesVersion": "1.37"}
+    assert outcome.request == {
+        "config": {"nodeMonitorGracePeriod": "1h"},
+        "kubernetesVersion": "1.37",
+    }
     # With a 1 h grace, "silent" is healthy: only "dead" is about to be tainted.
     assert outcome.subjects.node_names == ["dead"]
     assert outcome.subjects.pods == ["default/web"]

@@ -138,19 +138,11 @@ def test_not_eligible() -> None:
 
 
 def test_unmodelled_filters_are_said() -> None:
-    spec = {
-        "topologySpreadConstraints": [
-            {
-                "maxSkew": 1,
-                "topologyKey": "zone",
-                "whenUnsatisfiable": "DoNotSchedule",
-                "labelSelector": {"matchLabels": {"app": "x"}},
-            }
-        ]
-    }
+    spec = {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}
     r = _decide({"pod": _pod("p", "500m", priority=1000, **spec)}).result
-    assert r["notModelled"] == ["PodTopologySpread"]
-    assert "Not evaluated: PodTopologySpread" in r["message"]
+    volume_plugins = ["VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"]
+    assert r["notModelled"] == volume_plugins
+    assert "Not evaluated: VolumeRestrictions" in r["message"]
 
 
 def test_explicit_hold_through_the_api() -> None:

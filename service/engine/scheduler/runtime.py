@@ -33,6 +33,7 @@ from service.engine.scheduler.framework import (
     Status,
 )
 from service.engine.scheduler.plugins import REGISTRY
+from service.engine.scheduler.plugins.pod_topology_spread import default_selector
 from service.engine.scheduler.profile import (
     DEFAULT_PROFILE,
     IN_TREE,
@@ -164,21 +165,32 @@ class Framework:
 
     # --- the cycle ---
 
+    def _enabled(self, name: str) -> bool:
+        return name in self.filter_names or any(p.name == name for p, _ in self.score_plugins)
+
     def needs_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
-        """Whether this pod's cycle reads other pods whole (inter-pod affinity: their labels
-        and terms), which a view restored from its stored form does not hold."""
-        if view.whole_pods or "InterPodAffinity" not in REGISTRY:
+        """Whether this pod's cycle reads other pods whole (their labels and affinity terms:
+        inter-pod affinity, topology spreading), which a view restored from its stored form
+        does not hold."""
+        if view.whole_pods:
             return False
-        enabled = "InterPodAffinity" in self.filter_names or any(
-            p.name == "InterPodAffinity" for p, _ in self.score_plugins
-        )
-        uses = bool(
+        if self._enabled("InterPodAffinity") and (
             pod.pod_affinity_required
             or pod.pod_anti_affinity_required
             or pod.pod_affinity_preferred
             or pod.pod_anti_affinity_preferred
+            or view.inter_pod_affinity_in_use
+        ):
+            return True
+        if not self._enabled("PodTopologySpread"):
+            return False
+        if pod.topology_spread_constraints:
+            return True
+        args = self.profile.args_of("PodTopologySpread")
+        spreads_by_default = isinstance(args, PodTopologySpreadArgs) and (
+            args.defaulting_type == "System" or bool(args.default_constraints)
         )
-        return enabled and (uses or view.inter_pod_affinity_in_use)
+        return spreads_by_default and default_selector(pod, view) is not None
 
     def cycle_state(self, pod: Pod, view: SchedulerView, scoring: bool = True) -> CycleState:
         """A new CycleState for ``pod``, PreFilter run. ``scoring``: whether the decision

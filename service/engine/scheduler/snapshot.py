@@ -17,7 +17,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from service.engine.objects import Cluster, Pod, PodDisruptionBudget
+from service.engine.objects import (
+    Cluster,
+    Namespace,
+    Pod,
+    PodDisruptionBudget,
+    Service,
+    WorkloadController,
+)
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
 
 __all__ = ["PdbInfo", "SchedulerView", "install_view", "scheduler_view"]
@@ -149,7 +156,7 @@ class SchedulerView:
         self._bound = bound  # the nodes' pods in snapshot order
         self._bound_pdbs_done = False
         self.whole_pods = True
-        self.namespace_labels = {ns.name: ns.labels for ns in snapshot.namespaces}
+        self.index_workloads(snapshot.namespaces, snapshot.services, snapshot.controllers)
 
     @classmethod
     def restored(
@@ -169,7 +176,7 @@ class SchedulerView:
         view._bound = []
         view._bound_pdbs_done = True
         view.whole_pods = False  # most PodInfos carry no Pod: see scheduler_view(whole_pods=)
-        view.namespace_labels = {}
+        view.index_workloads((), (), ())
         return view
 
     def _assemble(
@@ -218,6 +225,26 @@ class SchedulerView:
         self._pod_terms: dict[int, object] = {}
         self._with_affinity: dict[int, list[PodInfo]] | None = None
         self._with_required_anti: dict[int, list[PodInfo]] | None = None
+
+    def index_workloads(
+        self,
+        namespaces: Sequence[Namespace],
+        services: Sequence[Service],
+        controllers: Sequence[WorkloadController],
+    ) -> None:
+        """Namespace labels, Services by namespace, controllers by (kind, namespace, name):
+        what pod affinity's namespaceSelector and the default topology spreading read."""
+        self.namespace_labels = {ns.name: ns.labels for ns in namespaces}
+        self._services: dict[str, list[Service]] = {}
+        for service in services:
+            self._services.setdefault(service.namespace, []).append(service)
+        self._controllers = {(c.kind, c.namespace, c.name): c for c in controllers}
+
+    def services_of(self, namespace: str) -> list[Service]:
+        return self._services.get(namespace, [])
+
+    def controller(self, kind: str, namespace: str, name: str) -> WorkloadController | None:
+        return self._controllers.get((kind, namespace, name))
 
     # --- pods with inter-pod affinity (NodeInfo.PodsWithAffinity, PodsWithRequiredAntiAffinity)
 

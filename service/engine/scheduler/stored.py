@@ -21,11 +21,14 @@ import msgspec
 from service.engine import objects, qos, resources
 from service.engine.objects import (
     Cluster,
+    Namespace,
     Node,
     Pod,
     PodDisruptionBudget,
     PriorityClass,
+    Service,
     Snapshot,
+    WorkloadController,
 )
 from service.engine.qos import get_pod_qos
 from service.engine.scheduler import framework, snapshot
@@ -70,6 +73,9 @@ class StoredView(msgspec.Struct, array_like=True, gc=False):
     nominated: list[Pod]
     terminating_statefulset: list[tuple[int, int]]
     inter_pod_affinity_in_use: bool
+    namespaces: tuple[Namespace, ...] = ()
+    services: tuple[Service, ...] = ()
+    controllers: tuple[WorkloadController, ...] = ()
 
 
 def _kept(pi: PodInfo) -> PodInfo:
@@ -108,6 +114,9 @@ def stored_view(view: SchedulerView, snapshot: Snapshot) -> StoredView:
         nominated=nominated,
         terminating_statefulset=[positions[id(pi)] for _, pi in view.terminating_statefulset_pods],
         inter_pod_affinity_in_use=view.inter_pod_affinity_in_use,
+        namespaces=snapshot.namespaces,
+        services=snapshot.services,
+        controllers=snapshot.controllers,
     )
 
 
@@ -123,9 +132,11 @@ def restore(stored: StoredView) -> SchedulerView:
     for pod in stored.nominated:
         nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
     terminating = [(nodes[i].name, nodes[i].pods[j]) for i, j in stored.terminating_statefulset]
-    return SchedulerView.restored(
+    view = SchedulerView.restored(
         nodes, nominated, terminating, stored.inter_pod_affinity_in_use, stored.pdbs
     )
+    view.index_workloads(stored.namespaces, stored.services, stored.controllers)
+    return view
 
 
 def restored_cluster(stored: StoredView, load: Callable[[], Snapshot]) -> Cluster:

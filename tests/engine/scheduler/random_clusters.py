@@ -230,12 +230,26 @@ def _incoming(rng: random.Random, nodes: list[dict], priority: int) -> dict:
         spec["resources"] = {
             "requests": {"cpu": rng.choice(("200m", "1")), "memory": rng.choice(("256Mi", "1Gi"))}
         }
-    meta = {
+    meta: dict = {
         "name": "incoming",
         "namespace": "default",
         "uid": "uid-incoming",
         "labels": {"app": "incoming"},
     }
+    if rng.random() < 0.4:
+        meta["labels"] = {"app": "web"}
+        if rng.random() < 0.6:
+            meta["ownerReferences"] = [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": "web-rs",
+                    "uid": "rs",
+                    "controller": True,
+                }
+            ]
+    if rng.random() < 0.4:
+        spec["topologySpreadConstraints"] = _spread_constraints(rng)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -243,6 +257,33 @@ def _incoming(rng: random.Random, nodes: list[dict], priority: int) -> dict:
         "spec": spec,
         "status": {"phase": "Pending"},
     }
+
+
+def _spread_constraints(rng: random.Random) -> list[dict]:
+    """One or two constraints: by hostname, zone or a label only some nodes carry; every
+    action, minDomains, inclusion policies and matchLabelKeys now and then."""
+    out = []
+    keys = rng.sample(
+        ("kubernetes.io/hostname", "topology.kubernetes.io/zone", "cores"), rng.choice((1, 1, 2))
+    )
+    for key in keys:
+        when = rng.choice(("DoNotSchedule", "ScheduleAnyway"))
+        c: dict = {
+            "maxSkew": rng.choice((1, 1, 2, 3)),
+            "topologyKey": key,
+            "whenUnsatisfiable": when,
+            "labelSelector": {"matchLabels": {"app": rng.choice(("web", "batch", "incoming"))}},
+        }
+        if when == "DoNotSchedule" and rng.random() < 0.3:
+            c["minDomains"] = rng.choice((2, 3, 5))
+        if rng.random() < 0.2:
+            c["nodeAffinityPolicy"] = rng.choice(("Honor", "Ignore"))
+        if rng.random() < 0.2:
+            c["nodeTaintsPolicy"] = rng.choice(("Honor", "Ignore"))
+        if rng.random() < 0.15:
+            c["matchLabelKeys"] = ["app"]
+        out.append(c)
+    return out
 
 
 def _preference(rng: random.Random) -> dict:
@@ -266,16 +307,43 @@ def _preference(rng: random.Random) -> dict:
     return {"matchExpressions": [req]}
 
 
-def random_case(seed: int, kind: str = "placement") -> dict:
-    """A case in the oracle's input format, the same for the same seed."""
+def random_case(seed: int, kind: str = "placement", spread: bool = False) -> dict:
+    """A case in the oracle's input format, the same for the same seed. ``spread``: roomy,
+    untainted nodes holding more pods of the default namespace, and an incoming pod with
+    spread constraints, so that topology spreading and pod affinity decide."""
     rng = random.Random(seed)
-    nodes = [_node(rng, i) for i in range(rng.randint(1, 7))]
+    nodes = [_node(rng, i) for i in range(rng.randint(2 if spread else 1, 7))]
+    if spread:
+        for n in nodes:
+            n["spec"] = {}
+            n["status"]["allocatable"].update(cpu="16", memory="32Gi", pods="110")
     objects: list[dict] = list(nodes)
     count = 0
     for n in nodes:
-        for _ in range(rng.randint(0, 5 if kind == "preemption" else 3)):
-            objects.append(_bound_pod(rng, n["metadata"]["name"], count))
+        for _ in range(rng.randint(0, 5 if kind == "preemption" or spread else 3)):
+            bound = _bound_pod(rng, n["metadata"]["name"], count)
+            if spread:
+                bound["metadata"]["namespace"] = "default"
+            objects.append(bound)
             count += 1
+    if rng.random() < 0.5:
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {"selector": {"app": "web"}},
+            }
+        )
+    if rng.random() < 0.5:
+        objects.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {"name": "web-rs", "namespace": "default"},
+                "spec": {"selector": {"matchLabels": {"app": "web"}}},
+            }
+        )
     for name, tier in (("default", "gold"), ("team", rng.choice(("gold", "silver")))):
         objects.append(
             {
@@ -303,4 +371,8 @@ def random_case(seed: int, kind: str = "placement") -> dict:
         }
         objects.append(nominee)
     priority = rng.choice((0, 10, 500)) if kind == "placement" else rng.choice((500, 2000))
-    return {"kind": kind, "objects": objects, "pod": _incoming(rng, nodes, priority)}
+    incoming = _incoming(rng, nodes, priority)
+    if spread:
+        incoming["spec"]["topologySpreadConstraints"] = _spread_constraints(rng)
+        incoming["spec"].pop("nodeSelector", None)
+    return {"kind": kind, "objects": objects, "pod": incoming}

@@ -38,7 +38,7 @@ from service.engine.scheduler.snapshot import scheduler_view
 from service.ingest.kube import pod_from_object
 from tests.engine.scheduler.helpers import cluster_of, conformance_group, cycle
 
-UNMODELLED_FILTERS = {"PodTopologySpread"}
+UNMODELLED_FILTERS = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"}
 
 
 def _cases(prefix: str) -> list:
@@ -83,7 +83,9 @@ def test_dry_run_preemption(case: dict) -> None:
         prepare_nominated(ctx, view)
         potential = [view.by_name[name] for name in i["potentialNodesOrder"]]
         offsets = i.get("offsets") or []
-        offset = offsets[cycle_no] if cycle_no < len(offsets) and offsets[cycle_no] is not None else 0
+        offset = (
+            offsets[cycle_no] if cycle_no < len(offsets) and offsets[cycle_no] is not None else 0
+        )
         n = calculate_num_candidates(
             len(potential), args["minCandidateNodesPercentage"], args["minCandidateNodesAbsolute"]
         )
@@ -146,7 +148,9 @@ def test_post_filter(case: dict) -> None:
     out = preempt(
         cl,
         pod_from_object(i["preemptor"]),
-        args=DefaultPreemptionArgs(args["minCandidateNodesPercentage"], args["minCandidateNodesAbsolute"]),
+        args=DefaultPreemptionArgs(
+            args["minCandidateNodesPercentage"], args["minCandidateNodesAbsolute"]
+        ),
         node_statuses=i["nodeStatuses"],
         absent_status=i["absentNodesStatus"],
     )

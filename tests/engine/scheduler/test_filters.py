@@ -224,14 +224,14 @@ def test_not_modelled_filters_are_named() -> None:
     cl = cluster([node("n")], [pod("anti", 10, node="n", unmodelled=("InterPodAffinity",))])
     view = scheduler_view(cl)
     _, ctx = cycle(pod("p", 10, unmodelled=("PodTopologySpread", "VolumeBinding")), view)
-    # default-profile order: the volume plugins, PodTopologySpread (InterPodAffinity is
-    # modelled: an existing pod's anti-affinity no longer makes it "not modelled")
+    # default-profile order: the volume plugins (InterPodAffinity and PodTopologySpread are
+    # modelled: neither a pod's spread constraints nor an existing pod's anti-affinity makes
+    # them "not modelled")
     assert ctx.not_modelled == (
         "VolumeRestrictions",
         "NodeVolumeLimits",
         "VolumeBinding",
         "VolumeZone",
-        "PodTopologySpread",
     )
 
 

@@ -26,3 +26,16 @@ def test_placement_matches_the_real_scheduler(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(1000, 1030))
 def test_preemption_matches_the_real_scheduler(seed: int) -> None:
     assert preemption_differences(random_case(seed, "preemption")) == [], f"seed {seed}"
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_spread_and_affinity_placement_matches_the_real_scheduler(seed: int) -> None:
+    """Roomy untainted nodes, so that PodTopologySpread and InterPodAffinity decide."""
+    case = random_case(seed, "placement", spread=True)
+    assert placement_differences(case) == [], f"seed {seed}"
+
+
+@pytest.mark.parametrize("seed", range(2000, 2025))
+def test_spread_and_affinity_preemption_matches_the_real_scheduler(seed: int) -> None:
+    case = random_case(seed, "preemption", spread=True)
+    assert preemption_differences(case) == [], f"seed {seed}"

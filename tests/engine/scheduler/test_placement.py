@@ -93,5 +93,10 @@ def test_best_effort_pod_skips_balanced_allocation() -> None:
 
 
 def test_unmodelled_filters_are_reported() -> None:
-    out = place(cluster([node("a")], []), pod("p", 100, unmodelled=("PodTopologySpread",)))
-    assert out.not_modelled == ("PodTopologySpread",)
+    out = place(cluster([node("a")], []), pod("p", 100, unmodelled=("VolumeBinding",)))
+    assert out.not_modelled == (
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+    )

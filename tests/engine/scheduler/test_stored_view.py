@@ -108,12 +108,16 @@ def assert_same_decisions(snapshot: Snapshot, pods: list[dict]) -> None:
         full = compute(KINDS[kind], Cluster(snapshot), params).result
         again = compute(KINDS[kind], cluster, params).result
         assert again == full, (kind, params["pod"]["metadata"]["name"])
-    if any("InterPodAffinity" in p.unmodelled for p in snapshot.pods) or any(
+    if any(
+        "InterPodAffinity" in p.unmodelled or "PodTopologySpread" in p.unmodelled
+        for p in snapshot.pods
+    ) or any(
         "podAffinity" in (p["spec"].get("affinity") or {})
         or "podAntiAffinity" in (p["spec"].get("affinity") or {})
+        or p["spec"].get("topologySpreadConstraints")
         for p in pods
     ):
-        # pod affinity reads every pod whole: the snapshot is decoded then, once
+        # pod affinity and spreading read every pod whole: the snapshot is decoded, once
         assert loads.count <= 1
     else:
         assert loads.count == 0, "a scheduler decision decoded the whole snapshot"

@@ -22,6 +22,7 @@ from service.engine.scheduler.plugins.noderesources.balanced_allocation import (
     NodeResourcesBalancedAllocation,
 )
 from service.engine.scheduler.plugins.noderesources.fit import NodeResourcesFit
+from service.engine.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from service.engine.scheduler.plugins.taint_toleration import TaintToleration
 
 __all__ = ["REGISTRY"]
@@ -39,6 +40,7 @@ REGISTRY: Mapping[str, type[Plugin]] = MappingProxyType(
             NodeResourcesBalancedAllocation,
             ImageLocality,
             InterPodAffinity,
+            PodTopologySpread,
         )
     }
 )

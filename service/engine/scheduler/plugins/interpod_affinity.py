@@ -87,7 +87,9 @@ def _term(pod: Pod, term: PodAffinityTerm, weight: int = 0) -> AffinityTerm:
         namespaces = frozenset((pod.namespace,))
     else:
         namespaces = frozenset(term.namespaces)
-    return AffinityTerm(namespaces, term.label_selector, term.topology_key, term.namespace_selector, weight)
+    return AffinityTerm(
+        namespaces, term.label_selector, term.topology_key, term.namespace_selector, weight
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +121,9 @@ def pod_terms(pod: Pod) -> PodTerms:
     )
 
 
-def _merge_namespaces(term: AffinityTerm, namespaces: Mapping[str, Mapping[str, str]]) -> AffinityTerm:
+def _merge_namespaces(
+    term: AffinityTerm, namespaces: Mapping[str, Mapping[str, str]]
+) -> AffinityTerm:
     """mergeAffinityTermNamespacesIfNotEmpty: a namespace selector other than "everything"
     becomes the names of the snapshot's Namespaces it selects (and then selects nothing)."""
     selector = term.namespace_selector
@@ -127,7 +131,9 @@ def _merge_namespaces(term: AffinityTerm, namespaces: Mapping[str, Mapping[str, 
         return term
     names = term.namespaces
     if selector is not None:
-        names = names | {n for n, labels in namespaces.items() if selector_matches(selector, labels)}
+        names = names | {
+            n for n, labels in namespaces.items() if selector_matches(selector, labels)
+        }
     return replace(term, namespaces=frozenset(names), namespace_selector=None)
 
 
@@ -192,7 +198,6 @@ class _PreFilterState:
         for t in self.anti:
             if t.matches(other, None):
                 _add(self.anti_counts, node, t.topology_key, multiplier)
-
 
 
 class InterPodAffinity(Plugin):
@@ -295,7 +300,9 @@ class InterPodAffinity(Plugin):
             return SKIPPED
         namespaces = self._namespaces(state)
         preferred = tuple(_merge_namespaces(t, namespaces) for t in own.preferred_affinity)
-        preferred_anti = tuple(_merge_namespaces(t, namespaces) for t in own.preferred_anti_affinity)
+        preferred_anti = tuple(
+            _merge_namespaces(t, namespaces) for t in own.preferred_anti_affinity
+        )
         ns_labels = namespaces.get(pod.namespace, {})
         view = state.view
         scores: dict[str, dict[str, int]] = {}
@@ -343,14 +350,20 @@ class InterPodAffinity(Plugin):
                 total += by_value.get(value, 0)
         return total
 
-    def normalize_score(self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]) -> None:
+    def normalize_score(
+        self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> None:
         """Min-max normalization onto 0..100 (float64, truncated)."""
         if not scores:
             return
         low, high = min(scores), max(scores)
         spread = high - low
         for i, score in enumerate(scores):
-            scores[i] = int(float(MAX_NODE_SCORE) * (float(score - low) / float(spread))) if spread > 0 else 0
+            scores[i] = (
+                int(float(MAX_NODE_SCORE) * (float(score - low) / float(spread)))
+                if spread > 0
+                else 0
+            )
 
 
 def _satisfies_affinity(s: _PreFilterState, labels: Mapping[str, str]) -> bool:
