@@ -223,6 +223,7 @@ class SchedulerView:
         self._pdb_memo: dict[str, dict[object, tuple[int, ...]]] = {ns: {} for ns in read}
         self._pdb_entries: dict[tuple[int, ...], tuple[tuple[int, int, bool], ...]] = {}
         self._pod_terms: dict[int, object] = {}
+        self._derived: dict[str, object] = {}
         self._with_affinity: dict[int, list[PodInfo]] | None = None
         self._with_required_anti: dict[int, list[PodInfo]] | None = None
 
@@ -247,6 +248,13 @@ class SchedulerView:
         return self._controllers.get((kind, namespace, name))
 
     # --- pods with inter-pod affinity (NodeInfo.PodsWithAffinity, PodsWithRequiredAntiAffinity)
+
+    def derived(self, key: str, build: Callable[[], T]) -> T:
+        """``build()``, computed once per view: data a plugin derives from the whole view."""
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = build()
+        return found  # type: ignore[return-value]
 
     def pod_terms(self, pi: PodInfo, build: Callable[[Pod], T]) -> T:
         """``build(pod)`` for a pod of the view, computed once (its affinity terms)."""

@@ -24,7 +24,7 @@ creates a pod, and the scheduler reads the selector.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from service.engine.labels import selector_matches
 from service.engine.objects import LabelSelector, Node, Pod, PodAffinityTerm
@@ -69,7 +69,10 @@ class AffinityTerm:
     selector: LabelSelector | None
     topology_key: str
     namespace_selector: LabelSelector | None
-    weight: int = 0
+    weight: int
+    # What decides whether the term matches a given pod, hashable: equal terms (the pods of
+    # one workload) are matched once per scheduling cycle.
+    key: tuple = field(compare=False)
 
     def matches(self, pod: Pod, namespace_labels: Mapping[str, str] | None) -> bool:
         """AffinityTerm.Matches: the pod is in the term's namespaces (or its namespace's
@@ -88,8 +91,25 @@ def _term(pod: Pod, term: PodAffinityTerm, weight: int = 0) -> AffinityTerm:
     else:
         namespaces = frozenset(term.namespaces)
     return AffinityTerm(
-        namespaces, term.label_selector, term.topology_key, term.namespace_selector, weight
+        namespaces,
+        term.label_selector,
+        term.topology_key,
+        term.namespace_selector,
+        weight,
+        _term_key(namespaces, term.label_selector, term.namespace_selector),
     )
+
+
+def _selector_key(selector: LabelSelector | None) -> tuple | None:
+    if selector is None:
+        return None
+    return (tuple(sorted(selector.match_labels.items())), selector.match_expressions)
+
+
+def _term_key(
+    namespaces: frozenset[str], selector: LabelSelector | None, ns_selector: LabelSelector | None
+) -> tuple:
+    return (namespaces, _selector_key(selector), _selector_key(ns_selector))
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,30 +327,37 @@ class InterPodAffinity(Plugin):
         view = state.view
         scores: dict[str, dict[str, int]] = {}
         hard = args.hard_pod_affinity_weight
-        for ni in view.nodes if has_constraints else view.nodes_with_affinity():
-            node = ni.node
-            if not node.labels:
-                continue
-            others = ni.pods if has_constraints else view.pods_with_affinity(ni)
-            for pi in others:
-                other = pi.pod
-                for t in preferred:
-                    if t.matches(other, None):
-                        _score(scores, node, t.topology_key, t.weight)
-                for t in preferred_anti:
-                    if t.matches(other, None):
-                        _score(scores, node, t.topology_key, -t.weight)
-                terms = self._terms(state, pi)
-                if hard > 0:
-                    for t in terms.required_affinity:
-                        if t.matches(pod, ns_labels):
-                            _score(scores, node, t.topology_key, hard)
-                for t in terms.preferred_affinity:
-                    if t.matches(pod, ns_labels):
-                        _score(scores, node, t.topology_key, t.weight)
-                for t in terms.preferred_anti_affinity:
-                    if t.matches(pod, ns_labels):
-                        _score(scores, node, t.topology_key, -t.weight)
+        memo: dict[tuple, bool] = {}
+
+        def matches_pod(t: AffinityTerm) -> bool:
+            found = memo.get(t.key)
+            if found is None:
+                found = memo[t.key] = t.matches(pod, ns_labels)
+            return found
+
+        if has_constraints:
+            for ni in view.nodes:
+                node = ni.node
+                if not node.labels:
+                    continue
+                for pi in ni.pods:
+                    other = pi.pod
+                    for t in preferred:
+                        if t.matches(other, None):
+                            _score(scores, node, t.topology_key, t.weight)
+                    for t in preferred_anti:
+                        if t.matches(other, None):
+                            _score(scores, node, t.topology_key, -t.weight)
+        # Existing pods' terms against the incoming pod, from the view's flat list of them
+        # (processExistingPod's last three steps).
+        for t, value, weight in view.derived(self.name, lambda: _existing_terms(view)):
+            if weight == 0:  # a required affinity term: hardPodAffinityWeight
+                if hard <= 0:
+                    continue
+                weight = hard
+            if matches_pod(t):
+                by_value = scores.setdefault(t.topology_key, {})
+                by_value[value] = by_value.get(value, 0) + weight
         if not scores:
             return SKIPPED
         state.write(self.name + "/score", scores)
@@ -364,6 +391,29 @@ class InterPodAffinity(Plugin):
                 if spread > 0
                 else 0
             )
+
+
+def _existing_terms(view) -> list[tuple[AffinityTerm, str, int]]:
+    """Every existing pod's scoring terms, flat: (term, the topology value of the pod's node,
+    weight: +preferred, -anti, 0 for a required affinity term). Nodes without labels, or
+    without the term's key, contribute nothing (processTerm)."""
+    out: list[tuple[AffinityTerm, str, int]] = []
+    for ni in view.nodes_with_affinity():
+        labels = ni.node.labels
+        if not labels:
+            continue
+        for pi in view.pods_with_affinity(ni):
+            terms = view.pod_terms(pi, pod_terms)
+            for group, sign in (
+                (terms.required_affinity, 0),
+                (terms.preferred_affinity, 1),
+                (terms.preferred_anti_affinity, -1),
+            ):
+                for t in group:
+                    value = labels.get(t.topology_key)
+                    if value is not None:
+                        out.append((t, value, sign * t.weight))
+    return out
 
 
 def _satisfies_affinity(s: _PreFilterState, labels: Mapping[str, str]) -> bool:
