@@ -13,8 +13,12 @@ from service.store import keys
 PUBLIC_ENDPOINTS = {"ops.healthz", "ops.readyz", "ops.metrics"}
 
 
+# POSTs that change nothing: replay recomputes a decision and stores nothing.
+READ_ONLY_POSTS = {"history.replay"}
+
+
 def required_role() -> str:
-    if request.method in ("GET", "HEAD", "OPTIONS"):
+    if request.method in ("GET", "HEAD", "OPTIONS") or request.endpoint in READ_ONLY_POSTS:
         return "read"
     if request.method == "DELETE":
         return "admin"

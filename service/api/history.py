@@ -1,4 +1,4 @@
-"""Decision history for auditors: list, read, replay, verify the chain, export NDJSON."""
+"""Decision history for auditors: list, read, replay, export NDJSON (verify: api/audit.py)."""
 
 from __future__ import annotations
 
@@ -88,15 +88,6 @@ def replay(decision_id: str):
             "replayed": outcome.result,
             "differences": diffs,
         }
-    )
-
-
-@bp.get("/v1/audit/verify")
-def verify():
-    with _db().session() as session:
-        outcome = records.verify(session)
-    return json_response(
-        {"ok": outcome.ok, "records": outcome.records, "firstBadId": outcome.first_bad_id}
     )
 
 

@@ -119,7 +119,7 @@ def test_bad_requests_record_nothing(api):
 def test_replay_matches_and_reports_differences(api, app):
     snap = _snapshot(api)
     record = _admit(api, snap, "a").json
-    replay = api.post(f"/v1/decisions/{record['id']}/replay", role="decide").json
+    replay = api.post(f"/v1/decisions/{record['id']}/replay", role="read").json
     assert replay["matches"] is True and replay["differences"] == []
     with app.extensions["verdict.db"].session(write=True) as session:
         tampered = dict(record["result"], admitted=True)
