@@ -51,7 +51,8 @@ def create_app(config: dict | Settings | None = None) -> Flask:
     app.register_blueprint(snapshots.bp)
     app.register_blueprint(history.bp)
     app.register_blueprint(decisions.bp)
-    from service.api import audit, console
+    from service import console
+    from service.api import audit
 
     audit.register(app)
     console.register(app)

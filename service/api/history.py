@@ -64,31 +64,35 @@ def get_decision(decision_id: str):
     return response
 
 
+def replay_record(session, row) -> dict:
+    """Recompute a stored decision with the running engine; shared by the API and the console."""
+    kind = KINDS.get(row.kind)
+    if kind is None or row.snapshot_id is None:
+        raise ApiError(409, f"decisions of kind {row.kind!r} cannot be replayed")
+    cluster = store.load_cluster(
+        session,
+        current_app.extensions["verdict.cache"],
+        row.snapshot_id,
+        scheduler=kind.scheduler,
+    )
+    outcome = compute(kind, cluster, decision_params(row.request))
+    diffs = differences(row.result, outcome.result)
+    return {
+        "id": row.id,
+        "matches": not diffs,
+        "storedEngineVersion": row.engine_version,
+        "stored": row.result,
+        "replayed": outcome.result,
+        "differences": diffs,
+    }
+
+
 @bp.post("/v1/decisions/<decision_id>/replay")
 def replay(decision_id: str):
     with _db().session() as session:
         row = _record_or_404(session, decision_id)
-        kind = KINDS.get(row.kind)
-        if kind is None or row.snapshot_id is None:
-            raise ApiError(409, f"decisions of kind {row.kind!r} cannot be replayed")
-        cluster = store.load_cluster(
-            session,
-            current_app.extensions["verdict.cache"],
-            row.snapshot_id,
-            scheduler=kind.scheduler,
-        )
-    outcome = compute(kind, cluster, decision_params(row.request))
-    diffs = differences(row.result, outcome.result)
-    return json_response(
-        {
-            "id": row.id,
-            "matches": not diffs,
-            "storedEngineVersion": row.engine_version,
-            "stored": row.result,
-            "replayed": outcome.result,
-            "differences": diffs,
-        }
-    )
+        payload = replay_record(session, row)
+    return json_response(payload)
 
 
 @bp.get("/v1/decisions/export")
