@@ -66,7 +66,10 @@ def eviction_signals(result: dict) -> list[dict]:
     met = {(t.get("signal"), t.get("value")) for t in result.get("thresholdsMet") or []}
     rows = []
     thresholds = result.get("thresholdsObserved") or []
-    for signal, observed in (result.get("signals") or {}).items():
+    observed_signals = result.get("signals") or {}
+    if isinstance(observed_signals, list):  # [{"signal": ..., ...}] from other versions
+        observed_signals = {o.get("signal", "?"): o for o in observed_signals}
+    for signal, observed in observed_signals.items():
         on_signal = [t for t in thresholds if t.get("signal") == signal]
         rows.append(
             {

@@ -248,17 +248,25 @@ def _pretty(value) -> str:
 def decision(decision_id: str):
     row = _record(decision_id)
     result, req = row.result or {}, row.request or {}
-    return render_template(
-        "decision.html",
-        record=records.to_json(row),
-        result=result,
-        req=req,
-        kubernetes_version=req.get("kubernetesVersion") or result.get("kubernetesVersion"),
-        extra=explain.context(row.kind, result),
-        request_json=_pretty({k: v for k, v in req.items() if k != "snapshot"}),
-        pod_name=explain.pod_name,
-        replayable=row.kind in KINDS and row.snapshot_id is not None,
-    )
+    values = {
+        "record": records.to_json(row),
+        "result": result,
+        "req": req,
+        "kubernetes_version": req.get("kubernetesVersion") or result.get("kubernetesVersion"),
+        "request_json": _pretty({k: v for k, v in req.items() if k != "snapshot"}),
+        "pod_name": explain.pod_name,
+        "replayable": row.kind in KINDS and row.snapshot_id is not None,
+    }
+    try:
+        return render_template(
+            "decision.html", extra=explain.context(row.kind, result), known=True, **values
+        )
+    except (AttributeError, TypeError, KeyError, ValueError):
+        # A result shape this console does not know (another engine version): shown as stored.
+        current_app.logger.warning("decision %s: result shape not understood", row.id)
+        return render_template(
+            "decision.html", extra={}, known=False, result_json=_pretty(result), **values
+        )
 
 
 @bp.post("/decisions/<decision_id>/replay")
