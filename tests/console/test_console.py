@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import orjson
 import pytest
@@ -101,6 +102,14 @@ def test_forged_cookie_and_revoked_key_sign_out(console_app, secrets):
         key = keys.find(session, secrets["read"])
         keys.revoke(session, key.id)
     assert client.get("/console/decisions").status_code == 302
+
+
+def test_expired_session_asks_to_sign_in_again(console_app, secrets):
+    client, _ = _signed_in(console_app, secrets["read"])
+    assert client.get("/console/decisions").status_code == 200
+    console_app.config["PERMANENT_SESSION_LIFETIME"] = timedelta(seconds=-1)
+    response = client.get("/console/decisions")
+    assert response.status_code == 302 and "/console/sign-in" in response.headers["Location"]
 
 
 def test_sign_out_needs_its_token(console_app, secrets):
