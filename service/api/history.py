@@ -21,8 +21,31 @@ def _db():
     return current_app.extensions["verdict.db"]
 
 
+LIST_PARAMETERS = {"kind", "snapshotId", "nodeName", "pod", "keyId", "since", "until", "limit", "cursor"}
+
+
+def _check_list_parameters() -> None:
+    """Unknown filters and unknown kinds are 400 (API 1.1): a misspelt filter must not
+    silently list everything."""
+    unknown = sorted(set(request.args) - LIST_PARAMETERS)
+    if unknown:
+        raise ApiError(
+            400,
+            f"unknown filter {unknown[0]!r}",
+            [{"path": name, "message": "unknown filter"} for name in unknown],
+        )
+    kind = request.args.get("kind")
+    if kind is not None and kind not in KINDS and kind != "prune":
+        raise ApiError(
+            400,
+            f"unknown kind {kind!r}",
+            [{"path": "kind", "message": f"expected one of {', '.join([*KINDS, 'prune'])}"}],
+        )
+
+
 @bp.get("/v1/decisions")
 def list_decisions():
+    _check_list_parameters()
     limit = limit_arg()
     pod = request.args.get("pod")
     if pod is not None and pod.count("/") != 1:

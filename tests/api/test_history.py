@@ -165,3 +165,12 @@ def test_forged_or_garbage_cursors_are_400(api):
             assert response.json["errors"] == [
                 {"path": "cursor", "message": "not a cursor this API issued"}
             ]
+
+
+def test_unknown_filters_and_kinds_are_400(api):
+    response = api.get("/v1/decisions?nodename=n1", role="read")
+    assert response.status_code == 400
+    assert response.json["errors"] == [{"path": "nodename", "message": "unknown filter"}]
+    response = api.get("/v1/decisions?kind=admision", role="read")
+    assert response.status_code == 400 and response.json["errors"][0]["path"] == "kind"
+    assert api.get("/v1/decisions?kind=prune", role="read").status_code == 200
