@@ -51,8 +51,8 @@ class Settings:
     CHECKPOINT_KEY: str = ""
     CHECKPOINT_INTERVAL: int = 0
     CHECKPOINT_DIR: str = ""
-    # Console session cookie signing secret; default: a random one per start (sign-in again
-    # after a restart; set it when running several workers).
+    # Console session cookie signing secret; default: a random one kept in
+    # <instance>/console-secret-key (shared by the workers of one host).
     SECRET_KEY: str = ""
 
     @classmethod
