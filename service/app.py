@@ -51,6 +51,11 @@ def create_app(config: dict | Settings | None = None) -> Flask:
     app.register_blueprint(snapshots.bp)
     app.register_blueprint(history.bp)
     app.register_blueprint(decisions.bp)
+    from service import console
+    from service.api import audit
+
+    audit.register(app)
+    console.register(app)
     if settings.CORS_ORIGINS:
         from flask_cors import CORS
 

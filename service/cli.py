@@ -1,4 +1,4 @@
-"""`verdict`: serve, db, keys, decide (offline), snapshot import, history export/prune."""
+"""`verdict`: serve, db, keys, decide (offline), snapshot import, history export/prune, audit."""
 
 from __future__ import annotations
 
@@ -64,6 +64,8 @@ def cmd_serve(args) -> int:
             # Runs in each worker after the fork: the warming thread belongs to the worker.
             app = create_app()
             app.extensions["verdict.preloader"].start()
+            if "verdict.checkpoint_signer" in app.extensions:
+                app.extensions["verdict.checkpoint_signer"].start()
             return app
 
     Verdict().run()
@@ -210,6 +212,67 @@ def cmd_history(args) -> int:
     return 0
 
 
+def _audit_key(settings):
+    from service.store import checkpoints
+
+    key = checkpoints.load_signing_key(settings)
+    if key is None:
+        raise SystemExit(
+            "no checkpoint key: set VERDICT_CHECKPOINT_KEY_FILE (verdict audit keygen)"
+        )
+    return key
+
+
+def cmd_audit(args) -> int:
+    """keygen, public-key, checkpoint, verify [--checkpoint FILE]; verify exits 1 when the
+    chain is broken or does not extend the checkpoint, 2 on a bad checkpoint."""
+    from service.store import checkpoints, records
+    from service.store.db import Database
+
+    if args.action == "keygen":
+        pem = checkpoints.generate_pem()
+        fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(pem)
+        public = checkpoints.parse_private_pem(pem, args.output).public_key()
+        sys.stdout.write(f"keyId {checkpoints.key_id(public)}\n{checkpoints.public_pem(public)}")
+        return 0
+    settings = _settings()
+    if args.action == "public-key":
+        public = _audit_key(settings).public_key()
+        sys.stdout.write(f"keyId {checkpoints.key_id(public)}\n{checkpoints.public_pem(public)}")
+        return 0
+    db = Database(settings.DATABASE_URL)
+    if args.action == "checkpoint":
+        with db.session() as session:
+            cp = checkpoints.sign(session, _audit_key(settings))
+        checkpoints.append_log(settings.CHECKPOINT_DIR, cp)
+        _print(cp)
+        return 0
+    if args.checkpoint is None:
+        with db.session() as session:
+            outcome = records.verify(session)
+        _print({"ok": outcome.ok, "records": outcome.records, "firstBadId": outcome.first_bad_id})
+        return 0 if outcome.ok else 1
+    public = _audit_key(settings).public_key()
+    try:
+        cp = checkpoints.parse(Path(args.checkpoint).read_bytes())
+        with db.session() as session:
+            got = checkpoints.verify_against(session, cp, public, settings.CHECKPOINT_DIR)
+    except checkpoints.CheckpointError as exc:
+        sys.stderr.write(f"verdict: {exc.path}: {exc.detail}\n")
+        return 2
+    _print(
+        {
+            "ok": got.ok,
+            "records": got.records,
+            "firstBadId": got.first_bad_id,
+            "extendsCheckpoint": got.extends,
+        }
+    )
+    return 0 if got.ok and got.extends else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="verdict", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -265,6 +328,16 @@ def build_parser() -> argparse.ArgumentParser:
     prune = history_sub.add_parser("prune")
     prune.add_argument("--before", required=True)
     history.set_defaults(func=cmd_history)
+
+    audit = sub.add_parser("audit", help="signed checkpoints of the record chain")
+    audit_sub = audit.add_subparsers(dest="action", required=True)
+    keygen = audit_sub.add_parser("keygen", help="write a new Ed25519 private key (PEM)")
+    keygen.add_argument("--output", required=True, help="file to create (mode 0600)")
+    audit_sub.add_parser("public-key", help="print the configured key's public key")
+    audit_sub.add_parser("checkpoint", help="sign a checkpoint now and keep it in the log")
+    check = audit_sub.add_parser("verify", help="verify the chain, against a checkpoint if given")
+    check.add_argument("--checkpoint", help="checkpoint JSON file")
+    audit.set_defaults(func=cmd_audit)
     return parser
 
 

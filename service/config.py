@@ -44,6 +44,16 @@ class Settings:
     LOG_LEVEL: str = "INFO"
     TESTING: bool = False
     INSTANCE_PATH: str = ""
+    # Signed checkpoints: the Ed25519 private key (PKCS#8 PEM) as a file path or inline, never
+    # in the database; interval signing (seconds, 0 = on demand only) into CHECKPOINT_DIR
+    # (default: <instance>/checkpoints).
+    CHECKPOINT_KEY_FILE: str = ""
+    CHECKPOINT_KEY: str = ""
+    CHECKPOINT_INTERVAL: int = 0
+    CHECKPOINT_DIR: str = ""
+    # Console session cookie signing secret; default: a random one kept in
+    # <instance>/console-secret-key (shared by the workers of one host).
+    SECRET_KEY: str = ""
 
     @classmethod
     def from_env(cls, overrides: dict | None = None) -> Settings:
@@ -62,6 +72,8 @@ class Settings:
             setattr(settings, key, value)
         if not settings.INSTANCE_PATH:
             settings.INSTANCE_PATH = str(default_instance_path())
+        if not settings.CHECKPOINT_DIR:
+            settings.CHECKPOINT_DIR = str(Path(settings.INSTANCE_PATH) / "checkpoints")
         if not settings.DATABASE_URL:
             Path(settings.INSTANCE_PATH).mkdir(parents=True, exist_ok=True)
             settings.DATABASE_URL = f"sqlite:///{Path(settings.INSTANCE_PATH) / 'verdict.db'}"

@@ -135,3 +135,25 @@ def test_keys_and_history(monkeypatch, tmp_path, capsys):
     assert _run(capsys, "history", "export", "--output", str(export))[0] == 0
     lines = [orjson.loads(line) for line in export.read_bytes().splitlines()]
     assert [r["kind"] for r in lines] == ["prune"]
+
+
+def test_audit_keygen_checkpoint_and_verify(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("VERDICT_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.setenv("VERDICT_INSTANCE_PATH", str(tmp_path))
+    assert _run(capsys, "db", "upgrade")[0] == 0
+    key_file = tmp_path / "checkpoint.pem"
+    code, out, _ = _run(capsys, "audit", "keygen", "--output", str(key_file))
+    assert code == 0 and out.startswith("keyId ed25519:") and "BEGIN PUBLIC KEY" in out
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    monkeypatch.setenv("VERDICT_CHECKPOINT_KEY_FILE", str(key_file))
+    assert _run(capsys, "audit", "public-key")[1] == out
+    _run(capsys, "history", "prune", "--before", "2020-01-01T00:00:00Z")  # one record
+    code, out, _ = _run(capsys, "audit", "checkpoint")
+    cp_file = tmp_path / "cp.json"
+    cp_file.write_text(out)
+    assert code == 0 and orjson.loads(out)["size"] == 1
+    code, out, _ = _run(capsys, "audit", "verify", "--checkpoint", str(cp_file))
+    assert code == 0 and orjson.loads(out)["extendsCheckpoint"] is True
+    cp_file.write_text('{"size": 1}')
+    code, _, err = _run(capsys, "audit", "verify", "--checkpoint", str(cp_file))
+    assert code == 2 and "checkpoint.headHash" in err

@@ -13,8 +13,12 @@ from service.store import keys
 PUBLIC_ENDPOINTS = {"ops.healthz", "ops.readyz", "ops.metrics"}
 
 
+# POSTs that change nothing: replay recomputes a decision and stores nothing.
+READ_ONLY_POSTS = {"history.replay"}
+
+
 def required_role() -> str:
-    if request.method in ("GET", "HEAD", "OPTIONS"):
+    if request.method in ("GET", "HEAD", "OPTIONS") or request.endpoint in READ_ONLY_POSTS:
         return "read"
     if request.method == "DELETE":
         return "admin"
@@ -62,6 +66,8 @@ def register(app: Flask) -> None:
     def _authenticate():
         g.key_id = None
         if request.method == "OPTIONS" or request.endpoint in public or request.endpoint is None:
+            return None
+        if request.blueprint == "console":  # the console signs in with its own session
             return None
         settings = current_app.config["VERDICT"]
         if not settings.AUTH_ENABLED:

@@ -1,4 +1,4 @@
-"""Decision history for auditors: list, read, replay, verify the chain, export NDJSON."""
+"""Decision history for auditors: list, read, replay, export NDJSON (verify: api/audit.py)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,31 @@ def _db():
     return current_app.extensions["verdict.db"]
 
 
+LIST_PARAMETERS = {"kind", "snapshotId", "nodeName", "pod", "keyId", "since", "until", "limit", "cursor"}
+
+
+def _check_list_parameters() -> None:
+    """Unknown filters and unknown kinds are 400 (API 1.1): a misspelt filter must not
+    silently list everything."""
+    unknown = sorted(set(request.args) - LIST_PARAMETERS)
+    if unknown:
+        raise ApiError(
+            400,
+            f"unknown filter {unknown[0]!r}",
+            [{"path": name, "message": "unknown filter"} for name in unknown],
+        )
+    kind = request.args.get("kind")
+    if kind is not None and kind not in KINDS and kind != "prune":
+        raise ApiError(
+            400,
+            f"unknown kind {kind!r}",
+            [{"path": "kind", "message": f"expected one of {', '.join([*KINDS, 'prune'])}"}],
+        )
+
+
 @bp.get("/v1/decisions")
 def list_decisions():
+    _check_list_parameters()
     limit = limit_arg()
     pod = request.args.get("pod")
     if pod is not None and pod.count("/") != 1:
@@ -64,40 +87,35 @@ def get_decision(decision_id: str):
     return response
 
 
+def replay_record(session, row) -> dict:
+    """Recompute a stored decision with the running engine; shared by the API and the console."""
+    kind = KINDS.get(row.kind)
+    if kind is None or row.snapshot_id is None:
+        raise ApiError(409, f"decisions of kind {row.kind!r} cannot be replayed")
+    cluster = store.load_cluster(
+        session,
+        current_app.extensions["verdict.cache"],
+        row.snapshot_id,
+        scheduler=kind.scheduler,
+    )
+    outcome = compute(kind, cluster, decision_params(row.request))
+    diffs = differences(row.result, outcome.result)
+    return {
+        "id": row.id,
+        "matches": not diffs,
+        "storedEngineVersion": row.engine_version,
+        "stored": row.result,
+        "replayed": outcome.result,
+        "differences": diffs,
+    }
+
+
 @bp.post("/v1/decisions/<decision_id>/replay")
 def replay(decision_id: str):
     with _db().session() as session:
         row = _record_or_404(session, decision_id)
-        kind = KINDS.get(row.kind)
-        if kind is None or row.snapshot_id is None:
-            raise ApiError(409, f"decisions of kind {row.kind!r} cannot be replayed")
-        cluster = store.load_cluster(
-            session,
-            current_app.extensions["verdict.cache"],
-            row.snapshot_id,
-            scheduler=kind.scheduler,
-        )
-    outcome = compute(kind, cluster, decision_params(row.request))
-    diffs = differences(row.result, outcome.result)
-    return json_response(
-        {
-            "id": row.id,
-            "matches": not diffs,
-            "storedEngineVersion": row.engine_version,
-            "stored": row.result,
-            "replayed": outcome.result,
-            "differences": diffs,
-        }
-    )
-
-
-@bp.get("/v1/audit/verify")
-def verify():
-    with _db().session() as session:
-        outcome = records.verify(session)
-    return json_response(
-        {"ok": outcome.ok, "records": outcome.records, "firstBadId": outcome.first_bad_id}
-    )
+        payload = replay_record(session, row)
+    return json_response(payload)
 
 
 @bp.get("/v1/decisions/export")

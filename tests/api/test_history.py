@@ -119,7 +119,7 @@ def test_bad_requests_record_nothing(api):
 def test_replay_matches_and_reports_differences(api, app):
     snap = _snapshot(api)
     record = _admit(api, snap, "a").json
-    replay = api.post(f"/v1/decisions/{record['id']}/replay", role="decide").json
+    replay = api.post(f"/v1/decisions/{record['id']}/replay", role="read").json
     assert replay["matches"] is True and replay["differences"] == []
     with app.extensions["verdict.db"].session(write=True) as session:
         tampered = dict(record["result"], admitted=True)
@@ -165,3 +165,12 @@ def test_forged_or_garbage_cursors_are_400(api):
             assert response.json["errors"] == [
                 {"path": "cursor", "message": "not a cursor this API issued"}
             ]
+
+
+def test_unknown_filters_and_kinds_are_400(api):
+    response = api.get("/v1/decisions?nodename=n1", role="read")
+    assert response.status_code == 400
+    assert response.json["errors"] == [{"path": "nodename", "message": "unknown filter"}]
+    response = api.get("/v1/decisions?kind=admision", role="read")
+    assert response.status_code == 400 and response.json["errors"][0]["path"] == "kind"
+    assert api.get("/v1/decisions?kind=prune", role="read").status_code == 200

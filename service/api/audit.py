@@ -1,0 +1,92 @@
+"""Signed checkpoints over HTTP: sign one, the public key, verify the chain against one."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, current_app, request
+
+from service.api.errors import ApiError
+from service.api.responses import json_response
+from service.store import checkpoints, records
+
+bp = Blueprint("audit", __name__)
+
+
+def register(app: Flask) -> None:
+    """Load the signing key (a bad key stops the start) and prepare the interval signer, which
+    `verdict serve` starts in each worker."""
+    settings = app.config["VERDICT"]
+    if settings.CHECKPOINT_INTERVAL < 0:
+        raise ValueError("VERDICT_CHECKPOINT_INTERVAL: must be 0 (off) or a number of seconds")
+    key = checkpoints.load_signing_key(settings)
+    app.extensions["verdict.checkpoint_key"] = key
+    if key is not None:
+        app.extensions["verdict.checkpoint_signer"] = checkpoints.IntervalSigner(
+            app.extensions["verdict.db"], key, settings.CHECKPOINT_INTERVAL, settings.CHECKPOINT_DIR
+        )
+    app.register_blueprint(bp)
+
+
+def signing_key():
+    key = current_app.extensions.get("verdict.checkpoint_key")
+    if key is None:
+        raise ApiError(
+            503,
+            "no checkpoint key is configured (VERDICT_CHECKPOINT_KEY_FILE or "
+            "VERDICT_CHECKPOINT_KEY; `verdict audit keygen` makes one)",
+        )
+    return key
+
+
+def log_dir() -> str:
+    return current_app.config["VERDICT"].CHECKPOINT_DIR
+
+
+def sign_now() -> dict:
+    """Sign the current head and keep the checkpoint in the log."""
+    key = signing_key()
+    with current_app.extensions["verdict.db"].session() as session:
+        cp = checkpoints.sign(session, key)
+    checkpoints.append_log(log_dir(), cp)
+    return cp
+
+
+def verify_with(checkpoint_text: str | None) -> dict:
+    """Plain verify, or verify against a checkpoint (raises ApiError on bad input)."""
+    db = current_app.extensions["verdict.db"]
+    if checkpoint_text is None:
+        with db.session() as session:
+            outcome = records.verify(session)
+        return {"ok": outcome.ok, "records": outcome.records, "firstBadId": outcome.first_bad_id}
+    public = signing_key().public_key()
+    try:
+        cp = checkpoints.parse(checkpoint_text)
+        with db.session() as session:
+            outcome = checkpoints.verify_against(session, cp, public, log_dir())
+    except checkpoints.CheckpointError as exc:
+        raise ApiError(
+            exc.status, exc.detail, [{"path": exc.path, "message": exc.detail}]
+        ) from None
+    return {
+        "ok": outcome.ok,
+        "records": outcome.records,
+        "firstBadId": outcome.first_bad_id,
+        "extendsCheckpoint": outcome.extends,
+    }
+
+
+@bp.get("/v1/audit/checkpoint")
+def checkpoint():
+    return json_response(sign_now())
+
+
+@bp.get("/v1/audit/public-key")
+def public_key():
+    public = signing_key().public_key()
+    return json_response(
+        {"keyId": checkpoints.key_id(public), "publicKey": checkpoints.public_pem(public)}
+    )
+
+
+@bp.get("/v1/audit/verify")
+def verify():
+    return json_response(verify_with(request.args.get("checkpoint")))

@@ -1,0 +1,118 @@
+"""What a person needs from a stored record, per kind: plain dicts for the templates. Results
+are read defensively (``.get``): records made by other engine versions have other shapes."""
+
+from __future__ import annotations
+
+from service.console import charts
+
+
+def pod_name(ref: dict | None) -> str:
+    if not ref:
+        return "—"
+    return f"{ref.get('namespace', '')}/{ref.get('name', '')}"
+
+
+def summary(kind: str, result: dict) -> str:
+    """One line for the decisions list."""
+    result = result or {}
+    if kind == "admission":
+        return "admitted" if result.get("admitted") else "rejected"
+    if kind == "preemption":
+        node = result.get("nominatedNodeName")
+        return (
+            f"nominated {node}, {len(result.get('victims') or [])} victim(s)" if node else "no node"
+        )
+    if kind == "placement":
+        return (
+            f"placed on {result['selectedNode']}" if result.get("selectedNode") else "unschedulable"
+        )
+    if kind == "eviction":
+        return f"evicts {pod_name(result['victim'])}" if result.get("victim") else "no eviction"
+    if kind == "node-eviction-rate":
+        states = sorted({z.get("state", "?") for z in result.get("zones") or []})
+        return ", ".join(states) or "no zones"
+    if kind == "prune":
+        return f"pruned {result.get('deleted', 0)} record(s)"
+    return ""
+
+
+def placement_nodes(result: dict) -> tuple[list[dict], list[str]]:
+    """Nodes as a list (a dict keyed by node name is accepted too) and every score plugin any
+    node has, in first-seen order: new plugins show up without code changes."""
+    raw = result.get("nodes") or []
+    if isinstance(raw, dict):
+        raw = [{"nodeName": name, **(value or {})} for name, value in raw.items()]
+    nodes, plugins = [], {}
+    for entry in raw:
+        scores = entry.get("scores") or {}
+        for plugin in scores:
+            plugins.setdefault(plugin, None)
+        nodes.append(
+            {
+                "nodeName": entry.get("nodeName", "?"),
+                "feasible": entry.get("feasible", bool(scores)),
+                "reasons": entry.get("reasons") or [],
+                "scores": scores,
+                "rawScores": entry.get("rawScores") or {},
+                "weights": entry.get("weights") or {},
+                "total": entry.get("total"),
+            }
+        )
+    return nodes, list(plugins)
+
+
+def eviction_signals(result: dict) -> list[dict]:
+    """Each observed signal beside the thresholds on it, and whether one is met."""
+    met = {(t.get("signal"), t.get("value")) for t in result.get("thresholdsMet") or []}
+    rows = []
+    thresholds = result.get("thresholdsObserved") or []
+    observed_signals = result.get("signals") or {}
+    if isinstance(observed_signals, list):  # [{"signal": ..., ...}] from other versions
+        observed_signals = {o.get("signal", "?"): o for o in observed_signals}
+    for signal, observed in observed_signals.items():
+        on_signal = [t for t in thresholds if t.get("signal") == signal]
+        rows.append(
+            {
+                "signal": signal,
+                "available": observed.get("available"),
+                "capacity": observed.get("capacity"),
+                "thresholds": [
+                    {
+                        "value": t.get("value"),
+                        "gracePeriod": t.get("gracePeriod"),
+                        "met": (signal, t.get("value")) in met,
+                    }
+                    for t in on_signal
+                ],
+            }
+        )
+    return rows
+
+
+def context(kind: str, result: dict) -> dict:
+    """Extra template values for the kind's section."""
+    result = result or {}
+    if kind == "placement":
+        nodes, plugins = placement_nodes(result)
+        return {
+            "nodes": nodes,
+            "plugins": plugins,
+            "chart": charts.placement_scores(nodes, plugins),
+        }
+    if kind == "eviction":
+        return {"signals": eviction_signals(result)}
+    if kind == "node-eviction-rate":
+        return {
+            "chart": charts.eviction_timeline(result.get("nodes") or [], result.get("pods") or [])
+        }
+    if kind == "preemption":
+        nodes = result.get("nodes") or {}
+        chosen = result.get("nominatedNodeName")
+        return {
+            "others": [
+                {"nodeName": name, **(status or {})}
+                for name, status in nodes.items()
+                if name != chosen
+            ]
+        }
+    return {}

@@ -1,0 +1,224 @@
+"""The console in a real Chromium (Debian's /usr/bin/chromium, driven by Playwright) against a
+real `verdict serve`: sign-in, the decisions list, each kind, replay, checkpoint verification.
+
+Skipped only when no Chromium is installed and CI is not set; in CI a missing browser fails."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import orjson
+import pytest
+
+from service.store import checkpoints
+from tests.console.data import seed
+from tests.test_end_to_end import _call, _free_port
+
+CHROMIUM = (
+    os.environ.get("VERDICT_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+)
+VERDICT = str(Path(sys.executable).with_name("verdict"))
+
+if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
+    pytest.skip(f"no Chromium at {CHROMIUM} (CI not set)", allow_module_level=True)
+
+if os.environ.get("CI"):
+    import playwright.sync_api as sync_api
+else:
+    sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """`verdict serve` on SQLite in a temporary instance folder, with a checkpoint key."""
+    home = tmp_path_factory.mktemp("console-server")
+    key_file = home / "checkpoint.pem"
+    key_file.write_text(checkpoints.generate_pem())
+    port = _free_port()
+    env = {
+        **os.environ,
+        "VERDICT_INSTANCE_PATH": str(home),
+        "VERDICT_LOG_LEVEL": "WARNING",
+        "VERDICT_CHECKPOINT_KEY_FILE": str(key_file),
+        "VERDICT_PRELOAD_SNAPSHOTS": "0",
+        "VERDICT_CHECKPOINT_INTERVAL": "1",
+    }
+    env.pop("VERDICT_DATABASE_URL", None)
+    process = subprocess.Popen(
+        [VERDICT, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if _call(f"{base}/healthz")[0] == 200:
+                break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        process.kill()
+        pytest.fail(f"server did not start: {process.stderr.read().decode()[-2000:]}")
+    secrets = {}
+    for role in ("read", "decide"):
+        created = subprocess.run(
+            [VERDICT, "keys", "create", "--role", role],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        secrets[role] = created.stdout.strip().splitlines()[-1]
+
+    def post(path, body):
+        request = urllib.request.Request(
+            base + path,
+            data=orjson.dumps(body),
+            method="POST",
+            headers={
+                "Authorization": f"Bearer {secrets['decide']}",
+                "Content-Type": "application/json",
+            },
+        )
+        status, data, _ = _call_request(request)
+        return status, orjson.loads(data)
+
+    snapshot_id, ids = seed(post)
+    yield {"base": base, "secrets": secrets, "snapshot": snapshot_id, "ids": ids, "home": home}
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def _call_request(request):
+    import urllib.error
+
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read(), dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(), dict(exc.headers)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def page(browser, server):
+    """One signed-in page for the module, signed in with the read role by keyboard only."""
+    context = browser.new_context(java_script_enabled=False)
+    tab = context.new_page()
+    tab.set_default_timeout(15_000)
+    tab.goto(server["base"] + "/console/decisions")
+    assert "/console/sign-in" in tab.url
+    assert tab.locator(":focus").get_attribute("id") == "api_key"  # focused on arrival
+    tab.keyboard.type(server["secrets"]["read"])
+    tab.keyboard.press("Enter")
+    tab.wait_for_url("**/console/decisions")
+    yield tab
+    context.close()
+
+
+def test_sign_in_rejects_a_bad_key(browser, server):
+    context = browser.new_context()
+    tab = context.new_page()
+    tab.goto(server["base"] + "/console/sign-in")
+    tab.get_by_label("API key").fill("vk_not-a-key")
+    tab.get_by_role("button", name="Sign in").click()
+    assert tab.get_by_role("alert").inner_text() == "That API key is not valid or has been revoked."
+    context.close()
+
+
+def test_decisions_list_and_filter(page, server):
+    page.goto(server["base"] + "/console/decisions")
+    assert page.get_by_role("heading", name="Decisions").is_visible()
+    page.keyboard.press("Tab")  # the first stop is the skip link
+    assert page.locator(":focus").inner_text() == "Skip to content"
+    rows = page.locator("table.list tbody tr")
+    assert rows.count() == 5
+    assert "5 decision(s)" in page.locator("caption").inner_text()
+    page.get_by_label("Kind").select_option("eviction")
+    page.get_by_role("button", name="Filter").click()
+    assert rows.count() == 1 and "evicts default/busy" in rows.first.inner_text()
+
+
+def test_each_kind_as_a_person_sees_it(page, server):
+    ids, base = server["ids"], server["base"]
+    page.goto(f"{base}/console/decisions/{ids['admission']}")
+    assert page.locator(".verdict").inner_text() == "Rejected"
+    assert "Insufficient cpu" in page.get_by_role("table").first.inner_text()
+    page.goto(f"{base}/console/decisions/{ids['preemption']}")
+    assert "Nominated node: n1" in page.locator(".verdict").inner_text()
+    others = page.locator("table", has_text="Why the other nodes were not chosen")
+    assert "Insufficient cpu" in others.inner_text()
+    page.goto(f"{base}/console/decisions/{ids['placement']}")
+    assert "Selected node: n2" in page.locator(".verdict").inner_text()
+    chart = page.locator("figure.chart svg")
+    assert chart.is_visible() and chart.bounding_box()["width"] > 300
+    assert "NodeResourcesFit" in page.locator("table", has_text="scores per plugin").inner_text()
+    page.goto(f"{base}/console/decisions/{ids['eviction']}")
+    assert "Evicts default/busy" in page.locator(".verdict").inner_text()
+    signals = page.locator("table", has_text="Signals against thresholds").inner_text()
+    assert "memory.available" in signals and "met" in signals
+    page.goto(f"{base}/console/decisions/{ids['node-eviction-rate']}")
+    assert page.locator("figure.chart svg").is_visible()
+    assert "default/stranded" in page.locator("table", has_text="Pod evictions").inner_text()
+
+
+def test_replay_side_by_side(page, server):
+    page.goto(f"{server['base']}/console/decisions/{server['ids']['placement']}")
+    page.get_by_role("button", name="Replay with the running engine").click()
+    assert page.get_by_role("status").inner_text() == "The running engine decides the same."
+    assert page.get_by_role("heading", name="Stored result").is_visible()
+    assert page.get_by_role("heading", name="Replayed result").is_visible()
+
+
+def test_chain_sign_and_verify_a_checkpoint(page, server, tmp_path):
+    deadline = time.monotonic() + 10
+    while True:  # the interval signer (every second) keeps the head's checkpoint in the log
+        page.goto(server["base"] + "/console/chain")
+        latest = page.locator("#latest")
+        if latest.count() or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert orjson.loads(latest.inner_text())["size"] == 5
+    page.get_by_role("button", name="Sign a checkpoint now").click()
+    checkpoint = page.locator("#signed").inner_text()
+    assert orjson.loads(checkpoint)["size"] == 5
+    page.get_by_label("Checkpoint JSON").fill(checkpoint)
+    page.get_by_role("button", name="Verify").click()
+    status = page.get_by_role("status").first.inner_text()
+    assert "The chain is intact (5 record(s) checked). It extends the checkpoint." in status
+    # Upload a tampered checkpoint: refused, named.
+    tampered = tmp_path / "checkpoint.json"
+    tampered.write_text(checkpoint.replace('"size": 5', '"size": 3'))
+    page.get_by_label("Or upload a checkpoint file").set_input_files(str(tampered))
+    page.get_by_role("button", name="Verify").click()
+    assert "signature does not verify" in page.get_by_role("alert").inner_text()
+
+
+def test_snapshot_pages_and_sign_out(page, server):
+    page.goto(f"{server['base']}/console/snapshots")
+    page.get_by_role("link").filter(has_text="Z").first.click()  # the stored time links it
+    assert page.get_by_role("heading", name="Snapshot console test").is_visible()
+    page.get_by_role("link", name="n1", exact=True).click()
+    assert "default/busy" in page.get_by_role("table").inner_text()
+    page.get_by_role("button", name="Sign out").click()
+    assert "/console/sign-in" in page.url

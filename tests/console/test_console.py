@@ -1,0 +1,212 @@
+"""The console through Flask's test client on the real database: sessions, CSRF, every page.
+(tests/console/test_browser.py drives the same pages in a real Chromium.)"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import orjson
+import pytest
+
+from service.app import create_app
+from service.store import checkpoints, keys
+from tests.console.data import seed
+
+TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+@pytest.fixture
+def console_app(app, database_url, tmp_path):
+    application = create_app(
+        {
+            "DATABASE_URL": database_url,
+            "TESTING": True,
+            "INSTANCE_PATH": str(tmp_path),
+            "LOG_LEVEL": "WARNING",
+            "CHECKPOINT_KEY": checkpoints.generate_pem(),
+        }
+    )
+    yield application
+    application.extensions["verdict.db"].dispose()
+
+
+@pytest.fixture
+def secrets(console_app) -> dict[str, str]:
+    out = {}
+    with console_app.extensions["verdict.db"].session(write=True) as session:
+        for role in ("read", "decide"):
+            out[role] = keys.create(session, role, f"console-{role}")[1]
+    return out
+
+
+@pytest.fixture
+def seeded(console_app, secrets):
+    client = console_app.test_client()
+
+    def post(path, body):
+        response = client.post(
+            path,
+            data=orjson.dumps(body),
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {secrets['decide']}"},
+        )
+        return response.status_code, response.json
+
+    return seed(post)
+
+
+def _token(client, path="/console/sign-in") -> str:
+    return TOKEN.search(client.get(path).get_data(as_text=True)).group(1)
+
+
+def _signed_in(console_app, secret):
+    client = console_app.test_client()
+    response = client.post(
+        "/console/sign-in", data={"api_key": secret, "csrf_token": _token(client)}
+    )
+    assert response.status_code == 302, response.get_data(as_text=True)
+    return client, response
+
+
+def _text(response) -> str:
+    body = re.sub(r"<svg.*?</svg>", " [chart] ", response.get_data(as_text=True), flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body)).replace("&#39;", "'")
+
+
+def test_pages_need_a_session_and_the_cookie_is_strict(console_app, secrets):
+    client = console_app.test_client()
+    response = client.get("/console/decisions")
+    assert response.status_code == 302 and "/console/sign-in" in response.headers["Location"]
+    bad = client.post("/console/sign-in", data={"api_key": "vk_nope", "csrf_token": _token(client)})
+    assert bad.status_code == 401 and "not valid" in _text(bad)
+    _, response = _signed_in(console_app, secrets["read"])
+    cookie = response.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/console" in cookie
+
+
+def test_sign_in_without_csrf_token_is_refused(console_app, secrets):
+    client = console_app.test_client()
+    response = client.post("/console/sign-in", data={"api_key": secrets["read"]})
+    assert response.status_code == 400 and "did not come from this console" in _text(response)
+    assert client.get("/console/decisions").status_code == 302  # still signed out
+
+
+def test_forged_cookie_and_revoked_key_sign_out(console_app, secrets):
+    client, _ = _signed_in(console_app, secrets["read"])
+    assert client.get("/console/decisions").status_code == 200
+    forged = console_app.test_client()
+    forged.set_cookie("verdict_console", "eyJrZXlfaWQiOiJ4In0.AAAAAA.forged", path="/console")
+    assert forged.get("/console/decisions").status_code == 302
+    with console_app.extensions["verdict.db"].session(write=True) as session:
+        key = keys.find(session, secrets["read"])
+        keys.revoke(session, key.id)
+    assert client.get("/console/decisions").status_code == 302
+
+
+def test_expired_session_asks_to_sign_in_again(console_app, secrets):
+    client, _ = _signed_in(console_app, secrets["read"])
+    assert client.get("/console/decisions").status_code == 200
+    console_app.config["PERMANENT_SESSION_LIFETIME"] = timedelta(seconds=-1)
+    response = client.get("/console/decisions")
+    assert response.status_code == 302 and "/console/sign-in" in response.headers["Location"]
+
+
+def test_sign_out_needs_its_token(console_app, secrets):
+    client, _ = _signed_in(console_app, secrets["read"])
+    assert client.post("/console/sign-out").status_code == 400
+    assert client.get("/console/decisions").status_code == 200
+    token = _token(client, "/console/decisions")
+    assert client.post("/console/sign-out", data={"csrf_token": token}).status_code == 302
+    assert client.get("/console/decisions").status_code == 302
+
+
+def test_each_kind_is_explained(console_app, secrets, seeded):
+    snapshot_id, ids = seeded
+    client, _ = _signed_in(console_app, secrets["read"])
+    listing = _text(client.get("/console/decisions"))
+    assert "placed on n2" in listing and "evicts default/busy" in listing
+    admission = _text(client.get(f"/console/decisions/{ids['admission']}"))
+    assert "Rejected" in admission and "InsufficientResource cpu 1000 1500 2000" in admission
+    preemption = _text(client.get(f"/console/decisions/{ids['preemption']}"))
+    assert "Nominated node: n1" in preemption and "default/busy" in preemption
+    assert "n2 Unschedulable Insufficient cpu Candidate" in preemption
+    placement = client.get(f"/console/decisions/{ids['placement']}")
+    html = placement.get_data(as_text=True)
+    assert "<svg" in html and "<script" not in html and "NodeResourcesFit" in html
+    assert "Selected node: n2" in _text(placement)
+    eviction = _text(client.get(f"/console/decisions/{ids['eviction']}"))
+    assert "memory.available 50Mi" in eviction and "100Mi (0s) met" in eviction
+    rate = client.get(f"/console/decisions/{ids['node-eviction-rate']}")
+    assert "<svg" in rate.get_data(as_text=True)
+    assert "default/stranded 2026-11-20T10:00:30Z" in _text(rate)
+    assert snapshot_id in admission and "0.1.0" in admission  # snapshot and engine version
+
+
+def test_filters_and_keyset_paging(console_app, secrets, seeded, monkeypatch):
+    _, ids = seeded
+    client, _ = _signed_in(console_app, secrets["read"])
+    only = _text(client.get("/console/decisions?kind=eviction"))
+    assert "evicts default/busy" in only and "placed on" not in only
+    by_pod = client.get("/console/decisions?pod=default/new").get_data(as_text=True)
+    assert ids["admission"] in by_pod and ids["placement"] not in by_pod
+    from service.console import views
+
+    monkeypatch.setattr(views, "PAGE_SIZE", 2)
+    first = client.get("/console/decisions").get_data(as_text=True)
+    older = re.search(r'href="([^"]+)" rel="next"', first).group(1).replace("&amp;", "&")
+    second = client.get(older).get_data(as_text=True)
+    assert ids["node-eviction-rate"] in first and ids["eviction"] in first
+    assert ids["placement"] in second and ids["eviction"] not in second
+    bad = client.get("/console/decisions?since=yesterday")
+    assert bad.status_code == 400 and "since: not a time" in _text(bad)
+    assert client.get("/console/decisions?kind=nope").status_code == 400
+
+
+def test_replay_is_allowed_to_the_read_role(console_app, secrets, seeded):
+    _, ids = seeded
+    client, _ = _signed_in(console_app, secrets["read"])
+    path = f"/console/decisions/{ids['admission']}"
+    token = _token(client, path)
+    response = client.post(f"{path}/replay", data={"csrf_token": token})
+    assert response.status_code == 200
+    assert "The running engine decides the same" in _text(response)
+    assert client.post(f"{path}/replay").status_code == 400  # no token
+
+
+def test_snapshot_pages(console_app, secrets, seeded):
+    snapshot_id, _ = seeded
+    client, _ = _signed_in(console_app, secrets["read"])
+    assert "console test" in _text(client.get("/console/snapshots"))
+    summary = _text(client.get(f"/console/snapshots/{snapshot_id}"))
+    assert "test-cluster" in summary and "n1" in summary
+    pods = _text(client.get(f"/console/snapshots/{snapshot_id}/nodes/n1"))
+    assert "default/busy Running" in pods
+    assert client.get(f"/console/snapshots/{snapshot_id}/nodes/nope").status_code == 404
+
+
+def test_chain_verifies_a_pasted_checkpoint(console_app, secrets, seeded):
+    client, _ = _signed_in(console_app, secrets["read"])
+    token = _token(client, "/console/chain")
+    signed = client.post("/console/chain/checkpoint", data={"csrf_token": token})
+    cp = re.search(
+        r'<pre class="json" id="signed">(.*?)</pre>', signed.get_data(as_text=True), re.S
+    )
+    checkpoint = cp.group(1).replace("&#34;", '"').replace("&quot;", '"')
+    assert orjson.loads(checkpoint)["size"] == 5
+    good = client.post(
+        "/console/chain/verify", data={"csrf_token": token, "checkpoint": checkpoint}
+    )
+    assert "The chain is intact (5 record(s) checked). It extends the checkpoint." in _text(good)
+    forged = checkpoint.replace('"size": 5', '"size": 4')
+    bad = client.post("/console/chain/verify", data={"csrf_token": token, "checkpoint": forged})
+    assert bad.status_code == 422 and "signature does not verify" in _text(bad)
+
+
+def test_assets_are_local(console_app, secrets, seeded):
+    client, _ = _signed_in(console_app, secrets["read"])
+    _, ids = seeded
+    html = client.get(f"/console/decisions/{ids['placement']}").get_data(as_text=True)
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+    css = client.get("/console/static/console.css")
+    assert css.status_code == 200 and "table.list" in css.get_data(as_text=True)
