@@ -133,14 +133,23 @@ def place(
     scores = _score(fwk, state, feasible)
     best_total = -1
     best_name: str | None = None
-    for i, ni in enumerate(feasible):
+    plugins = scores.plugins
+    columns = [scores.normalized[p] for p in plugins]
+    # the plugins whose normalization changed some score: only they get rawScores
+    renormalized = [(p, scores.raw[p], scores.normalized[p]) for p in plugins
+                    if scores.raw[p] != scores.normalized[p]]  # fmt: skip
+    totals = [0] * len(feasible)
+    for p, column in zip(plugins, columns, strict=True):
+        weight = scores.weights[p]
+        totals = [t + weight * v for t, v in zip(totals, column, strict=True)]
+    rows = list(zip(*columns, strict=True)) if columns else [()] * len(feasible)
+    for i, (ni, row, total) in enumerate(zip(feasible, rows, totals, strict=True)):
         entry = entries[ni.index]
-        entry.scores = {p: scores.normalized[p][i] for p in scores.plugins}
-        raw = {p: scores.raw[p][i] for p in scores.plugins if scores.raw[p] is not scores.normalized[p]}
-        entry.raw_scores = {p: v for p, v in raw.items() if v != entry.scores[p]}
-        entry.total = scores.total(i)
-        if entry.total > best_total or (entry.total == best_total and _earlier(ni, best_name, view)):
-            best_total, best_name = entry.total, ni.name
+        entry.scores = dict(zip(plugins, row, strict=True))
+        entry.raw_scores = {p: raw[i] for p, raw, norm in renormalized if raw[i] != norm[i]}
+        entry.total = total
+        if total > best_total or (total == best_total and _earlier(ni, best_name, view)):
+            best_total, best_name = total, ni.name
 
     nodes = [
         entries.get(ni.index) or NodePlacement(ni.name, Status(), [], examined=False)

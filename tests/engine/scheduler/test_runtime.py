@@ -186,3 +186,14 @@ def test_a_profile_without_a_prefilter_answers_its_filters_error_not_a_crash() -
         scored.nodes[0].scores["NodeResourcesFit"]
         == place(cluster([node("a")], []), pod("p", 100)).nodes[0].scores["NodeResourcesFit"]
     )
+
+
+def test_a_profile_without_score_plugins_places_on_the_first_feasible_node() -> None:
+    out = place(
+        cluster([node("a", cpu=100), node("b"), node("c")], []),
+        pod("p", 500),
+        profile=replace(DEFAULT_PROFILE, score=(), pre_score=()),
+    )
+    assert out.selected_node == "b"
+    assert [n.scores for n in out.nodes] == [None, {}, {}]
+    assert [n.total for n in out.nodes] == [None, 0, 0]
