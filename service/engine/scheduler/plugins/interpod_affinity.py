@@ -327,13 +327,6 @@ class InterPodAffinity(Plugin):
         view = state.view
         scores: dict[str, dict[str, int]] = {}
         hard = args.hard_pod_affinity_weight
-        memo: dict[tuple, bool] = {}
-
-        def matches_pod(t: AffinityTerm) -> bool:
-            found = memo.get(t.key)
-            if found is None:
-                found = memo[t.key] = t.matches(pod, ns_labels)
-            return found
 
         if has_constraints:
             for ni in view.nodes:
@@ -348,15 +341,18 @@ class InterPodAffinity(Plugin):
                     for t in preferred_anti:
                         if t.matches(other, None):
                             _score(scores, node, t.topology_key, -t.weight)
-        # Existing pods' terms against the incoming pod, from the view's flat list of them
-        # (processExistingPod's last three steps).
-        for t, value, weight in view.derived(self.name, lambda: _existing_terms(view)):
-            if weight == 0:  # a required affinity term: hardPodAffinityWeight
-                if hard <= 0:
-                    continue
-                weight = hard
-            if matches_pod(t):
-                by_value = scores.setdefault(t.topology_key, {})
+        # Existing pods' terms against the incoming pod (processExistingPod's last three
+        # steps), from the view's terms grouped by what decides a match: each distinct term
+        # is matched once, its contributions added together.
+        for t, contributions in view.derived(self.name, lambda: _existing_terms(view)).values():
+            if not t.matches(pod, ns_labels):
+                continue
+            for (key, value), (weight, preferred, required) in contributions.items():
+                if hard > 0:
+                    weight += hard * required
+                elif not preferred:
+                    continue  # only required terms, and no hardPodAffinityWeight
+                by_value = scores.setdefault(key, {})
                 by_value[value] = by_value.get(value, 0) + weight
         if not scores:
             return SKIPPED
@@ -393,11 +389,12 @@ class InterPodAffinity(Plugin):
             )
 
 
-def _existing_terms(view) -> list[tuple[AffinityTerm, str, int]]:
-    """Every existing pod's scoring terms, flat: (term, the topology value of the pod's node,
-    weight: +preferred, -anti, 0 for a required affinity term). Nodes without labels, or
-    without the term's key, contribute nothing (processTerm)."""
-    out: list[tuple[AffinityTerm, str, int]] = []
+def _existing_terms(view) -> dict[tuple, tuple[AffinityTerm, dict[Pair, list[int]]]]:
+    """Every existing pod's scoring terms, grouped by the term's key: a representative term
+    and, per (topology key, value of the pod's node), [the preferred weights' sum (+affinity,
+    -anti-affinity), how many preferred terms, how many required affinity terms]. Nodes
+    without labels, or without the term's key, contribute nothing (processTerm)."""
+    groups: dict[tuple, tuple[AffinityTerm, dict[Pair, list[int]]]] = {}
     for ni in view.nodes_with_affinity():
         labels = ni.node.labels
         if not labels:
@@ -411,9 +408,16 @@ def _existing_terms(view) -> list[tuple[AffinityTerm, str, int]]:
             ):
                 for t in group:
                     value = labels.get(t.topology_key)
-                    if value is not None:
-                        out.append((t, value, sign * t.weight))
-    return out
+                    if value is None:
+                        continue
+                    entry = groups.setdefault(t.key, (t, {}))[1]
+                    sums = entry.setdefault((t.topology_key, value), [0, 0, 0])
+                    if sign:
+                        sums[0] += sign * t.weight
+                        sums[1] += 1
+                    else:
+                        sums[2] += 1
+    return groups
 
 
 def _satisfies_affinity(s: _PreFilterState, labels: Mapping[str, str]) -> bool:

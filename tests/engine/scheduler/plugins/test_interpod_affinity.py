@@ -194,3 +194,50 @@ def test_required_affinity_single_node(incoming, existing, want) -> None:
             (want[1],),
             "InterPodAffinity",
         )
+
+
+def _scores(incoming, existing, hard=1):
+    from dataclasses import replace
+
+    from service.engine.scheduler.placement import place
+    from service.engine.scheduler.profile import InterPodAffinityArgs
+
+    nodes = [
+        {**NODE1, "metadata": {"name": name, "labels": {"region": "r1", "zone": zone}}}
+        for name, zone in (("machine1", "z1"), ("machine2", "z2"))
+    ]
+    args = {**DEFAULT_PROFILE.args, "InterPodAffinity": InterPodAffinityArgs(hard)}
+    out = place(
+        Cluster(snapshot_from_objects([*nodes, *existing])),
+        pod_from_object(incoming),
+        profile=replace(DEFAULT_PROFILE, args=args),
+    )
+    return [(n.scores or {}).get("InterPodAffinity") for n in out.nodes]
+
+
+def _preferring(pod: dict, weight: int, kind: str = "podAffinity") -> dict:
+    term = {"weight": weight, "podAffinityTerm": _term("zone", _req("service", "Exists"))}
+    pod["spec"].setdefault("affinity", {})[kind] = {
+        "preferredDuringSchedulingIgnoredDuringExecution": [term]
+    }
+    return pod
+
+
+def test_existing_pods_terms_score_the_incoming_pod() -> None:
+    """scoring.go processExistingPod: an existing pod's required affinity counts at
+    hardPodAffinityWeight (not at all with 0); preferred affinity and anti-affinity by their
+    weights, each term once per pod; equal and opposite terms still make a score (all 0)."""
+    required = _pod(
+        POD_LABEL, [_term("zone", _req("service", "Exists"))], node="machine1", name="e1"
+    )
+    assert _scores(_pod(POD_LABEL), [required], hard=1) == [100, 0]
+    assert _scores(_pod(POD_LABEL), [required], hard=0) == [None, None]  # PreScore skips
+    both = [
+        _preferring(_pod(POD_LABEL, node="machine1", name="e1"), 30),
+        _preferring(_pod(POD_LABEL, node="machine1", name="e2"), 30, "podAntiAffinity"),
+    ]
+    assert _scores(_pod(POD_LABEL), both) == [0, 0]
+    twice = [_preferring(_pod(POD_LABEL, node="machine2", name=f"e{i}"), 20) for i in range(3)]
+    assert _scores(
+        _pod(POD_LABEL), [*twice, _preferring(_pod(POD_LABEL, node="machine1", name="x"), 50)]
+    ) == [0, 100]
