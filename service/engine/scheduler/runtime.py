@@ -49,7 +49,8 @@ __all__ = ["Framework", "NodeScores", "node_state"]
 # findNodesThatFitPod's status for a node outside PreFilterResult's node set.
 _PREFILTER_RESULT_REASON = "node(s) didn't satisfy plugin(s) [{}]"
 
-_RESTRICTED_BY = "framework/preFilterResult"  # the plugins whose PreFilterResult named nodes
+_RESTRICTED_BY = "framework/preFilterResult"
+_ON_SUMS = "framework/reprieveOnSums"  # the plugins whose PreFilterResult named nodes
 
 # Filters whose verdict on a node does not depend on the node's pods: preemption removing
 # or reprieving pods never changes them.
@@ -140,12 +141,16 @@ class Framework:
     def reprieve_on_sums(self, state: CycleState) -> bool:
         """Whether preemption may reprieve on running sums for this pod: the profile runs
         NodePorts and NodeResourcesFit, and every filter left after PreFilter is one of them
-        or ignores the node's pods (a pod-affinity filter that skipped is no obstacle)."""
-        return self.resource_filters_only or (
-            "NodePorts" in self.filter_names
-            and "NodeResourcesFit" in self.filter_names
-            and all(name in _SUMMABLE_FILTERS for name, _ in state.filters)
-        )
+        or ignores the node's pods (a pod-affinity filter that skipped is no obstacle).
+        Decided once per cycle."""
+        found = state.data.get(_ON_SUMS)
+        if found is None:
+            found = state.data[_ON_SUMS] = self.resource_filters_only or (
+                "NodePorts" in self.filter_names
+                and "NodeResourcesFit" in self.filter_names
+                and all(name in _SUMMABLE_FILTERS for name, _ in state.filters)
+            )
+        return found
 
     def active_extensions(self, state: CycleState) -> list[Any]:
         """The PreFilterExtensions plugins whose PreFilter ran for this pod (not skipped)."""

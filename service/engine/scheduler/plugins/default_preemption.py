@@ -142,9 +142,21 @@ def _potential_victims(ctx: CycleState, ni: NodeInfo) -> list[PodInfo]:
     return victims
 
 
+def _fit_inputs(ctx: CycleState) -> tuple[tuple[tuple[str, int], ...], list]:
+    """The resources NodeResourcesFit checks and the host ports the pod wants, read once per
+    cycle (every node of the dry run asks)."""
+    found = ctx.data.get("DefaultPreemption/inputs")
+    if found is None:
+        found = ctx.data["DefaultPreemption/inputs"] = (
+            ctx.read("NodeResourcesFit").checks,
+            wanted_ports(ctx),
+        )
+    return found
+
+
 def _wanted_conflict(ctx: CycleState, pi: PodInfo) -> bool:
     """Whether ``pi``'s host ports collide with a port the preemptor wants."""
-    wanted = wanted_ports(ctx)
+    wanted = _fit_inputs(ctx)[1]
     if not wanted or not pi.has_ports or pi.pod is None:
         return False
     own = pi.host_ports
@@ -174,8 +186,7 @@ def select_victims_on_node(
     if first == n:
         return [], 0, Status(UNRESOLVABLE, (MSG_NO_VICTIMS,))
 
-    checks = ctx.read("NodeResourcesFit").checks
-    wanted = wanted_ports(ctx)
+    checks, wanted = _fit_inputs(ctx)
     cums = [ni.cumulative(name) for name, _ in checks]
     requested = {
         name: ni.requested.get(name, 0) - (cum[n] - cum[first])
