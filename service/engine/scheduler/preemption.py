@@ -52,7 +52,7 @@ from service.engine.scheduler.plugins.default_preemption import (
     select_victims_reference,
 )
 from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs, Profile
-from service.engine.scheduler.runtime import Framework
+from service.engine.scheduler.runtime import POD_INDEPENDENT_FILTERS, Framework
 from service.engine.scheduler.snapshot import SchedulerView, scheduler_view
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
@@ -309,6 +309,18 @@ def _explain_holds_in_dry_run(
             statuses[name] = Status(status.code, status.reasons + extra, status.plugin)
 
 
+def _without_passed_prefix(ctx: CycleState) -> CycleState:
+    """The cycle without its leading filters that ignore the node's pods. Every potential
+    node was rejected in this cycle's filter phase with Unschedulable, which those filters
+    never answer (theirs is UnschedulableAndUnresolvable): so they passed on it, and pass
+    again on any copy of it with fewer pods. Saves calling them once per dry-run node."""
+    filters = ctx.filters
+    skip = 0
+    while skip < len(filters) and filters[skip][0] in POD_INDEPENDENT_FILTERS:
+        skip += 1
+    return ctx.copy(filters=filters[skip:]) if skip else ctx
+
+
 def preempt(
     cluster: Cluster,
     pod: Pod,
@@ -397,8 +409,9 @@ def preempt(
     start = offset % len(potential)
     outcome.num_candidates = num_candidates
     outcome.offset = start
+    dry_ctx = ctx if computed is None else _without_passed_prefix(ctx)
     candidates, dry_statuses, errors = dry_run_preemption(
-        fwk, ctx, view, potential, start, num_candidates
+        fwk, dry_ctx, view, potential, start, num_candidates
     )
     _explain_holds_in_dry_run(fwk, ctx, view, plan, dry_statuses)
     outcome.dry_run_statuses = dry_statuses
