@@ -210,6 +210,7 @@ class Plugin:
 START_TIME_NOW = 2**63 - 1
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
+
 class PodInfo(msgspec.Struct, eq=False, gc=False, array_like=True):
     """A pod as the scheduler's cache holds it: effective requests (PodRequests), the non-zero
     cpu/memory used for NonZeroRequested, priority, start time in ns, host ports.
@@ -496,6 +497,7 @@ class NodeInfo:
             self.nz_cpu,
             self.nz_mem,
             self.port_pods,
+            self.pods,
         )
 
 
@@ -520,28 +522,39 @@ class NodeState:
     nz_cpu: int = 0
     nz_mem: int = 0
     port_pods: tuple[PodInfo, ...] = ()
+    # The pods themselves, for the filters that read them (the volume plugins); None where
+    # a state is built from sums alone (preemption's fast path, which those filters avoid).
+    pods: Sequence[PodInfo] | None = None
 
     def with_pods(self, added: Sequence[PodInfo], removed: Sequence[PodInfo] = ()) -> NodeState:
         """A copy with ``added`` pods added and ``removed`` pods taken away."""
         requested = dict(self.requested)
+        get = requested.get
         nz_cpu, nz_mem = self.nz_cpu, self.nz_mem
+        ports_change = False
         for pi in added:
             for name, value in pi.requests.items():
-                requested[name] = requested.get(name, 0) + value
+                requested[name] = get(name, 0) + value
             nz_cpu += pi.nz_cpu
             nz_mem += pi.nz_mem
+            ports_change = ports_change or pi.has_ports
         for pi in removed:
             for name, value in pi.requests.items():
-                requested[name] = requested.get(name, 0) - value
+                requested[name] = get(name, 0) - value
             nz_cpu -= pi.nz_cpu
             nz_mem -= pi.nz_mem
+            ports_change = ports_change or pi.has_ports
         ports, port_pods = self.used_ports, self.port_pods
-        if any(pi.has_ports for pi in removed) or any(pi.has_ports for pi in added):
+        if ports_change:
             gone = {id(pi) for pi in removed}
             port_pods = tuple(pi for pi in port_pods if id(pi) not in gone) + tuple(
                 pi for pi in added if pi.has_ports
             )
             ports = used_ports_of(port_pods)
+        pods = self.pods
+        if pods is not None:
+            gone = {id(pi) for pi in removed}
+            pods = [pi for pi in pods if id(pi) not in gone] + list(added)
         return NodeState(
             requested,
             self.pod_count + len(added) - len(removed),
@@ -549,6 +562,7 @@ class NodeState:
             nz_cpu,
             nz_mem,
             port_pods,
+            pods,
         )
 
 
@@ -568,4 +582,6 @@ def state_of(pods: list[PodInfo]) -> NodeState:
         nz_cpu += pi.nz_cpu
         nz_mem += pi.nz_mem
     port_pods = tuple(pi for pi in pods if pi.has_ports)
-    return NodeState(requested, len(pods), used_ports_of(port_pods), nz_cpu, nz_mem, port_pods)
+    return NodeState(
+        requested, len(pods), used_ports_of(port_pods), nz_cpu, nz_mem, port_pods, pods
+    )

@@ -49,8 +49,11 @@ __all__ = ["Framework", "NodeScores", "node_state"]
 # findNodesThatFitPod's status for a node outside PreFilterResult's node set.
 _PREFILTER_RESULT_REASON = "node(s) didn't satisfy plugin(s) [{}]"
 
-_RESTRICTED_BY = "framework/preFilterResult"
-_ON_SUMS = "framework/reprieveOnSums"  # the plugins whose PreFilterResult named nodes
+_RESTRICTED_BY = "framework/preFilterResult"  # the plugins whose PreFilterResult named nodes
+_ON_SUMS = "framework/reprieveOnSums"  # whether preemption may reprieve on running sums
+_EXTENSIONS = "framework/activeExtensions"  # the PreFilterExtensions whose PreFilter ran
+_COUNTED_PODS = "framework/countedPods"  # see Framework._counted_pods
+_PER_NODE = "framework/keepsVerdict"  # the filters asked per node, see Framework._counted_pods
 
 # Filters whose verdict on a node does not depend on the node's pods: preemption removing
 # or reprieving pods never changes them.
@@ -121,6 +124,7 @@ class Framework:
         weights = dict(profile.score)
         self.score_plugins = [(p, weights[p.name]) for p in enabled(weights, "score")]
         self.filter_names = frozenset(p.name for p in self.filter_plugins)
+        self._filters_by_name = {p.name: p for p in self.filter_plugins}
         # Whether NodePorts and NodeResourcesFit both run and every other filter ignores the
         # node's pods: then preemption may reprieve on running sums (default_preemption.py).
         self.resource_filters_only = (
@@ -152,9 +156,67 @@ class Framework:
             )
         return found
 
+    def reprieve_on_sums_at(
+        self, state: CycleState, ni: NodeInfo, victims: Sequence[PodInfo]
+    ) -> bool:
+        """``reprieve_on_sums``, or, on one node: every filter left is summable, or a
+        PreFilterExtension (pod affinity, spreading) whose state none of the node's potential
+        victims changes, or a filter that says its verdict on the node is the same whichever
+        of them are on it (``keeps_verdict``: the volume filters); so that removing or
+        reprieving them leaves those filters' verdict as it is with every victim gone."""
+        if self.reprieve_on_sums(state):
+            return True
+        counted = self._counted_pods(state)
+        if counted is None or not counted.isdisjoint(map(id, victims)):
+            return False
+        return all(p.keeps_verdict(state, ni, victims) for p in state.data[_PER_NODE])
+
+    def _counted_pods(self, state: CycleState) -> frozenset[int] | None:
+        """The pods of the view whose AddPod / RemovePod may change an active extension's
+        state (their ids), when every filter left after PreFilter is summable, such an
+        extension that can tell (``counted_pods``) or one that answers per node
+        (``keeps_verdict``, kept in ``state.data[_PER_NODE]``); None otherwise. Once per
+        cycle."""
+        if _COUNTED_PODS not in state.data:
+            counted: frozenset[int] | None = None
+            extensions = {p.name: p for p in self.active_extensions(state)}
+            per_node = [
+                self._filters_by_name[name]
+                for name, _ in state.filters
+                if hasattr(self._filters_by_name.get(name), "keeps_verdict")
+            ]
+            if (
+                "NodePorts" in self.filter_names
+                and "NodeResourcesFit" in self.filter_names
+                and all(
+                    name in _SUMMABLE_FILTERS
+                    or hasattr(extensions.get(name), "counted_pods")
+                    or hasattr(self._filters_by_name.get(name), "keeps_verdict")
+                    for name, _ in state.filters
+                )
+            ):
+                counted = frozenset()
+                for plugin in extensions.values():
+                    if hasattr(plugin, "keeps_verdict"):
+                        continue
+                    found = plugin.counted_pods(state)
+                    if found is None:
+                        counted = None
+                        break
+                    counted |= found
+            state.data[_COUNTED_PODS] = counted
+            state.data[_PER_NODE] = per_node
+        return state.data[_COUNTED_PODS]
+
     def active_extensions(self, state: CycleState) -> list[Any]:
-        """The PreFilterExtensions plugins whose PreFilter ran for this pod (not skipped)."""
-        return [p for p in self.extension_plugins if p.name not in state.skip_filter]
+        """The PreFilterExtensions plugins whose PreFilter ran for this pod (not skipped);
+        decided once per cycle, after PreFilter (preemption asks for every victim)."""
+        found = state.data.get(_EXTENSIONS)
+        if found is None:
+            found = state.data[_EXTENSIONS] = [
+                p for p in self.extension_plugins if p.name not in state.skip_filter
+            ]
+        return found
 
     def add_pod(self, state: CycleState, added: PodInfo, ni: NodeInfo) -> None:
         """RunPreFilterExtensionAddPod. A hold (no Pod behind it) matches no selector."""
@@ -179,6 +241,8 @@ class Framework:
         does not hold."""
         if view.whole_pods:
             return False
+        if pod.volumes and any(self._enabled(name) for name in _VOLUME_PLUGINS):
+            return True  # the volume plugins read the storage objects and the pods' volumes
         if self._enabled("InterPodAffinity") and (
             pod.pod_affinity_required
             or pod.pod_anti_affinity_required
@@ -216,9 +280,11 @@ class Framework:
             matters.add("InterPodAffinity")
         if "PodTopologySpread" in uses or self._default_spreading(pod):
             matters.add("PodTopologySpread")
-        if "VolumeBinding" in uses:
-            matters.update(_VOLUME_PLUGINS)
-        known = {"InterPodAffinity", "PodTopologySpread", "DynamicResources", *_VOLUME_PLUGINS}
+        if "DynamicResources" in uses:
+            # dynamicresources PreFilter skips a pod without spec.resourceClaims; with them
+            # its Filter allocates devices, which Verdict does not model.
+            matters.add("DynamicResources")
+        known = {"InterPodAffinity", "PodTopologySpread", "DynamicResources"}
         return tuple(n for n in unmodelled if n in matters or n not in known)
 
     def _default_spreading(self, pod: Pod) -> bool:
@@ -285,6 +351,8 @@ class Framework:
         added to the node, the filters run with them (pass 1) and, when that passes, again
         without them (pass 2); a pass-1 failure is the answer. ``additions`` overrides the
         pass-1 pods (used to explain holds)."""
+        if state.prefilter_status is not None:  # PreFilter rejected the pod: no extensions
+            return state.prefilter_status
         if additions is None:
             additions = state.nominated.get(ni.name)
         if not additions:

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from service.engine.objects import (
     Cluster,
+    LabelSelector,
     Namespace,
     Pod,
     PodDisruptionBudget,
@@ -26,6 +27,7 @@ from service.engine.objects import (
     WorkloadController,
 )
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
+from service.engine.scheduler.storage import EMPTY_STORAGE, Storage
 
 __all__ = ["PdbInfo", "SchedulerView", "install_view", "scheduler_view"]
 
@@ -113,7 +115,10 @@ def _pdb_info(index: int, pdb) -> PdbInfo:
 
 class SchedulerView:
     """The scheduler's cache/snapshot for one Cluster: NodeInfos in snapshot order, the
-    nominator's pods by node, PDBs by namespace. Build with ``scheduler_view(cluster)``."""
+    nominator's pods by node, PDBs by namespace, the storage objects the volume plugins
+    read (none in a restored view). Build with ``scheduler_view(cluster)``."""
+
+    storage: Storage = EMPTY_STORAGE
 
     def __init__(self, cluster: Cluster) -> None:
         snapshot = cluster.snapshot
@@ -157,6 +162,7 @@ class SchedulerView:
         self._bound_pdbs_done = False
         self.whole_pods = True
         self.index_workloads(snapshot.namespaces, snapshot.services, snapshot.controllers)
+        self.storage = Storage.of(snapshot)
 
     @classmethod
     def restored(
@@ -226,6 +232,7 @@ class SchedulerView:
         self._derived: dict[str, object] = {}
         self._with_affinity: dict[int, list[PodInfo]] | None = None
         self._with_required_anti: dict[int, list[PodInfo]] | None = None
+        self._by_label: dict[tuple[str, str], list[PodInfo]] | None = None
 
     def index_workloads(
         self,
@@ -297,6 +304,47 @@ class SchedulerView:
 
     def pods_with_required_anti_affinity(self, ni: NodeInfo) -> list[PodInfo]:
         return self._affinity_index()[1].get(ni.index, [])
+
+    # --- pods by label (what a selector naming a label value can match) ---
+
+    def pods_labelled(self, key: str, value: str) -> list[PodInfo]:
+        """The view's bound pods whose label ``key`` is ``value``, in node order: an index
+        built once per view, so that PodTopologySpread and InterPodAffinity match a
+        selector against the few pods that carry its values instead of every pod."""
+        index = self._by_label
+        if index is None:
+            index = self._by_label = {}
+            for ni in self.nodes:
+                for pi in ni.pods:
+                    pod = pi.pod
+                    if pod is None:
+                        continue
+                    for pair in pod.labels.items():
+                        found = index.get(pair)
+                        if found is None:
+                            index[pair] = [pi]
+                        else:
+                            found.append(pi)
+        return index.get((key, value), [])
+
+    def selector_candidates(self, selector: LabelSelector) -> list[PodInfo] | None:
+        """The pods a selector can match, from its most selective ``matchLabels`` pair or
+        ``In`` requirement (a pod without one of those values cannot match); None when the
+        selector names no value (only NotIn, Exists, DoesNotExist, or empty): scan every pod.
+        Callers still match each candidate against the whole selector."""
+        best: list[PodInfo] | None = None
+        for key, value in selector.match_labels.items():
+            found = self.pods_labelled(key, value)
+            if best is None or len(found) < len(best):
+                best = found
+        for req in selector.match_expressions:
+            if req.operator == "In":
+                found = [
+                    pi for v in dict.fromkeys(req.values) for pi in self.pods_labelled(req.key, v)
+                ]
+                if best is None or len(found) < len(best):
+                    best = found
+        return best
 
     def nominated_for(self, node_name: str) -> list[PodInfo]:
         """PodNominator.NominatedPodsForNode: pending pods whose status.nominatedNodeName is

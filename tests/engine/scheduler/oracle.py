@@ -4,7 +4,9 @@ authority: run a case through it and through Verdict, and list where they disagr
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,11 +19,40 @@ from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionA
 from service.engine.version import settings_for
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 
-BINARY = Path(__file__).resolve().parents[3].parent / "shared" / "oracle" / "verdict-oracle"
+# ../shared/oracle beside the checkout; VERDICT_ORACLE names it elsewhere (a git worktree).
+BINARY = Path(
+    os.environ.get("VERDICT_ORACLE")
+    or Path(__file__).resolve().parents[3].parent / "shared" / "oracle" / "verdict-oracle"
+)
 
 needs_oracle = pytest.mark.skipif(
     not BINARY.exists(), reason=f"the kube-scheduler oracle is not at {BINARY}"
 )
+
+# The oracle's `--profile restricted`: the default filters Verdict modelled first, and only
+# NodeResourcesFit and BalancedAllocation scoring (oracle README).
+_RESTRICTED_SCORES = {"NodeResourcesFit", "NodeResourcesBalancedAllocation"}
+_RESTRICTED = {
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "DefaultPreemption",
+    *_RESTRICTED_SCORES,
+}
+PROFILES = {
+    "full": DEFAULT_PROFILE,
+    "restricted": replace(
+        DEFAULT_PROFILE,
+        pre_filter=tuple(n for n in DEFAULT_PROFILE.pre_filter if n in _RESTRICTED),
+        filter=tuple(n for n in DEFAULT_PROFILE.filter if n in _RESTRICTED),
+        post_filter=tuple(n for n in DEFAULT_PROFILE.post_filter if n in _RESTRICTED),
+        pre_score=tuple(n for n in DEFAULT_PROFILE.pre_score if n in _RESTRICTED_SCORES),
+        score=tuple((n, w) for n, w in DEFAULT_PROFILE.score if n in _RESTRICTED_SCORES),
+    ),
+}
 
 # DynamicResources scores 0 for a pod without resource claims (the only pods Verdict sends).
 _IGNORED_SCORES = {"DynamicResources"}
@@ -63,10 +94,11 @@ def verdict_placement(
     return {"nodes": nodes, "selected": out.selected_node}
 
 
-def placement_differences(case: dict, version: str = "1.35") -> list[str]:
-    """Every disagreement between Verdict and the real scheduler on a placement case."""
-    theirs = run_oracle(case)
-    mine = verdict_placement(case, version)
+def placement_differences(case: dict, version: str = "1.35", profile: str = "full") -> list[str]:
+    """Every disagreement between Verdict and the real scheduler on a placement case, both
+    running ``profile`` (the oracle's ``full`` or ``restricted``)."""
+    theirs = run_oracle(case, profile)
+    mine = verdict_placement(case, version, PROFILES[profile])
     diffs: list[str] = []
     for m, t in zip(mine["nodes"], theirs["nodes"], strict=True):
         name = m["name"]
@@ -85,16 +117,17 @@ def placement_differences(case: dict, version: str = "1.35") -> list[str]:
     return diffs
 
 
-def preemption_differences(case: dict, version: str = "1.35") -> list[str]:
+def preemption_differences(case: dict, version: str = "1.35", profile: str = "full") -> list[str]:
     """Every disagreement on a preemption case: eligibility, candidates and their victims
     (in order), PDB violations, and the nominated node (one of the oracle's tie set)."""
-    theirs = run_oracle(case).get("preemption") or {}
+    theirs = run_oracle(case, profile).get("preemption") or {}
     cluster = Cluster(snapshot_from_objects(case["objects"]))
     pod = admit_priority(pod_from_object(case["pod"]), cluster)
     options = case.get("options") or {}
     out = preempt(
         cluster,
         pod,
+        profile=PROFILES[profile],
         settings=settings_for(version),
         args=DefaultPreemptionArgs(
             options.get("minCandidateNodesPercentage", 10),

@@ -9,11 +9,20 @@ with extended resources and hugepages; bound pods with requests, limits, init an
 containers, host ports (sidecars too), priorities, start times and PDBs; nominated pods; an
 incoming pod with tolerations, nodeSelector, required and preferred node affinity, images,
 host ports, overhead and pod-level resources.
+
+``random_workload_case`` builds clusters of Deployments (ReplicaSets with pod-template-hash),
+StatefulSets and ReplicationControllers, Services over some of them and labelled Namespaces;
+their pods carry required and preferred pod affinity and anti-affinity on hostname and zone
+(across namespaces by name or namespaceSelector, with matchLabelKeys / mismatchLabelKeys) and
+spread constraints of every kind (DoNotSchedule / ScheduleAnyway, minDomains, both inclusion
+policies, matchLabelKeys); the incoming pod is a new replica of one of them.
 """
 
 from __future__ import annotations
 
 import random
+
+from tests.engine.scheduler.random_volumes import add_volumes
 
 ZONES = ("z1", "z2", "z3")
 TAINTS = (
@@ -307,7 +316,9 @@ def _preference(rng: random.Random) -> dict:
     return {"matchExpressions": [req]}
 
 
-def random_case(seed: int, kind: str = "placement", spread: bool = False) -> dict:
+def random_case(
+    seed: int, kind: str = "placement", spread: bool = False, volumes: bool = False
+) -> dict:
     """A case in the oracle's input format, the same for the same seed. ``spread``: roomy,
     untainted nodes holding more pods of the default namespace, and an incoming pod with
     spread constraints, so that topology spreading and pod affinity decide."""
@@ -375,4 +386,237 @@ def random_case(seed: int, kind: str = "placement", spread: bool = False) -> dic
     if spread:
         incoming["spec"]["topologySpreadConstraints"] = _spread_constraints(rng)
         incoming["spec"].pop("nodeSelector", None)
+    if volumes:  # StatefulSets claiming zonal volumes, CSI attach limits (random_volumes.py)
+        add_volumes(seed, objects, incoming)
+    return {"kind": kind, "objects": objects, "pod": incoming}
+
+
+# --- clusters of workloads: Deployments, StatefulSets, ReplicationControllers, Services ----
+
+_WORKLOAD_APPS = ("web", "api", "db", "cache")
+
+
+def _workload_term(rng: random.Random, app: str, ns: str) -> dict:
+    """An affinity term over one workload's pods (its own or another's), by hostname or zone;
+    now and then across namespaces, with matchLabelKeys / mismatchLabelKeys (which the API
+    server has already merged into the selector: the scheduler reads only the selector)."""
+    target = app if rng.random() < 0.6 else rng.choice(_WORKLOAD_APPS)
+    term: dict = {
+        "labelSelector": {"matchLabels": {"app": target}},
+        "topologyKey": rng.choice(TOPOLOGY_KEYS),
+    }
+    r = rng.random()
+    if r < 0.15:
+        term["namespaces"] = ["default", "team"]
+    elif r < 0.3:
+        term["namespaceSelector"] = {"matchLabels": {"tier": "gold"}}
+    elif r < 0.35:
+        term["namespaceSelector"] = {}
+    elif r < 0.4:
+        term["namespaces"] = [ns]
+    if rng.random() < 0.15:
+        term["matchLabelKeys"] = ["pod-template-hash"]
+    if rng.random() < 0.1:
+        term["mismatchLabelKeys"] = ["tenant"]
+    return term
+
+
+def _workload_affinity(rng: random.Random, app: str, ns: str) -> dict:
+    """Required and preferred pod affinity and anti-affinity over workloads."""
+    out: dict = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if rng.random() < (0.35 if kind == "podAffinity" else 0.6):
+            continue
+        entry: dict = {}
+        if rng.random() < 0.5:
+            entry["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                _workload_term(rng, app, ns) for _ in range(rng.choice((1, 1, 2)))
+            ]
+        if rng.random() < 0.7:
+            entry["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": rng.randint(1, 100), "podAffinityTerm": _workload_term(rng, app, ns)}
+                for _ in range(rng.randint(1, 2))
+            ]
+        if entry:
+            out[kind] = entry
+    return out
+
+
+def _workload_spread(rng: random.Random, app: str, hashed: bool) -> list[dict]:
+    """Spread constraints of every kind over the workload's own pods."""
+    out = []
+    keys = rng.sample(
+        ("kubernetes.io/hostname", "topology.kubernetes.io/zone", "cores"), rng.choice((1, 1, 2))
+    )
+    for key in keys:
+        when = rng.choice(("DoNotSchedule", "ScheduleAnyway"))
+        c: dict = {
+            "maxSkew": rng.choice((1, 1, 2, 3)),
+            "topologyKey": key,
+            "whenUnsatisfiable": when,
+            "labelSelector": {"matchLabels": {"app": app}},
+        }
+        if when == "DoNotSchedule" and rng.random() < 0.35:
+            c["minDomains"] = rng.choice((2, 3, 4, 6))
+        if rng.random() < 0.3:
+            c["nodeAffinityPolicy"] = rng.choice(("Honor", "Ignore"))
+        if rng.random() < 0.3:
+            c["nodeTaintsPolicy"] = rng.choice(("Honor", "Ignore"))
+        if hashed and rng.random() < 0.4:
+            c["matchLabelKeys"] = ["pod-template-hash"]
+        out.append(c)
+    return out
+
+
+def _workload(rng: random.Random, app: str) -> dict:
+    """A workload: its controller object, the labels of its pods, its pods' scheduling spec."""
+    ns = rng.choice(("default", "default", "team"))
+    kind = rng.choice(("ReplicaSet", "ReplicaSet", "StatefulSet", "ReplicationController"))
+    name = f"{app}-{kind.lower()}"
+    labels = {"app": app}
+    if kind == "ReplicaSet":
+        labels["pod-template-hash"] = rng.choice(("h1", "h2"))
+        selector: dict = {"matchLabels": dict(labels)}
+    elif kind == "StatefulSet":
+        selector = {"matchExpressions": [{"key": "app", "operator": "In", "values": [app]}]}
+    else:
+        selector = dict(labels)  # a ReplicationController's selector is a label map
+    if rng.random() < 0.2:
+        labels["tenant"] = rng.choice(("a", "b"))
+    spec: dict = {}
+    affinity = _workload_affinity(rng, app, ns) if rng.random() < 0.7 else {}
+    if affinity:
+        spec["affinity"] = affinity
+    if rng.random() < 0.6:
+        spec["topologySpreadConstraints"] = _workload_spread(rng, app, kind == "ReplicaSet")
+    if rng.random() < 0.3:
+        spec["tolerations"] = [{"key": "soft", "operator": "Exists"}]
+    api = "v1" if kind == "ReplicationController" else "apps/v1"
+    controller = {
+        "apiVersion": api,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}"},
+        "spec": {"selector": selector},
+    }
+    owner = {
+        "apiVersion": api,
+        "kind": kind,
+        "name": name,
+        "uid": f"uid-{name}",
+        "controller": True,
+    }
+    return {
+        "app": app,
+        "ns": ns,
+        "labels": labels,
+        "spec": spec,
+        "object": controller,
+        "owner": owner,
+    }
+
+
+def _workload_node(rng: random.Random, i: int, roomy: bool) -> dict:
+    node = _node(rng, i)
+    labels = node["metadata"]["labels"]
+    if rng.random() < 0.1:
+        del labels["topology.kubernetes.io/zone"]
+    taints = [
+        t
+        for t in node["spec"].get("taints", ())
+        if t["effect"] == "PreferNoSchedule" or rng.random() < 0.3
+    ]
+    node["spec"] = {"taints": taints} if taints else {}
+    if roomy:
+        node["status"]["allocatable"].update(cpu="8", memory="16Gi", pods="110")
+    else:
+        node["status"]["allocatable"].update(cpu=rng.choice(("1", "2")), memory="2Gi")
+    return node
+
+
+def random_workload_case(seed: int, kind: str = "placement") -> dict:
+    """A cluster of Deployments (ReplicaSets), StatefulSets and ReplicationControllers, with
+    Services over their pods, whose pods use required and preferred (anti-)affinity on
+    hostname and zone and spread constraints of every kind; the incoming pod is a new replica
+    of one of them (or a pod only a Service selects, for system default spreading). For
+    preemption, nodes are small and the replica outranks most bound pods."""
+    rng = random.Random(f"workloads/{seed}")
+    preempting = kind == "preemption"
+    nodes = [_workload_node(rng, i, not preempting) for i in range(rng.randint(3, 8))]
+    apps = rng.sample(_WORKLOAD_APPS, rng.randint(2, 4))
+    workloads = [_workload(rng, app) for app in apps]
+    objects: list[dict] = [*nodes, *(w["object"] for w in workloads)]
+    count = 0
+    for w in workloads:
+        for _ in range(rng.randint(1, 6)):
+            node = rng.choice(nodes)["metadata"]["name"]
+            spec = _pod_spec(rng, rng.choice((0, 10, 100) if preempting else (0,)))
+            spec.update(w["spec"])
+            spec["nodeName"] = node
+            meta = {
+                "name": f"{w['app']}-{count}",
+                "namespace": w["ns"],
+                "uid": f"uid-{w['app']}-{count}",
+                "labels": dict(w["labels"]),
+                "ownerReferences": [w["owner"]],
+            }
+            if w["labels"].get("pod-template-hash") and rng.random() < 0.3:
+                meta["labels"]["pod-template-hash"] = "h0"  # a pod of the previous rollout
+            start = f"2026-11-20T{rng.randint(0, 11):02}:{rng.randint(0, 59):02}:00Z"
+            objects.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": meta,
+                    "spec": spec,
+                    "status": {"phase": "Running", "startTime": start},
+                }
+            )
+            count += 1
+    for w in rng.sample(workloads, rng.randint(0, len(workloads))):
+        selector = {"app": w["app"]}
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": f"{w['app']}-svc", "namespace": w["ns"]},
+                "spec": {"selector": selector},
+            }
+        )
+    for name, tier in (("default", "gold"), ("team", rng.choice(("gold", "silver")))):
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": name, "labels": {"tier": tier}},
+            }
+        )
+    if preempting and rng.random() < 0.4:
+        w = rng.choice(workloads)
+        objects.append(
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": "pdb", "namespace": w["ns"]},
+                "spec": {"selector": {"matchLabels": {"app": w["app"]}}},
+                "status": {"disruptionsAllowed": rng.choice((0, 1))},
+            }
+        )
+    w = rng.choice(workloads)
+    spec = _pod_spec(rng, rng.choice((500, 2000)) if preempting else 0)
+    meta: dict = {"name": "incoming", "namespace": w["ns"], "uid": "uid-incoming"}
+    if rng.random() < 0.8:
+        spec.update(w["spec"])
+        meta["labels"] = dict(w["labels"])
+        meta["ownerReferences"] = [w["owner"]]
+    else:
+        meta["labels"] = {"app": w["app"]}  # selected by the workload's Service, if any
+    if preempting:
+        spec["containers"][0]["resources"] = {"requests": {"cpu": "1", "memory": "1Gi"}}
+    incoming = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
     return {"kind": kind, "objects": objects, "pod": incoming}

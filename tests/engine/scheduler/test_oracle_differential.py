@@ -13,7 +13,7 @@ from tests.engine.scheduler.oracle import (
     placement_differences,
     preemption_differences,
 )
-from tests.engine.scheduler.random_clusters import random_case
+from tests.engine.scheduler.random_clusters import random_case, random_workload_case
 
 pytestmark = needs_oracle
 
@@ -39,3 +39,30 @@ def test_spread_and_affinity_placement_matches_the_real_scheduler(seed: int) -> 
 def test_spread_and_affinity_preemption_matches_the_real_scheduler(seed: int) -> None:
     case = random_case(seed, "preemption", spread=True)
     assert preemption_differences(case) == [], f"seed {seed}"
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_workload_placement_matches_the_real_scheduler(seed: int) -> None:
+    """Deployments, StatefulSets, ReplicationControllers and Services whose pods use pod
+    (anti-)affinity and spread constraints of every kind; the pod is a new replica."""
+    case = random_workload_case(seed, "placement")
+    assert placement_differences(case) == [], f"seed {seed}"
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_workload_preemption_matches_the_real_scheduler(seed: int) -> None:
+    case = random_workload_case(seed, "preemption")
+    assert preemption_differences(case) == [], f"seed {seed}"
+
+
+@pytest.mark.parametrize("seed", range(3000, 3020))
+def test_restricted_profile_placement_matches_the_real_scheduler(seed: int) -> None:
+    """The oracle's restricted profile (the first modelled filters, resource scores only)."""
+    case = random_case(seed, "placement")
+    assert placement_differences(case, profile="restricted") == [], f"seed {seed}"
+
+
+@pytest.mark.parametrize("seed", range(3500, 3520))
+def test_restricted_profile_preemption_matches_the_real_scheduler(seed: int) -> None:
+    case = random_case(seed, "preemption")
+    assert preemption_differences(case, profile="restricted") == [], f"seed {seed}"

@@ -92,11 +92,13 @@ def test_best_effort_pod_skips_balanced_allocation() -> None:
     assert out.nodes[0].scores["NodeResourcesFit"] == 97
 
 
-def test_unmodelled_filters_are_reported() -> None:
+def test_volume_plugins_are_modelled() -> None:
     out = place(cluster([node("a")], []), pod("p", 100, unmodelled=("VolumeBinding",)))
-    assert out.not_modelled == (
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "VolumeBinding",
-        "VolumeZone",
-    )
+    assert out.not_modelled == ()
+
+
+def test_a_pod_with_resource_claims_names_dynamic_resources() -> None:
+    """DynamicResources acts only on a pod with spec.resourceClaims; Verdict does not
+    allocate devices, so such a pod's result says the plugin was not modelled."""
+    out = place(cluster([node("a")], []), pod("p", 100, unmodelled=("DynamicResources",)))
+    assert out.not_modelled == ("DynamicResources",)

@@ -1,7 +1,7 @@
 """DefaultPreemption beyond the conformance data: PDB-violating vs non-violating victims and
 candidates, each pickOneNodeForPreemption criterion, eligibility, the offset and the early
 stop, nominated pods inside preemption, and the fast victim selection against the literal
-one on random nodes."""
+one on random nodes (with pod constraints, and with volumes)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,17 @@ import random
 from types import SimpleNamespace
 
 import pytest
+from msgspec.structs import replace
 
-from service.engine.objects import LabelSelector, LabelSelectorRequirement, PodDisruptionBudget
+from service.decisions.priority import admit_priority
+from service.engine.objects import (
+    Cluster,
+    LabelSelector,
+    LabelSelectorRequirement,
+    PodAffinityTerm,
+    PodDisruptionBudget,
+    TopologySpreadConstraint,
+)
 from service.engine.scheduler.framework import (
     ERROR,
     UNRESOLVABLE,
@@ -34,7 +43,11 @@ from service.engine.scheduler.preemption import (
 )
 from service.engine.scheduler.profile import DefaultPreemptionArgs as PreemptionArgs
 from service.engine.scheduler.snapshot import scheduler_view
+from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.engine.scheduler.helpers import cluster, cycle, node, pdb, pod
+from tests.engine.scheduler.random_clusters import random_case
+from tests.engine.scheduler.random_volumes import EBS, _claim_volume, _pv, _pvc
+from tests.engine.scheduler.random_volumes import _class as _volume_class
 
 HIGH = 1000
 
@@ -370,6 +383,27 @@ def _random_cluster(rng: random.Random):
     return cluster(nodes, pods, budgets)
 
 
+def _with_pod_constraints(rng: random.Random, incoming):
+    """Now and then a hostname spread constraint or anti-affinity over app "a" (which some
+    victims carry, so the literal selection must run there) or app "c" (which none carries,
+    so the selection on sums applies with them)."""
+    app = rng.choice(["a", "c"])
+    selector = LabelSelector(match_labels={"app": app})
+    choice = rng.random()
+    if choice < 0.3:
+        spread = TopologySpreadConstraint(
+            max_skew=1,
+            topology_key="kubernetes.io/hostname",
+            when_unsatisfiable="DoNotSchedule",
+            label_selector=selector,
+        )
+        return replace(incoming, topology_spread_constraints=(spread,))
+    if choice < 0.6:
+        term = PodAffinityTerm(topology_key="kubernetes.io/hostname", label_selector=selector)
+        return replace(incoming, pod_anti_affinity_required=(term,))
+    return incoming
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_fast_victim_selection_matches_reference(seed: int) -> None:
     rng = random.Random(seed)
@@ -383,6 +417,7 @@ def test_fast_victim_selection_matches_reference(seed: int) -> None:
             priority=rng.choice([0, 50, 500, 5000]),
             host_ports=rng.choice([(), (9100,)]),
         )
+        incoming = _with_pod_constraints(rng, incoming)
         fwk, ctx = cycle(incoming, view)
         prepare_nominated(ctx, view)
         for ni in view.nodes:
@@ -394,3 +429,98 @@ def test_fast_victim_selection_matches_reference(seed: int) -> None:
                 slow[2].code,
                 slow[2].reasons,
             ), ni.name
+
+
+_VOLUME_FILTERS = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"}
+
+
+def test_fast_victim_selection_matches_reference_with_volumes() -> None:
+    """On the differential tests' clusters with volumes (random_volumes.py: bound zonal
+    claims, ReadWriteOncePod claims, inline EBS disks, CSI attach limits), the selection on
+    sums agrees with the literal one on every node, and it does run with the volume filters
+    on: on nodes none of whose victims touches them, and not on the others."""
+    on_sums = declined = 0
+    for seed in range(4000, 4120):
+        case = random_case(seed, "preemption", volumes=True)
+        cl = Cluster(snapshot_from_objects(case["objects"]))
+        incoming = admit_priority(pod_from_object(case["pod"]), cl)
+        view = scheduler_view(cl, whole_pods=True)
+        fwk, ctx = cycle(incoming, view)
+        if ctx.prefilter_status is not None:
+            continue  # PreFilter rejected the pod: preemption dry-runs no node
+        prepare_nominated(ctx, view)
+        with_volumes = not fwk.reprieve_on_sums(ctx) and any(
+            name in _VOLUME_FILTERS for name, _ in ctx.filters
+        )
+        for ni in view.nodes:
+            fast = select_victims_on_node(fwk, ctx, view, ni)
+            slow = select_victims_reference(fwk, ctx, view, ni)
+            assert (_names(fast[0]), fast[1], fast[2].code, fast[2].reasons) == (
+                _names(slow[0]),
+                slow[1],
+                slow[2].code,
+                slow[2].reasons,
+            ), (seed, ni.name)
+            victims = ni.pods_by_importance()[ni.first_below(ctx.priority) :]
+            if with_volumes and victims:
+                if fwk.reprieve_on_sums_at(ctx, ni, victims):
+                    on_sums += 1
+                else:
+                    declined += 1
+    assert on_sums > 0 and declined > 0, (on_sums, declined)
+
+
+def _volume_pod(name: str, priority: int, volumes: list[dict], node: str = "") -> dict:
+    spec: dict = {
+        "priority": priority,
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
+        "volumes": volumes,
+    }
+    if node:
+        spec["nodeName"] = node
+    meta = {"name": name, "namespace": "default", "uid": name}
+    status = {"phase": "Running" if node else "Pending", "startTime": "2026-01-01T00:00:00Z"}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+@pytest.mark.parametrize(
+    ("holder_volume", "incoming_volume"),
+    [
+        # a ReadWriteOncePod claim the incoming pod wants, held by a victim
+        (_claim_volume("data"), _claim_volume("data")),
+        # the same EBS disk inline (isVolumeConflict)
+        (
+            {"name": "disk", "awsElasticBlockStore": {"volumeID": "vol-1"}},
+            {"name": "disk", "awsElasticBlockStore": {"volumeID": "vol-1"}},
+        ),
+    ],
+)
+def test_a_victim_in_volume_conflict_is_selected_literally(holder_volume, incoming_volume) -> None:
+    """VolumeRestrictions depends on a victim holding the wanted claim or disk: that node
+    goes the literal way and the holder is the one victim; the bystander is reprieved."""
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "uid": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+        "status": {
+            "allocatable": {"cpu": "1", "memory": "1Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+    objects = [
+        node,
+        _volume_class("gp3", "WaitForFirstConsumer", EBS),
+        _pvc("data", "gp3", "1Gi", volume="pv-data", modes=("ReadWriteOncePod",)),
+        _pv("pv-data", "gp3", "1Gi", claim="data", modes=("ReadWriteOncePod",)),
+        _volume_pod("holder", 0, [holder_volume], "n1"),
+        _volume_pod("bystander", 0, [], "n1"),
+    ]
+    cl = Cluster(snapshot_from_objects(objects))
+    incoming = pod_from_object(_volume_pod("incoming", HIGH, [incoming_volume]))
+    view = scheduler_view(cl, whole_pods=True)
+    fwk, ctx = cycle(incoming, view)
+    ni = view.by_name["n1"]
+    victims = ni.pods_by_importance()
+    assert not fwk.reprieve_on_sums_at(ctx, ni, victims)
+    fast = select_victims_on_node(fwk, ctx, view, ni)
+    assert (_names(fast[0]), fast[2].is_success) == (["holder"], True)

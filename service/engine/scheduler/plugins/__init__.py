@@ -18,12 +18,16 @@ from service.engine.scheduler.plugins.node_affinity import NodeAffinity
 from service.engine.scheduler.plugins.node_name import NodeName
 from service.engine.scheduler.plugins.node_ports import NodePorts
 from service.engine.scheduler.plugins.node_unschedulable import NodeUnschedulable
+from service.engine.scheduler.plugins.node_volume_limits import NodeVolumeLimits
 from service.engine.scheduler.plugins.noderesources.balanced_allocation import (
     NodeResourcesBalancedAllocation,
 )
 from service.engine.scheduler.plugins.noderesources.fit import NodeResourcesFit
 from service.engine.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from service.engine.scheduler.plugins.taint_toleration import TaintToleration
+from service.engine.scheduler.plugins.volume_binding import VolumeBinding
+from service.engine.scheduler.plugins.volume_restrictions import VolumeRestrictions
+from service.engine.scheduler.plugins.volume_zone import VolumeZone
 
 __all__ = ["REGISTRY"]
 
@@ -37,6 +41,10 @@ REGISTRY: Mapping[str, type[Plugin]] = MappingProxyType(
             NodeAffinity,
             NodePorts,
             NodeResourcesFit,
+            VolumeRestrictions,
+            NodeVolumeLimits,
+            VolumeBinding,
+            VolumeZone,
             NodeResourcesBalancedAllocation,
             ImageLocality,
             InterPodAffinity,

@@ -68,7 +68,6 @@ def calculate_num_candidates(num_nodes: int, percentage: int, absolute: int) -> 
     return n
 
 
-
 def terminating_by_preemption(pod: Pod) -> bool:
     """podTerminatingByPreemption: deletionTimestamp set and the first DisruptionTarget
     condition is True with reason PreemptionByScheduler (ingest keeps DisruptionTarget)."""
@@ -172,17 +171,21 @@ def select_victims_on_node(
     then fits (filters with nominated pods), reprieve the PDB-violating victims first, then
     the others, most important first, keeping each one the preemptor still fits with.
 
-    Among the modelled filters only NodePorts and NodeResourcesFit depend on the node's pods,
-    and both only get stricter as pods are added; so a reprieve test is the pass-1 check of
-    those two, done here on running sums (or, with no PDB-violating victim, by bisecting the
+    NodePorts and NodeResourcesFit depend on the node's pods and both only get stricter as
+    pods are added; InterPodAffinity and PodTopologySpread too, but where none of the node's
+    potential victims changes their state their verdict is the same with or without them, and
+    likewise the volume filters where they say so (``keeps_verdict``). So
+    a reprieve test is the pass-1 check of those two, done here on running sums (or, with no PDB-violating victim, by bisecting the
     node's prefix sums for the next pod that no longer fits). ``select_victims_reference``
     runs the filters literally for every reprieve; both give the same answer.
     """
-    if ctx.removed.get(ni.name) or not fwk.reprieve_on_sums(ctx):
+    if ctx.removed.get(ni.name):
         return select_victims_reference(fwk, ctx, view, ni)
     order = ni.pods_by_importance()
     n = len(order)
     first = ni.first_below(ctx.priority)
+    if not fwk.reprieve_on_sums_at(ctx, ni, order[first:]):
+        return select_victims_reference(fwk, ctx, view, ni)
     if first == n:
         return [], 0, Status(UNRESOLVABLE, (MSG_NO_VICTIMS,))
 
@@ -193,7 +196,10 @@ def select_victims_on_node(
         for (name, _), cum in zip(checks, cums, strict=True)
     }
     kept, kept_ports = ni.ports_before(first)
-    state = NodeState(requested, first, kept_ports if wanted else None, port_pods=kept)
+    # The kept pods themselves too, for the volume filters (and the nominated pods of pass 1).
+    state = NodeState(
+        requested, first, kept_ports if wanted else None, port_pods=kept, pods=order[:first]
+    )
     status = fwk.run_filter_plugins_with_nominated(ctx, ni, state)
     if not status.is_success:
         return [], 0, status
@@ -336,10 +342,9 @@ def _importance(pi: PodInfo) -> tuple[int, int]:
 def select_victims_reference(
     fwk: Framework, ctx: CycleState, view: SchedulerView, ni: NodeInfo
 ) -> tuple[list[PodInfo], int, Status]:
-    """SelectVictimsOnNode done literally: a node copy whose pods are re-aggregated and
-    re-filtered (with nominated pods) for every reprieve, on a copy of the cycle state that
-    the plugins' RemovePod / AddPod keep in step (pod affinity counts). Quadratic in the
-    node's pods; used when a filter other than NodePorts and NodeResourcesFit depends on the
+    """SelectVictimsOnNode done literally: a node copy re-filtered (with nominated pods) for
+    every reprieve, its aggregate and a copy of the cycle state kept in step (the plugins'
+    RemovePod / AddPod: pod affinity and spreading counts). Used when a filter other than NodePorts and NodeResourcesFit depends on the
     node's pods, when a hold takes a predecessor off the node, and to check the fast path."""
     potential = _potential_victims(ctx, ni)
     if not potential:
@@ -350,11 +355,9 @@ def select_victims_reference(
     state = ctx.clone() if fwk.active_extensions(ctx) else ctx
     for pi in potential:
         fwk.remove_pod(state, pi, ni)
-
-    def fits_with(pods: list[PodInfo]) -> Status:
-        return fwk.run_filter_plugins_with_nominated(state, ni, state_of(pods))
-
-    status = fits_with(present)
+    # The node copy's aggregate, kept in step as pods are reprieved (NodeInfo.AddPod).
+    current = state_of(present)
+    status = fwk.run_filter_plugins_with_nominated(state, ni, current)
     if not status.is_success:
         return [], 0, status
     violating, non_violating = filter_pods_with_pdb_violation(view, potential)
@@ -362,10 +365,11 @@ def select_victims_reference(
     num_violating = 0
     for group, is_violating in ((violating, True), (non_violating, False)):
         for pi in group:
-            present.append(pi)
             fwk.add_pod(state, pi, ni)
-            if not fits_with(present).is_success:
-                present.pop()
+            with_pod = current.with_pods((pi,))
+            if fwk.run_filter_plugins_with_nominated(state, ni, with_pod).is_success:
+                current = with_pod
+            else:
                 fwk.remove_pod(state, pi, ni)
                 victims.append(pi)
                 if is_violating:

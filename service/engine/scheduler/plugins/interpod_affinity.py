@@ -23,7 +23,7 @@ creates a pod, and the scheduler reads the selector.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from service.engine.labels import selector_matches
@@ -250,27 +250,22 @@ class InterPodAffinity(Plugin):
         ns_labels = namespaces.get(pod.namespace, {})
         existing: dict[Pair, int] = {}
         view = state.view
-        for ni in view.nodes_with_required_anti_affinity():
-            node = ni.node
-            if not node.labels:
-                continue
-            for pi in view.pods_with_required_anti_affinity(ni):
-                for t in self._terms(state, pi).required_anti_affinity:
-                    if t.matches(pod, ns_labels):
-                        _add(existing, node, t.topology_key, 1)
+        groups = view.derived(self.name + "/anti", lambda: _existing_anti_terms(view))
+        for t, counts, _ in groups.values():
+            if t.matches(pod, ns_labels):
+                for pair, count in counts.items():
+                    existing[pair] = existing.get(pair, 0) + count
         affinity_counts: dict[Pair, int] = {}
         anti_counts: dict[Pair, int] = {}
-        if affinity or anti:
-            for ni in nodes:
-                node = ni.node
-                for pi in ni.pods:
-                    other = pi.pod
-                    if _matches_all(affinity, other):
-                        for t in affinity:
-                            _add(affinity_counts, node, t.topology_key, 1)
-                    for t in anti:
-                        if t.matches(other, None):
-                            _add(anti_counts, node, t.topology_key, 1)
+        if affinity:
+            for ni, other in _term_pods(view, affinity[0]):
+                if _matches_all(affinity, other):
+                    for t in affinity:
+                        _add(affinity_counts, ni.node, t.topology_key, 1)
+        for t in anti:
+            for ni, other in _term_pods(view, t):
+                if t.matches(other, None):
+                    _add(anti_counts, ni.node, t.topology_key, 1)
         if not existing and not affinity and not anti:
             return None, SKIPPED
         state.write(
@@ -286,6 +281,31 @@ class InterPodAffinity(Plugin):
     def remove_pod(self, state: CycleState, removed: PodInfo, ni: NodeInfo) -> None:
         s: _PreFilterState = state.data[self.name]
         s.update_with_pod(removed.pod, self._terms(state, removed), ni.node, -1)
+
+    def counted_pods(self, state: CycleState) -> frozenset[int] | None:
+        """The ids of the view's pods whose AddPod / RemovePod may change the state: those
+        whose required anti-affinity matches the incoming pod, those matching all its
+        affinity terms or one of its anti-affinity terms; None when a term's selector names
+        no label value. Not upstream: preemption reprieves on sums on a node none of whose
+        potential victims is among them."""
+        s: _PreFilterState = state.data[self.name]
+        view = state.view
+        found: set[int] = set()
+        groups = view.derived(self.name + "/anti", lambda: _existing_anti_terms(view))
+        for t, _, pods in groups.values():
+            if t.matches(s.pod, s.ns_labels):
+                found.update(pods)
+        if s.affinity:
+            candidates = _term_candidates(view, s.affinity[0])
+            if candidates is None:
+                return None
+            found.update(id(pi) for pi in candidates if _matches_all(s.affinity, pi.pod))
+        for t in s.anti:
+            candidates = _term_candidates(view, t)
+            if candidates is None:
+                return None
+            found.update(id(pi) for pi in candidates if t.matches(pi.pod, None))
+        return frozenset(found)
 
     # --- Filter ---
 
@@ -328,19 +348,11 @@ class InterPodAffinity(Plugin):
         scores: dict[str, dict[str, int]] = {}
         hard = args.hard_pod_affinity_weight
 
-        if has_constraints:
-            for ni in view.nodes:
-                node = ni.node
-                if not node.labels:
-                    continue
-                for pi in ni.pods:
-                    other = pi.pod
-                    for t in preferred:
-                        if t.matches(other, None):
-                            _score(scores, node, t.topology_key, t.weight)
-                    for t in preferred_anti:
-                        if t.matches(other, None):
-                            _score(scores, node, t.topology_key, -t.weight)
+        for terms, sign in ((preferred, 1), (preferred_anti, -1)):
+            for t in terms:
+                for ni, other in _term_pods(view, t):
+                    if t.matches(other, None):
+                        _score(scores, ni.node, t.topology_key, sign * t.weight)
         # Existing pods' terms against the incoming pod (processExistingPod's last three
         # steps), from the view's terms grouped by what decides a match: each distinct term
         # is matched once, its contributions added together.
@@ -389,6 +401,25 @@ class InterPodAffinity(Plugin):
             )
 
 
+def _existing_anti_terms(view) -> dict[tuple, tuple[AffinityTerm, dict[Pair, int], list[int]]]:
+    """Existing pods' required anti-affinity terms grouped by the term's key: a representative
+    term, per (topology key, value of the pod's node) how many terms of the group sit there,
+    and the ids of the pods holding them. Nodes without the term's key count nothing
+    (topologyToMatchedTermCount.update)."""
+    groups: dict[tuple, tuple[AffinityTerm, dict[Pair, int], list[int]]] = {}
+    for ni in view.nodes_with_required_anti_affinity():
+        labels = ni.node.labels
+        for pi in view.pods_with_required_anti_affinity(ni):
+            for t in view.pod_terms(pi, pod_terms).required_anti_affinity:
+                _, counts, pods = groups.setdefault(t.key, (t, {}, []))
+                pods.append(id(pi))
+                value = labels.get(t.topology_key)
+                if value is not None:
+                    pair = (t.topology_key, value)
+                    counts[pair] = counts.get(pair, 0) + 1
+    return groups
+
+
 def _existing_terms(view) -> dict[tuple, tuple[AffinityTerm, dict[Pair, list[int]]]]:
     """Every existing pod's scoring terms, grouped by the term's key: a representative term
     and, per (topology key, value of the pod's node), [the preferred weights' sum (+affinity,
@@ -418,6 +449,27 @@ def _existing_terms(view) -> dict[tuple, tuple[AffinityTerm, dict[Pair, list[int
                     else:
                         sums[2] += 1
     return groups
+
+
+def _term_candidates(view, t: AffinityTerm) -> Sequence[PodInfo] | None:
+    """The view's pods the term's selector can match (none for a nil selector), None when
+    it names no label value."""
+    return () if t.selector is None else view.selector_candidates(t.selector)
+
+
+def _term_pods(view, t: AffinityTerm) -> Iterator[tuple[NodeInfo, Pod]]:
+    """The view's pods (with their nodes) that the term's selector can match: those carrying
+    one of the values it names (the view's label index), else every pod. The callers still
+    match each against the whole term; the counts they add up do not depend on the order."""
+    candidates = _term_candidates(view, t)
+    if candidates is None:
+        for ni in view.nodes:
+            for pi in ni.pods:
+                yield ni, pi.pod
+        return
+    by_name = view.by_name
+    for pi in candidates:
+        yield by_name[pi.pod.node_name], pi.pod
 
 
 def _satisfies_affinity(s: _PreFilterState, labels: Mapping[str, str]) -> bool:

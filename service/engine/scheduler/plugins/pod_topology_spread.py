@@ -173,6 +173,27 @@ def _count_matching(pods: Sequence[PodInfo], selector: LabelSelector | None, nam
     return count
 
 
+def _matching_per_node(view, selector: LabelSelector | None, namespace: str) -> dict[str, int]:
+    """countPodsMatchSelector for every node of the view at once: node name -> the matching
+    pods on it, from the pods the selector can match (the view's label index), or from every
+    pod when the selector names no label value."""
+    if selector is None or (not selector.match_labels and not selector.match_expressions):
+        return {}
+    candidates = view.selector_candidates(selector)
+    if candidates is None:
+        return {ni.name: _count_matching(ni.pods, selector, namespace) for ni in view.nodes}
+    out: dict[str, int] = {}
+    for pi in candidates:
+        pod = pi.pod
+        if (
+            pod.deletion_timestamp is None
+            and pod.namespace == namespace
+            and selector_matches(selector, pod.labels)
+        ):
+            out[pod.node_name] = out.get(pod.node_name, 0) + 1
+    return out
+
+
 def _has_all_keys(labels: Mapping[str, str], constraints: Sequence[_Constraint]) -> bool:
     """nodeLabelsMatchSpreadConstraints."""
     return all(c.topology_key in labels for c in constraints)
@@ -245,6 +266,7 @@ class _PreScoreState:
     ignored: set[str]
     counts: list[dict[str, int]]
     weights: list[float]
+    matching: list[dict[str, int]]  # per constraint, node name -> its matching pods
 
 
 class PodTopologySpread(Plugin):
@@ -283,6 +305,7 @@ class PodTopologySpread(Plugin):
             return None, SKIPPED
         pod = state.pod
         counts: list[dict[str, int]] = [{} for _ in constraints]
+        matching = [_matching_per_node(state.view, c.selector, pod.namespace) for c in constraints]
         for ni in nodes:
             node = ni.node
             if not _has_all_keys(node.labels, constraints):
@@ -291,9 +314,7 @@ class PodTopologySpread(Plugin):
                 if not c.includes(pod, node):
                     continue
                 value = node.labels[c.topology_key]
-                counts[i][value] = counts[i].get(value, 0) + _count_matching(
-                    ni.pods, c.selector, pod.namespace
-                )
+                counts[i][value] = counts[i].get(value, 0) + matching[i].get(ni.name, 0)
         paths = []
         for domain_counts in counts:
             p = _CriticalPaths()
@@ -308,6 +329,27 @@ class PodTopologySpread(Plugin):
 
     def remove_pod(self, state: CycleState, removed: PodInfo, ni: NodeInfo) -> None:
         state.data[self.name].update_with_pod(removed.pod, state.pod, ni.node, -1)
+
+    def counted_pods(self, state: CycleState) -> frozenset[int] | None:
+        """The ids of the view's pods whose AddPod / RemovePod may change the state (same
+        namespace, matching a constraint's selector), None when a selector names no label
+        value. Not upstream: preemption reprieves on sums on a node none of whose potential
+        victims is among them."""
+        s: _PreFilterState = state.data[self.name]
+        pod = state.pod
+        found: set[int] = set()
+        for c in s.constraints:
+            if c.selector is None:
+                continue
+            candidates = state.view.selector_candidates(c.selector)
+            if candidates is None:
+                return None
+            found.update(
+                id(pi)
+                for pi in candidates
+                if pi.pod.namespace == pod.namespace and selector_matches(c.selector, pi.pod.labels)
+            )
+        return frozenset(found)
 
     # --- Filter ---
 
@@ -358,6 +400,7 @@ class PodTopologySpread(Plugin):
         for i, c in enumerate(constraints):
             size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else sizes[i]
             weights.append(math.log(float(size + 2)))
+        matching = [_matching_per_node(view, c.selector, pod.namespace) for c in constraints]
         for ni in view.nodes:
             node = ni.node
             if require_all and not _has_all_keys(node.labels, constraints):
@@ -368,8 +411,11 @@ class PodTopologySpread(Plugin):
                 value = node.labels.get(c.topology_key, "")
                 if value not in counts[i]:
                     continue
-                counts[i][value] += _count_matching(ni.pods, c.selector, pod.namespace)
-        state.write(self.name + "/score", _PreScoreState(constraints, ignored, counts, weights))
+                counts[i][value] += matching[i].get(ni.name, 0)
+        state.write(
+            self.name + "/score",
+            _PreScoreState(constraints, ignored, counts, weights, matching),
+        )
         return OK
 
     def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
@@ -377,14 +423,13 @@ class PodTopologySpread(Plugin):
         if s is None or ni.name in s.ignored:
             return 0
         labels = ni.node.labels
-        pod = state.pod
         total = 0.0
         for i, c in enumerate(s.constraints):
             value = labels.get(c.topology_key)
             if value is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                count = _count_matching(ni.pods, c.selector, pod.namespace)
+                count = s.matching[i].get(ni.name, 0)
             else:
                 count = s.counts[i][value]
             total += float(count) * s.weights[i] + float(c.max_skew - 1)

@@ -1,0 +1,190 @@
+"""PodTopologySpread's PreScore, Score and NormalizeScore, transcribed from kube-scheduler's
+podtopologyspread/scoring_test.go (TestPodTopologySpreadScore): one row per upstream case,
+named as upstream names it. ``nodes`` are the candidates (they passed the filters),
+``failed`` the other nodes of the snapshot; PodTopologySpread is the only score plugin."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.engine.objects import Cluster
+from service.engine.scheduler.runtime import Framework
+from service.engine.scheduler.snapshot import scheduler_view
+from service.ingest.kube import pod_from_object, snapshot_from_objects
+from tests.engine.scheduler.plugins.helpers import only
+
+HOSTNAME = "kubernetes.io/hostname"
+FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
+
+
+def _incoming(*constraints):
+    spec: dict = {"containers": [{"name": "c"}]}
+    if constraints:
+        spec["topologySpreadConstraints"] = [
+            {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway", **sel}
+            for skew, key, sel in constraints
+        ]
+    return {
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "labels": {"foo": ""}},
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
+
+
+def _c(skew, key, selector=FOO):
+    return (skew, key, {"labelSelector": selector} if selector is not None else {})
+
+
+def _pods(**per_node):
+    """``node_a=2`` -> two pods labelled foo on node-a."""
+    out = []
+    for node, count in per_node.items():
+        name = node.replace("_", "-")
+        out += [
+            {
+                "kind": "Pod",
+                "metadata": {"name": f"p-{name}{i}", "namespace": "default", "labels": {"foo": ""}},
+                "spec": {"nodeName": name, "containers": [{"name": "c"}]},
+                "status": {"phase": "Running"},
+            }
+            for i in range(1, count + 1)
+        ]
+    return out
+
+
+def _node(name, zone=None, hostname=True):
+    labels = {HOSTNAME: name} if hostname else {"n": name}
+    if zone:
+        labels["zone"] = zone
+    return {"kind": "Node", "metadata": {"name": name, "labels": labels}}
+
+
+def _scores(incoming, existing, nodes, failed=(), objects=()):
+    cluster = Cluster(snapshot_from_objects([*nodes, *failed, *existing, *objects]))
+    view = scheduler_view(cluster)
+    candidates = [view.by_name[n["metadata"]["name"]] for n in nodes]
+    fwk = Framework(only("PodTopologySpread"))
+    state = fwk.cycle_state(pod_from_object(incoming), view)
+    fwk.run_pre_score_plugins(state, candidates)
+    out = fwk.run_score_plugins(state, candidates, candidates)
+    return out.normalized.get("PodTopologySpread")
+
+
+ABCD = [_node(n) for n in ("node-a", "node-b", "node-c", "node-d")]
+SPREAD_2103 = _pods(node_a=2, node_b=1, node_d=3)
+SPREAD_4321 = _pods(node_a=4, node_b=3, node_c=2, node_d=1)
+SPREAD_4213 = _pods(node_a=4, node_b=2, node_x=1, node_y=3)
+
+ROWS = [
+    pytest.param(
+        _incoming(_c(1, HOSTNAME)),
+        [],
+        [_node("node-a"), _node("node-b")],
+        [],
+        [],
+        [100, 100],
+        id="one constraint on node, no existing pods",
+    ),
+    pytest.param(
+        _incoming(_c(1, HOSTNAME)),
+        _pods(node_a=2, node_b=1),
+        [_node("node-a")],
+        [_node("node-b")],
+        [],
+        [100],
+        id="one constraint on node, only one node is candidate",
+    ),
+    pytest.param(
+        _incoming(_c(1, HOSTNAME)),
+        _pods(node_a=1, node_b=1),
+        [_node("node-a"), _node("node-b")],
+        [],
+        [],
+        [100, 100],
+        id="one constraint on node, all nodes have the same number of matching pods",
+    ),
+    pytest.param(
+        _incoming(_c(1, HOSTNAME)),
+        SPREAD_2103,
+        ABCD,
+        [],
+        [],
+        [20, 60, 100, 0],
+        id="one constraint on node, all 4 nodes are candidates",
+    ),
+    pytest.param(
+        _incoming(_c(1, HOSTNAME, None)),
+        SPREAD_2103,
+        ABCD,
+        [],
+        [],
+        [100, 100, 100, 100],
+        id="one constraint on node, null selector",
+    ),
+    pytest.param(
+        _incoming(_c(2, HOSTNAME)),
+        SPREAD_2103,
+        ABCD,
+        [],
+        [],
+        [33, 66, 100, 16],
+        id="one constraint on node, all 4 nodes are candidates, maxSkew=2",
+    ),
+    pytest.param(
+        _incoming(_c(3, HOSTNAME)),
+        SPREAD_4321,
+        ABCD,
+        [],
+        [],
+        [44, 66, 77, 100],
+        id="one constraint on node, all 4 nodes are candidates, maxSkew=3",
+    ),
+    pytest.param(
+        _incoming(),
+        SPREAD_4321,
+        ABCD,
+        [],
+        [
+            {
+                "kind": "Service",
+                "metadata": {"name": "s", "namespace": "default"},
+                "spec": {"selector": {"foo": ""}},
+            }
+        ],
+        [44, 66, 77, 100],
+        id="system defaulting, nodes don't have zone, pods match service",
+    ),
+    pytest.param(
+        _incoming(_c(1, HOSTNAME)),
+        SPREAD_4213,
+        [_node("node-a"), _node("node-b"), _node("node-x")],
+        [_node("node-y")],
+        [],
+        [33, 83, 100],
+        id="one constraint on node, 3 out of 4 nodes are candidates",
+    ),
+    pytest.param(
+        _incoming(_c(1, HOSTNAME)),
+        SPREAD_4213,
+        [_node("node-a"), _node("node-b", hostname=False), _node("node-x")],
+        [_node("node-y")],
+        [],
+        [16, 0, 100],
+        id="one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match topology key",
+    ),
+    pytest.param(
+        _incoming(_c(1, "zone")),
+        SPREAD_4213,
+        [_node("node-a", "zone1"), _node("node-b", "zone1"), _node("node-x", "zone2")],
+        [_node("node-y", "zone2")],
+        [],
+        [75, 75, 100],
+        id="one constraint on zone, 3 out of 4 nodes are candidates",
+    ),
+]
+
+
+@pytest.mark.parametrize(("incoming", "existing", "nodes", "failed", "objects", "want"), ROWS)
+def test_pod_topology_spread_score(incoming, existing, nodes, failed, objects, want) -> None:
+    assert _scores(incoming, existing, nodes, failed, objects) == want
