@@ -1,75 +1,102 @@
-"""One settings object, read from VERDICT_* environment variables, with safe defaults."""
+"""One settings object, read strictly from VERDICT_* environment variables (pydantic-settings).
+
+A value that does not parse stops the service with a SettingsError naming the variable:
+``VERDICT_AUTH_ENABLED=ture`` must never leave authentication off.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 GIB = 1024**3
+MIB = 1024**2
+PREFIX = "VERDICT_"
+# Variables that used to be read and are not any more: set, they are an error, not ignored.
+REMOVED = {"VERDICT_AUTH": "use VERDICT_AUTH_ENABLED=true|false"}
 
 
-def _bool(text: str) -> bool:
-    return text.strip().lower() in ("1", "true", "yes", "on")
-
-
-def _list(text: str) -> list[str]:
-    return [item.strip() for item in text.split(",") if item.strip()]
+class SettingsError(ValueError):
+    """A VERDICT_* variable the service refuses; the message names it (no traceback needed)."""
 
 
 def default_instance_path() -> Path:
-    return Path(os.environ.get("VERDICT_INSTANCE_PATH", Path.cwd() / "instance"))
+    """The per-user data directory ($XDG_DATA_HOME/verdict, else ~/.local/share/verdict):
+    where the service is started from does not change which database it opens."""
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "verdict"
 
 
-@dataclass
-class Settings:
+NonNegative = Annotated[int, Field(ge=0)]
+Positive = Annotated[int, Field(gt=0)]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=PREFIX, case_sensitive=True, extra="forbid", validate_default=False
+    )
+
     # SQLAlchemy URL; default: a SQLite file in the instance folder.
     DATABASE_URL: str = ""
     # Auth on by default. Off means development mode: only loopback clients are served.
     AUTH_ENABLED: bool = True
     # Largest snapshot body accepted, after gzip decompression.
-    MAX_BODY_BYTES: int = GIB
+    MAX_BODY_BYTES: Positive = GIB
+    # Bodies over this size are decoded by at most LARGE_BODY_SLOTS requests at a time per
+    # worker; past that, 503 with Retry-After (bounded memory, issue 14).
+    LARGE_BODY_BYTES: Positive = 16 * MIB
+    LARGE_BODY_SLOTS: Positive = 1
+    # Requests in flight per worker beyond which new ones are shed with 503 + Retry-After
+    # (0: no bound). Shedding needs more gunicorn threads than this (default 4).
+    MAX_IN_FLIGHT: NonNegative = 2
     # Origins allowed by CORS (comma-separated in the environment); empty = CORS off.
-    CORS_ORIGINS: list[str] = field(default_factory=list)
+    CORS_ORIGINS: Annotated[list[str], NoDecode] = []
     # Parsed snapshots kept in memory per process.
-    SNAPSHOT_CACHE_SIZE: int = 4
+    SNAPSHOT_CACHE_SIZE: Positive = 4
     # ...and at most this many pods across them (the newest snapshot is always kept).
-    SNAPSHOT_CACHE_PODS: int = 400_000
+    SNAPSHOT_CACHE_PODS: NonNegative = 400_000
     # `verdict serve`: each worker keeps this many of the newest snapshots decoded and warm
     # (0: none), looking for new ones every PRELOAD_INTERVAL seconds.
-    PRELOAD_SNAPSHOTS: int = 1
-    PRELOAD_INTERVAL: int = 10
+    PRELOAD_SNAPSHOTS: NonNegative = 1
+    PRELOAD_INTERVAL: Positive = 10
     # Apply migrations on start when the database is empty (SQLite default: on).
     AUTO_MIGRATE: bool = True
-    LOG_LEVEL: str = "INFO"
+    LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     TESTING: bool = False
+    # The instance (data) folder; default: default_instance_path().
     INSTANCE_PATH: str = ""
     # Signed checkpoints: the Ed25519 private key (PKCS#8 PEM) as a file path or inline, never
     # in the database; interval signing (seconds, 0 = on demand only) into CHECKPOINT_DIR
     # (default: <instance>/checkpoints).
     CHECKPOINT_KEY_FILE: str = ""
     CHECKPOINT_KEY: str = ""
-    CHECKPOINT_INTERVAL: int = 0
+    CHECKPOINT_INTERVAL: NonNegative = 0
     CHECKPOINT_DIR: str = ""
     # Console session cookie signing secret; default: a random one kept in
     # <instance>/console-secret-key (shared by the workers of one host).
     SECRET_KEY: str = ""
 
+    @field_validator("CORS_ORIGINS", mode="before")
+    @classmethod
+    def _comma_separated(cls, value):
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value
+
     @classmethod
     def from_env(cls, overrides: dict | None = None) -> Settings:
-        settings = cls()
-        converters = {bool: _bool, int: int, list: _list}
-        for f in fields(cls):
-            raw = os.environ.get(f"VERDICT_{f.name}")
-            if raw is None and f.name == "AUTH_ENABLED":
-                raw = os.environ.get("VERDICT_AUTH")
-            if raw is not None:
-                kind = f.type if isinstance(f.type, type) else type(getattr(settings, f.name))
-                setattr(settings, f.name, converters.get(kind, str)(raw))
-        for key, value in (overrides or {}).items():
-            if not hasattr(settings, key):
-                raise KeyError(f"unknown setting {key}")
-            setattr(settings, key, value)
+        """The environment's settings, ``overrides`` (tests, embedding) taking precedence."""
+        for name, advice in REMOVED.items():
+            if name in os.environ:
+                raise SettingsError(f"{name} is not a setting any more: {advice}")
+        try:
+            settings = cls(**(overrides or {}))
+        except ValidationError as exc:
+            raise SettingsError(_explain(exc, overrides or {})) from None
         if not settings.INSTANCE_PATH:
             settings.INSTANCE_PATH = str(default_instance_path())
         if not settings.CHECKPOINT_DIR:
@@ -78,3 +105,13 @@ class Settings:
             Path(settings.INSTANCE_PATH).mkdir(parents=True, exist_ok=True)
             settings.DATABASE_URL = f"sqlite:///{Path(settings.INSTANCE_PATH) / 'verdict.db'}"
         return settings
+
+
+def _explain(exc: ValidationError, overrides: dict) -> str:
+    """One line per refused value: ``VERDICT_AUTH_ENABLED='ture': Input should be ...``."""
+    lines = []
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        name = field if field in overrides else PREFIX + field
+        lines.append(f"{name}={error.get('input')!r}: {error['msg']}")
+    return "invalid settings: " + "; ".join(lines)

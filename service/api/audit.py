@@ -89,4 +89,5 @@ def public_key():
 
 @bp.get("/v1/audit/verify")
 def verify():
-    return json_response(verify_with(request.args.get("checkpoint")))
+    # An empty ?checkpoint= is no checkpoint, as every other empty query parameter.
+    return json_response(verify_with(request.args.get("checkpoint") or None))

@@ -17,6 +17,14 @@ PUBLIC_ENDPOINTS = {"ops.healthz", "ops.readyz", "ops.metrics"}
 READ_ONLY_POSTS = {"history.replay"}
 
 
+# How to get a key, said by every 401 (the server's database is not named: a client need not
+# know where it is).
+KEY_HINT = (
+    "create a key with `verdict keys create --role read|decide|admin`, run on the server's "
+    "host with the server's settings (the same database; `verdict keys create` prints which)"
+)
+
+
 def required_role() -> str:
     if request.method in ("GET", "HEAD", "OPTIONS") or request.endpoint in READ_ONLY_POSTS:
         return "read"
@@ -79,14 +87,14 @@ def register(app: Flask) -> None:
         if scheme.lower() != "bearer" or not secret.strip():
             raise ApiError(
                 401,
-                "missing bearer API key",
+                f"missing bearer API key: send 'Authorization: Bearer <key>'; {KEY_HINT}",
                 headers={"WWW-Authenticate": 'Bearer realm="verdict"'},
             )
         found = _lookup(secret.strip())
         if found is None:
             raise ApiError(
                 401,
-                "invalid or revoked API key",
+                f"invalid or revoked API key; {KEY_HINT}",
                 headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
             )
         role, key_id = found

@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 from service.decisions.base import DecisionInputError
 from service.ingest.errors import IngestError
+from service.store.records import UnrepresentableRecord
 
 log = logging.getLogger("verdict.errors")
 PROBLEM_JSON = "application/problem+json"
@@ -101,9 +102,16 @@ def register(app: Flask) -> None:
         errors = [{"path": exc.path, "message": exc.message}]
         return problem(422, _summary(errors), errors)
 
+    @app.errorhandler(UnrepresentableRecord)
+    def _unrepresentable(exc: UnrepresentableRecord):
+        message = f"an amount in this decision leaves the 64-bit range ({exc})"
+        return problem(422, f"result: {message}", [{"path": "result", "message": message}])
+
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):
-        return problem(exc.code or 500, exc.description or TITLES.get(exc.code, ""), None)
+        # Keep what the exception says in its headers (Allow on a 405), not its content type.
+        headers = {k: v for k, v in exc.get_headers() if k.lower() != "content-type"}
+        return problem(exc.code or 500, exc.description or TITLES.get(exc.code, ""), None, headers)
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
+
 import orjson
 from flask import Blueprint, Response, current_app, request, stream_with_context
 
+from service.api.decisions import stored_time
 from service.api.errors import ApiError
-from service.api.requests import encode_cursor, int_cursor, limit_arg, time_arg
+from service.api.metrics import count_cache
+from service.api.requests import check_args, encode_cursor, int_cursor, limit_arg, time_arg
 from service.api.responses import json_response
 from service.decisions import KINDS
 from service.decisions.diff import differences
@@ -21,7 +25,28 @@ def _db():
     return current_app.extensions["verdict.db"]
 
 
-LIST_PARAMETERS = {"kind", "snapshotId", "nodeName", "pod", "keyId", "since", "until", "limit", "cursor"}
+LIST_PARAMETERS = {
+    "kind",
+    "snapshotId",
+    "nodeName",
+    "pod",
+    "keyId",
+    "since",
+    "until",
+    "limit",
+    "cursor",
+}
+
+
+UUID_PARAMETERS = ("snapshotId",)
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_list_parameters() -> None:
@@ -34,6 +59,10 @@ def _check_list_parameters() -> None:
             f"unknown filter {unknown[0]!r}",
             [{"path": name, "message": "unknown filter"} for name in unknown],
         )
+    for name in UUID_PARAMETERS:
+        value = request.args.get(name)
+        if value is not None and not _is_uuid(value):
+            raise ApiError(400, f"{name} must be a UUID", [{"path": name, "message": "not a UUID"}])
     kind = request.args.get("kind")
     if kind is not None and kind not in KINDS and kind != "prune":
         raise ApiError(
@@ -92,13 +121,17 @@ def replay_record(session, row) -> dict:
     kind = KINDS.get(row.kind)
     if kind is None or row.snapshot_id is None:
         raise ApiError(409, f"decisions of kind {row.kind!r} cannot be replayed")
+    cache = current_app.extensions["verdict.cache"]
+    count_cache(cache, row.snapshot_id)
     cluster = store.load_cluster(
         session,
-        current_app.extensions["verdict.cache"],
+        cache,
         row.snapshot_id,
         scheduler=kind.scheduler,
     )
-    outcome = compute(kind, cluster, decision_params(row.request))
+    params = decision_params(row.request)
+    stored_at = stored_time(kind, cluster, params, row.snapshot_id)
+    outcome = compute(kind, cluster, params, stored_at=stored_at)
     diffs = differences(row.result, outcome.result)
     return {
         "id": row.id,
@@ -120,6 +153,7 @@ def replay(decision_id: str):
 
 @bp.get("/v1/decisions/export")
 def export():
+    check_args({"since"})
     since = time_arg("since")
     db = _db()
 

@@ -3,16 +3,50 @@
 from __future__ import annotations
 
 import base64
-from datetime import datetime
+from datetime import UTC, datetime
 
 import orjson
-from flask import request
+from flask import current_app, request
 
 from service.api.errors import ApiError
+from service.api.load import hold_large_body_slot
+from service.ingest.body import reject_duplicate_keys, reject_nul
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
 MAX_JSON_BYTES = 64 * 1024 * 1024  # decision bodies; snapshot bodies have their own limit
+CHUNK = 1 << 20
+
+
+def read_body(limit: int) -> bytearray:
+    """The request body, counted as it streams (Content-Length or chunked): 413 as soon as
+    it passes ``limit``, one buffer and no second copy, and a large-body slot held once it
+    passes LARGE_BODY_BYTES (503 when the worker has none free)."""
+    length = request.content_length
+    if length is not None and length > limit:
+        raise ApiError(413, f"body exceeds the limit of {limit} bytes")
+    large = current_app.config["VERDICT"].LARGE_BODY_BYTES
+    if length is not None and length > large:
+        hold_large_body_slot()
+    stream = request.stream
+    if length is not None:
+        buffer = bytearray(length)
+        view, filled = memoryview(buffer), 0
+        while filled < length:
+            chunk = stream.read(min(CHUNK, length - filled))
+            if not chunk:
+                raise ApiError(400, "body shorter than its Content-Length")
+            view[filled : filled + len(chunk)] = chunk
+            filled += len(chunk)
+        return buffer
+    buffer = bytearray()
+    while chunk := stream.read(CHUNK):
+        buffer += chunk
+        if len(buffer) > limit:
+            raise ApiError(413, f"body exceeds the limit of {limit} bytes")
+        if len(buffer) > large:
+            hold_large_body_slot()
+    return buffer
 
 
 def json_body() -> dict:
@@ -23,9 +57,7 @@ def json_body() -> dict:
         "application/problem+json",
     ) and not content_type.endswith("+json"):
         raise ApiError(415, f"expected application/json, got {content_type}")
-    if request.content_length and request.content_length > MAX_JSON_BYTES:
-        raise ApiError(413, f"body exceeds {MAX_JSON_BYTES} bytes")
-    data = request.get_data(cache=True)
+    data = bytes(read_body(MAX_JSON_BYTES))
     try:
         body = orjson.loads(data) if data else None
     except orjson.JSONDecodeError as exc:
@@ -36,7 +68,23 @@ def json_body() -> dict:
         raise ApiError(
             400, "expected a JSON object", [{"path": "body", "message": "expected a JSON object"}]
         )
+    reject_duplicate_keys(data)
+    reject_nul(data)
     return body
+
+
+def reject_nul_in_query() -> None:
+    """Before every request: a NUL in the path or a query parameter is a 400 naming it (the
+    databases disagree on NUL, and no id, name or cursor holds one)."""
+    if "\x00" in request.path:
+        raise ApiError(400, "the path must not contain NUL", [{"path": "path", "message": "NUL"}])
+    for name, value in request.args.items(multi=True):
+        if "\x00" in name or "\x00" in value:
+            raise ApiError(
+                400,
+                f"query parameter {name[:80]!r} must not contain NUL",
+                [{"path": name[:80], "message": "must not contain a NUL character"}],
+            )
 
 
 def limit_arg() -> int:
@@ -96,22 +144,44 @@ def int_cursor() -> int | None:
     return position
 
 
+TIME_HINT = (
+    "write an RFC 3339 time such as 2026-11-20T10:00:00Z (in a URL, %2B for a '+' offset: "
+    "2026-11-20T11:00:00%2B01:00) or a date such as 2026-11-20 (midnight UTC)"
+)
+
+
 def time_arg(name: str) -> datetime | None:
+    """A query time: RFC 3339 with an offset, or a date (midnight UTC). A malformed one says
+    how to write it; a '+' sent unescaped arrives as a space, which the message points at."""
     raw = request.args.get(name)
-    if not raw:
+    if raw is None:
         return None
     try:
         moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
+        moment = None
+    if moment is not None and len(raw) == 10:  # a date
+        return moment.replace(tzinfo=UTC)
+    if moment is None or moment.tzinfo is None:
+        problem = "not an RFC 3339 time" if moment is None else "missing time zone"
+        if " " in raw:
+            problem += " (a '+' in a URL arrives as a space: send %2B)"
         raise ApiError(
             400,
-            f"{name} must be an RFC 3339 time",
-            [{"path": name, "message": "not an RFC 3339 time"}],
-        ) from None
-    if moment.tzinfo is None:
-        raise ApiError(
-            400,
-            f"{name} needs a time zone offset",
-            [{"path": name, "message": "missing time zone"}],
+            f"{name}: {problem}; {TIME_HINT}",
+            [{"path": name, "message": f"{problem}; {TIME_HINT}"}],
         )
     return moment
+
+
+def check_args(allowed: frozenset[str] | set[str]) -> None:
+    """A query parameter the route does not take is a 400 naming it: a misspelt filter must
+    not silently answer everything."""
+    unknown = sorted(set(request.args) - set(allowed))
+    if unknown:
+        raise ApiError(
+            400,
+            f"unknown query parameter {unknown[0]!r}; this route takes "
+            + ", ".join(sorted(allowed)),
+            [{"path": name, "message": "unknown query parameter"} for name in unknown],
+        )

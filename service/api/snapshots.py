@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import gc
+import time
 
 from flask import Blueprint, Response, current_app, g, request, url_for
 from sqlalchemy import and_, or_, select
 
 from service.api.errors import ApiError
-from service.api.requests import decode_cursor, encode_cursor, int_cursor, invalid_cursor, limit_arg
+from service.api.load import hold_large_body_slot
+from service.api.metrics import INGEST_BYTES, INGEST_SECONDS, count_cache
+from service.api.requests import (
+    check_args,
+    decode_cursor,
+    encode_cursor,
+    int_cursor,
+    invalid_cursor,
+    limit_arg,
+    read_body,
+)
 from service.api.responses import json_response
 from service.engine.objects import Cluster, Snapshot
 from service.engine.summary import node_view, pod_view
@@ -35,44 +46,20 @@ def summary_json(row) -> dict:
     }
 
 
-CHUNK = 1 << 20
-
-
-def _read_stream(stream, length: int | None, limit: int) -> bytes | bytearray:
-    """Read the body once into one buffer: ``read(n)`` of a WSGI stream may hold two copies."""
-    if length is not None:
-        buffer = bytearray(length)
-        view, filled = memoryview(buffer), 0
-        while filled < length:
-            chunk = stream.read(min(CHUNK, length - filled))
-            if not chunk:
-                raise ApiError(400, "body shorter than its Content-Length")
-            view[filled : filled + len(chunk)] = chunk
-            filled += len(chunk)
-        return buffer
-    chunks, size = [], 0
-    while chunk := stream.read(CHUNK):
-        size += len(chunk)
-        if size > limit:
-            raise ApiError(413, f"body exceeds the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def read_snapshot_body() -> tuple[bytes, str]:
     """The body, decompressed and bounded by the configured limit."""
     limit = current_app.config["VERDICT"].MAX_BODY_BYTES
     content_type = (request.mimetype or "application/json").lower()
     if content_type not in ACCEPTED_TYPES:
         raise ApiError(415, f"expected application/json or application/yaml, got {content_type}")
-    if request.content_length is not None and request.content_length > limit:
-        raise ApiError(413, f"body exceeds the limit of {limit} bytes")
-    data = _read_stream(request.stream, request.content_length, limit)
     encoding = (request.headers.get("Content-Encoding") or "identity").lower()
-    if encoding == "gzip":
-        data = gunzip(data, limit)
-    elif encoding != "identity":
+    if encoding not in ("gzip", "identity"):
         raise ApiError(415, f"unsupported Content-Encoding {encoding}")
+    data = read_body(limit)
+    if encoding == "gzip":
+        large = current_app.config["VERDICT"].LARGE_BODY_BYTES
+        data = gunzip(data, limit, on_grow=lambda size: size > large and hold_large_body_slot())
+    INGEST_BYTES.observe(len(data))
     return data, content_type
 
 
@@ -107,10 +94,13 @@ def save(session, parsed, cluster: Cluster | None = None) -> SnapshotRow:
 
 @bp.post("")
 def create_snapshot():
+    started = time.perf_counter()
     # No local keeps the body: it can be freed as soon as parsing is done.
     parsed = parse(*read_snapshot_body())
     with current_app.extensions["verdict.db"].session(write=True) as session:
         row = save(session, parsed)
+    INGEST_SECONDS.observe(time.perf_counter() - started)
+    g.snapshot_id = row.id
     current_app.extensions["verdict.preloader"].nudge(row.id)
     response = json_response(summary_json(row), 201)
     response.headers["Location"] = url_for("snapshots.get_snapshot", snapshot_id=row.id)
@@ -120,6 +110,7 @@ def create_snapshot():
 
 @bp.get("")
 def list_snapshots():
+    check_args({"cluster", "label", "limit", "cursor"})
     limit = limit_arg()
     cluster = request.args.get("cluster")
     wanted_labels = {}
@@ -175,6 +166,7 @@ def _summary_or_404(session, snapshot_id: str):
     row = store.get_summary(session, snapshot_id)
     if row is None:
         raise ApiError(404, f"no snapshot {snapshot_id}", [{"path": "id", "message": "not found"}])
+    g.snapshot_id = snapshot_id  # for the log lines
     return row
 
 
@@ -197,6 +189,7 @@ def get_snapshot(snapshot_id: str):
 
 def load_cluster(snapshot_id: str, path: str = "snapshotId") -> Cluster:
     db, cache = current_app.extensions["verdict.db"], current_app.extensions["verdict.cache"]
+    count_cache(cache, snapshot_id)
     with db.session() as session:
         cluster = store.load_cluster(session, cache, snapshot_id)
     if cluster is None:
@@ -213,6 +206,7 @@ def _offset_page(items: list, limit: int) -> tuple[list, str | None]:
 
 @bp.get("/<snapshot_id>/nodes")
 def list_nodes(snapshot_id: str):
+    check_args({"limit", "cursor"})
     limit = limit_arg()
     with current_app.extensions["verdict.db"].session() as session:
         row = _summary_or_404(session, snapshot_id)
@@ -222,10 +216,23 @@ def list_nodes(snapshot_id: str):
     return _with_etag(payload, row.digest, f"/nodes?{request.query_string.decode()}")
 
 
+def _node_filter() -> str | None:
+    """``nodeName``, the name every other route uses, or ``node`` (API 1.0's spelling)."""
+    given = {request.args[k] for k in ("node", "nodeName") if k in request.args}
+    if len(given) > 1:
+        raise ApiError(
+            400,
+            "node and nodeName name different nodes",
+            [{"path": "nodeName", "message": "give one of node or nodeName"}],
+        )
+    return given.pop() if given else None
+
+
 @bp.get("/<snapshot_id>/pods")
 def list_pods(snapshot_id: str):
+    check_args({"node", "nodeName", "namespace", "limit", "cursor"})
     limit = limit_arg()
-    node_name = request.args.get("node")
+    node_name = _node_filter()
     namespace = request.args.get("namespace")
     with current_app.extensions["verdict.db"].session() as session:
         row = _summary_or_404(session, snapshot_id)

@@ -229,32 +229,13 @@ def verify_against(
         c["size"]: c for c in read_log(log_dir, public) if anchor_seq < c["size"] < cp["size"]
     }
     committed[cp["size"]] = cp
-    return _walk(session, state, committed)
-
-
-def _walk(session: Session, state, committed: dict[int, dict]) -> Extension:
-    expected_prev = state.anchor_hash if state else GENESIS_HASH
-    expected_seq = (state.anchor_seq if state else 0) + 1
-    anchor_cp = committed.get(expected_seq - 1)  # a checkpoint at the anchor itself
-    if anchor_cp is not None and anchor_cp["headHash"] != expected_prev:
+    anchor_hash = state.anchor_hash if state else GENESIS_HASH
+    anchor_cp = committed.get(anchor_seq)  # a checkpoint at the anchor itself
+    if anchor_cp is not None and anchor_cp["headHash"] != anchor_hash:
         return Extension(False, 0, None, False)
-    count = 0
-    content_hash = records.content_hash
-    for row in records.iterate(session):
-        count += 1
-        if (
-            row.seq != expected_seq
-            or row.prev_hash != expected_prev
-            or content_hash(row.prev_hash, row) != row.record_hash
-        ):
-            return Extension(False, count, row.id, False)
-        cp = committed.get(row.seq)
-        if cp is not None and (cp["headId"], cp["headHash"]) != (row.id, row.record_hash):
-            return Extension(False, count, row.id, False)
-        expected_prev, expected_seq = row.record_hash, row.seq + 1
-    if state is not None and (state.head_seq, state.head_hash) != (expected_seq - 1, expected_prev):
-        return Extension(False, count, None, True)
-    return Extension(True, count, None, True)
+    heads = {size: (c["headId"], c["headHash"]) for size, c in committed.items()}
+    outcome = records.verify(session, heads)
+    return Extension(outcome.ok, outcome.records, outcome.first_bad_id, outcome.intact)
 
 
 # ------------------------------------------------------- the checkpoint log

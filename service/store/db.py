@@ -54,7 +54,9 @@ def make_engine(url: str) -> Engine:
             cursor.execute("PRAGMA foreign_keys = ON")
             if ":memory:" not in url:
                 cursor.execute("PRAGMA journal_mode = WAL")
-                cursor.execute("PRAGMA synchronous = NORMAL")
+                # FULL: WAL is synced at every commit, so a 201 survives power loss
+                # (NORMAL only survives a crash of the process).
+                cursor.execute("PRAGMA synchronous = FULL")
             cursor.close()
 
         @event.listens_for(engine, "begin")
@@ -66,7 +68,13 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(
-        url, pool_pre_ping=True, pool_size=5, max_overflow=5, json_serializer=strict_json
+        url,
+        pool_pre_ping=True,
+        pool_size=5,
+        max_overflow=5,
+        json_serializer=strict_json,
+        # A 201 waits for its WAL flush whatever the server's default says.
+        connect_args={"options": "-c synchronous_commit=on"},
     )
 
 

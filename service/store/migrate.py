@@ -12,7 +12,7 @@ from sqlalchemy import inspect
 
 from service.store.db import Database, normalize_url
 
-MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
+MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
 
 
 def alembic_config(url: str) -> Config:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -51,6 +51,11 @@ def to_json(row: DecisionRow) -> dict:
     }
 
 
+class UnrepresentableRecord(ValueError):
+    """A decision whose content JSON cannot carry: an integer past 64 bits, which only sums
+    of int64-saturated quantities ("1E18" cpu on several pods of one node) reach."""
+
+
 def _hash_parts(row) -> tuple[bytes, bytes]:
     """The canonical JSON of a record's hashed content, split around the value of ``seq``.
 
@@ -67,7 +72,10 @@ def _hash_parts(row) -> tuple[bytes, bytes]:
         "request": row.request,
         "result": row.result,
     }
-    head = orjson.dumps(before, option=orjson.OPT_SORT_KEYS)
+    try:
+        head = orjson.dumps(before, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError as exc:
+        raise UnrepresentableRecord(str(exc)) from None
     tail = orjson.dumps({"snapshotId": snapshot_id})
     return head[:-1] + b',"seq":', b"," + tail[1:]
 
@@ -321,32 +329,24 @@ def _chain_columns():
 def iterate(
     session: Session, since: datetime | None = None, batch: int = 5000
 ) -> Iterator[StoredRecord]:
-    """Every record in chain order (oldest first), fetched in keyset batches."""
+    """Every record in chain order (oldest first), fetched in keyset batches as plain tuples
+    (no ORM row objects: the walk reads a million records)."""
     after = -1
     columns = _chain_columns()
     loads = orjson.loads
+    connection = session.connection()
     while True:
         query = select(*columns).where(DecisionRow.seq > after)
         if since is not None:
             query = query.where(DecisionRow.created_at >= since)
-        rows = session.execute(query.order_by(DecisionRow.seq).limit(batch)).all()
+        rows = connection.execute(query.order_by(DecisionRow.seq).limit(batch)).all()
         if not rows:
             return
-        for r in rows:
+        for seq, id_, kind, snapshot_id, created, engine, key, request, result, prev, h in rows:
             yield StoredRecord(
-                r.seq,
-                r.id,
-                r.kind,
-                r.snapshot_id,
-                r.created_at,
-                r.engine_version,
-                r.key_id,
-                loads(r.request),
-                loads(r.result),
-                r.prev_hash,
-                r.record_hash,
+                seq, id_, kind, snapshot_id, created, engine, key, loads(request), loads(result), prev, h
             )
-        after = rows[-1].seq
+        after = rows[-1][0]
 
 
 @dataclass
@@ -354,11 +354,18 @@ class Verification:
     ok: bool
     records: int
     first_bad_id: str | None
+    # Every record walked checks (links, hashes, expected heads); only the recorded head may
+    # disagree, which means records were cut off the end.
+    intact: bool = True
 
 
-def verify(session: Session) -> Verification:
+def verify(session: Session, expected: Mapping[int, tuple[str, str]] | None = None) -> Verification:
     """Walk the chain from the anchor; then the newest record must be the recorded head, or
-    records were cut off the end (reported with no ``first_bad_id``: none is left to name)."""
+    records were cut off the end (reported with no ``first_bad_id``: none is left to name).
+
+    ``expected`` maps a sequence number to the (id, hash) the record there must have: the
+    heads of signed checkpoints the chain must extend."""
+    expected = expected or {}
     state = session.get(AuditState, 1)
     expected_prev = state.anchor_hash if state else GENESIS_HASH
     expected_seq = (state.anchor_seq if state else 0) + 1
@@ -370,7 +377,10 @@ def verify(session: Session) -> Verification:
             or row.prev_hash != expected_prev
             or content_hash(row.prev_hash, row) != row.record_hash
         ):
-            return Verification(False, count, row.id)
+            return Verification(False, count, row.id, intact=False)
+        head = expected.get(row.seq)
+        if head is not None and head != (row.id, row.record_hash):
+            return Verification(False, count, row.id, intact=False)
         expected_prev, expected_seq = row.record_hash, row.seq + 1
     if state is not None and (state.head_seq, state.head_hash) != (expected_seq - 1, expected_prev):
         return Verification(False, count, None)

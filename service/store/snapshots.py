@@ -45,7 +45,22 @@ def encode(snapshot: Snapshot) -> tuple[bytes, str]:
     faster, which is what the first decision on a stored snapshot waits for."""
     packed = _ENCODER.encode(snapshot)
     content = zstandard.ZstdCompressor(level=1).compress(packed)
-    return content, "sha256:" + hashlib.sha256(packed).hexdigest()
+    return content, "sha256:" + _digest(packed)
+
+
+def _digest(packed: bytes) -> str:
+    """sha256 of the msgpack with its top map header in the shortest form.
+
+    msgspec writes a struct of more than 15 fields under a map16 header even when
+    ``omit_defaults`` leaves fewer; hashing the shortest (fixmap) form keeps a snapshot's
+    digest unchanged when the model gains fields it leaves empty."""
+    digest = hashlib.sha256()
+    if packed[:2] == b"\xde\x00" and packed[2] < 16:
+        digest.update(bytes([0x80 | packed[2]]))
+        digest.update(memoryview(packed)[3:])
+    else:
+        digest.update(packed)
+    return digest.hexdigest()
 
 
 def decode(content: bytes) -> Snapshot:
@@ -64,11 +79,19 @@ _VIEW_DECODER = msgspec.msgpack.Decoder(StoredView)
 VIEW_HEADER = _VIEW_MAGIC + FINGERPRINT
 
 
-def encode_view(cluster: Cluster) -> bytes:
+def encode_view(cluster: Cluster) -> bytes | None:
     """The stored form of ``cluster``'s SchedulerView (built now if it was not), under a
-    header naming the code that derived it."""
+    header naming the code that derived it.
+
+    None when a node's summed requests leave the 64-bit range msgpack holds (pods asking
+    for int64-saturated quantities, "1E18" cpu): the view is derived data, so such a
+    snapshot is simply decoded in full when used, as a row without a view is."""
     stored = stored_view(scheduler_view(cluster), cluster.snapshot)
-    packed = _ENCODER.encode(stored)
+    try:
+        packed = _ENCODER.encode(stored)
+    except OverflowError:
+        log.warning("scheduler view not stored: a summed quantity exceeds 64 bits")
+        return None
     return VIEW_HEADER + zstandard.ZstdCompressor(level=1).compress(packed)
 
 
@@ -100,8 +123,19 @@ def counts(snapshot: Snapshot) -> dict[str, int]:
             key: sum(1 for c in snapshot.controllers if c.kind == kind)
             for key, kind in _CONTROLLER_COUNTS
         },
+        **{key: len(getattr(snapshot, field)) for key, field in _STORAGE_COUNTS},
     }
 
+
+_STORAGE_COUNTS = (
+    ("persistentVolumes", "persistent_volumes"),
+    ("persistentVolumeClaims", "persistent_volume_claims"),
+    ("storageClasses", "storage_classes"),
+    ("csiNodes", "csi_nodes"),
+    ("csiDrivers", "csi_drivers"),
+    ("csiStorageCapacities", "csi_storage_capacities"),
+    ("volumeAttachments", "volume_attachments"),
+)
 
 _CONTROLLER_COUNTS = (
     ("replicaSets", "ReplicaSet"),

@@ -1,0 +1,118 @@
+"""Settings are parsed strictly (issue 14): a typo never turns authentication off, and a
+bad value stops the service with a message naming the variable."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from service.app import create_app
+from service.config import Settings, SettingsError, default_instance_path
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch, tmp_path):
+    for name in list(os.environ):
+        if name.startswith("VERDICT_") and name != "VERDICT_TEST_DATABASE_URL":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("VERDICT_AUTH_ENABLED", "ture"),
+        ("VERDICT_AUTH_ENABLED", "enabled"),
+        ("VERDICT_AUTH_ENABLED", ""),
+        ("VERDICT_TESTING", "maybe"),
+        ("VERDICT_MAX_BODY_BYTES", "1GB"),
+        ("VERDICT_MAX_BODY_BYTES", "0"),
+        ("VERDICT_PRELOAD_INTERVAL", "1.5"),
+        ("VERDICT_SNAPSHOT_CACHE_PODS", "-1"),
+        ("VERDICT_LOG_LEVEL", "LOUD"),
+        ("VERDICT_MAX_IN_FLIGHT", "many"),
+    ],
+)
+def test_a_malformed_value_is_refused_naming_the_variable(monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as err:
+        Settings.from_env()
+    assert name in str(err.value)
+    assert isinstance(err.value, ValueError)
+
+
+@pytest.mark.parametrize(("value", "enabled"), [("true", True), ("false", False), ("0", False)])
+def test_booleans_take_the_usual_spellings(monkeypatch, value, enabled):
+    monkeypatch.setenv("VERDICT_AUTH_ENABLED", value)
+    assert Settings.from_env().AUTH_ENABLED is enabled
+
+
+def test_the_old_alias_is_an_error_not_a_way_to_turn_auth_off(monkeypatch):
+    monkeypatch.setenv("VERDICT_AUTH", "off")
+    with pytest.raises(SettingsError, match="VERDICT_AUTH "):
+        Settings.from_env()
+
+
+def test_an_unknown_override_is_refused():
+    with pytest.raises(SettingsError, match="AUTH_ENABLE"):
+        Settings.from_env({"AUTH_ENABLE": False})
+
+
+def test_cors_origins_are_comma_separated(monkeypatch):
+    monkeypatch.setenv("VERDICT_CORS_ORIGINS", "https://a.example, https://b.example")
+    assert Settings.from_env().CORS_ORIGINS == ["https://a.example", "https://b.example"]
+
+
+def test_the_data_directory_does_not_depend_on_the_current_directory(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    first = Settings.from_env()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert Settings.from_env().DATABASE_URL == first.DATABASE_URL
+    assert Path(first.INSTANCE_PATH) == default_instance_path() == tmp_path / "data" / "verdict"
+    monkeypatch.setenv("VERDICT_INSTANCE_PATH", str(tmp_path / "mine"))
+    assert Settings.from_env().DATABASE_URL == f"sqlite:///{tmp_path / 'mine' / 'verdict.db'}"
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_development_mode_says_so_at_every_start(tmp_path):
+    overrides = {"AUTH_ENABLED": False, "INSTANCE_PATH": str(tmp_path), "LOG_LEVEL": "WARNING"}
+    collect = _Collect()
+    logging.getLogger("verdict").addHandler(collect)
+    try:
+        for start in (1, 2):
+            create_app(overrides).extensions["verdict.db"].dispose()
+            warned = [m for m in collect.messages if "auth is OFF" in m]
+            assert len(warned) == start
+        create_app({**overrides, "AUTH_ENABLED": True}).extensions["verdict.db"].dispose()
+        assert len([m for m in collect.messages if "auth is OFF" in m]) == 2
+    finally:
+        logging.getLogger("verdict").removeHandler(collect)
+
+
+def test_verdict_serve_refuses_to_start_on_a_typo(tmp_path):
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("VERDICT_")},
+        "VERDICT_INSTANCE_PATH": str(tmp_path),
+        "VERDICT_AUTH_ENABLED": "ture",
+    }
+    verdict = Path(sys.executable).with_name("verdict")
+    done = subprocess.run(
+        [str(verdict), "serve", "--port", "18080"], env=env, capture_output=True, timeout=60
+    )
+    assert done.returncode != 0
+    assert b"VERDICT_AUTH_ENABLED='ture'" in done.stderr
