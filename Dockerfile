@@ -1,19 +1,29 @@
 # Verdict: gunicorn, non-root, migrations applied at start (verdict serve does it).
-FROM python:3.11-slim
+# Installed from a wheel as users install it (migrations and the OpenAPI document ship inside
+# the package); the repository itself is not in the image.
+FROM python:3.11-slim AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY service ./service
+RUN pip wheel --no-cache-dir --no-deps --wheel-dir /dist .
 
+FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     VERDICT_INSTANCE_PATH=/var/lib/verdict
+COPY requirements.lock /tmp/requirements.lock
+COPY --from=build /dist /tmp/dist
+RUN pip install --no-cache-dir -c /tmp/requirements.lock /tmp/dist/verdict-*.whl \
+    && rm -rf /tmp/dist /tmp/requirements.lock \
+    && groupadd --system --gid 10001 verdict \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/verdict verdict \
+    && mkdir -p /var/lib/verdict && chown 10001:10001 /var/lib/verdict
 
-WORKDIR /app
-COPY pyproject.toml requirements.lock README.md ./
-COPY service ./service
-COPY migrations ./migrations
-COPY openapi ./openapi
-RUN pip install --no-cache-dir -c requirements.lock -e . \
-    && useradd --system --uid 10001 --home /var/lib/verdict verdict \
-    && mkdir -p /var/lib/verdict && chown verdict /var/lib/verdict
-
-USER verdict
+# The SQLite default (and the console's secret, the checkpoint log) live here.
+VOLUME ["/var/lib/verdict"]
+# Numeric, so that Kubernetes' runAsNonRoot can check it without a user database.
+USER 10001:10001
+WORKDIR /var/lib/verdict
 EXPOSE 8080
-HEALTHCHECK CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz')"
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=4)"
 CMD ["verdict", "serve", "--host", "0.0.0.0", "--port", "8080", "--workers", "2"]

@@ -1,23 +1,59 @@
-"""`verdict`: serve, db, keys, decide (offline), snapshot import, history export/prune, audit."""
+"""`verdict`: serve, db, keys, capture, decide, snapshot import, history, audit.
+
+Built on click (Flask's own CLI toolkit): every command and option has help, choices are
+listed, and errors name the option or file they are about and never print a traceback.
+"""
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import os
 import sys
 import tempfile
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
+import click
 import orjson
 import yaml
+
+# The decision kinds, as the URL names them (POST /v1/decisions/<kind>); checked against the
+# registry when a decision is computed, listed here so that `--help` stays fast.
+DECISION_KINDS = ("admission", "eviction", "node-eviction-rate", "placement", "preemption")
+ROLES = ("read", "decide", "admin")
+
+
+class SettingsProblem(click.ClickException):
+    """The VERDICT_* environment cannot be read: a usage error (exit 2), not a crash."""
+
+    exit_code = 2
+
+    def format_message(self) -> str:
+        return f"settings: {self.message}"
 
 
 def _settings():
     from service.config import Settings
 
-    return Settings.from_env()
+    try:
+        return Settings.from_env()
+    except ValueError as exc:
+        raise SettingsProblem(str(exc)) from None
+
+
+def _database(settings=None, *, migrate_if_empty: bool = False):
+    from service.store import migrate
+    from service.store.db import Database
+
+    db = Database((settings or _settings()).DATABASE_URL)
+    if migrate_if_empty and migrate.is_empty(db):
+        migrate.upgrade(db.url)
+    return db
+
+
+def _where(db) -> str:
+    """The database a command uses, password hidden, for the user to see which one it is."""
+    return db.engine.url.render_as_string(hide_password=True)
 
 
 def _read_file(path: str) -> tuple[bytes, str]:
@@ -28,36 +64,112 @@ def _read_file(path: str) -> tuple[bytes, str]:
     return data, "application/yaml" if is_yaml else "application/json"
 
 
-def _read_object(path: str):
+def _read_object(path: str, option: str):
+    """A JSON or YAML mapping from a file; a file that is neither names ``option``."""
     data, content_type = _read_file(path)
-    return yaml.safe_load(data) if content_type == "application/yaml" else orjson.loads(data)
+    try:
+        value = yaml.safe_load(data) if content_type == "application/yaml" else orjson.loads(data)
+    except (yaml.YAMLError, orjson.JSONDecodeError) as exc:
+        raise click.BadParameter(
+            f"{path} is not valid JSON or YAML: {exc}", param_hint=option
+        ) from None
+    if not isinstance(value, dict):
+        raise click.BadParameter(f"{path} does not hold a mapping", param_hint=option)
+    return value
 
 
 def _print(payload) -> None:
     sys.stdout.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
-def cmd_serve(args) -> int:
+class Time(click.ParamType):
+    """An RFC 3339 time (``2026-11-20T10:00:00Z``) or a date (midnight UTC)."""
+
+    name = "TIME"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, datetime):
+            return value
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            self.fail(
+                f"{value!r} is not a time; write 2026-11-20T10:00:00Z or 2026-11-20", param, ctx
+            )
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+TIME = Time()
+READABLE = click.Path(exists=True, dir_okay=False, allow_dash=True)
+
+
+@click.group(help=__doc__, context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    pass
+
+
+# ------------------------------------------------------------------------------ serve
+
+
+@cli.command()
+@click.option(
+    "--host",
+    envvar="VERDICT_HOST",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (env VERDICT_HOST).",
+)
+@click.option(
+    "--port",
+    envvar="VERDICT_PORT",
+    type=click.IntRange(1, 65535),
+    default=8080,
+    show_default=True,
+    help="Port to listen on (env VERDICT_PORT).",
+)
+@click.option(
+    "--workers",
+    envvar="VERDICT_WORKERS",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="gunicorn worker processes (env VERDICT_WORKERS).",
+)
+@click.option(
+    "--threads",
+    envvar="VERDICT_THREADS",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Threads per worker (env VERDICT_THREADS).",
+)
+def serve(host: str, port: int, workers: int, threads: int) -> int:
+    """Run the HTTP service under gunicorn, migrating the database first."""
     from gunicorn.app.base import BaseApplication
 
+    from service.api import logs
     from service.app import create_app
     from service.store import migrate
-    from service.store.db import Database
 
-    settings = _settings()
-    db = Database(settings.DATABASE_URL)
+    db = _database()
+    click.echo(f"verdict: database {_where(db)}", err=True)
     migrate.upgrade(db.url)  # idempotent; done once here, before workers fork
     db.dispose()
-    if args.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="verdict-metrics-")
 
     class Verdict(BaseApplication):
         def load_config(self):
-            self.cfg.set("bind", f"{args.host}:{args.port}")
-            self.cfg.set("workers", args.workers)
-            self.cfg.set("threads", args.threads)
+            self.cfg.set("bind", f"{host}:{port}")
+            self.cfg.set("workers", workers)
+            self.cfg.set("threads", threads)
             self.cfg.set("timeout", 300)
-            self.cfg.set("accesslog", None)
+            # gunicorn 25+ opens a control socket at one per-user path; several `verdict
+            # serve` on one machine (hosts of one installation, tests) would share it.
+            self.cfg.set("control_socket_disable", True)
+            self.cfg.set("accesslog", "-")
+            self.cfg.set("errorlog", "-")
+            self.cfg.set("logger_class", logs.GunicornLogger)
             self.cfg.set("child_exit", _child_exit)
 
         def load(self):
@@ -66,7 +178,7 @@ def cmd_serve(args) -> int:
             app.extensions["verdict.preloader"].start()
             if "verdict.checkpoint_signer" in app.extensions:
                 app.extensions["verdict.checkpoint_signer"].start()
-            return app
+            return logs.with_gunicorn_access_log(app)
 
     Verdict().run()
     return 0
@@ -79,104 +191,299 @@ def _child_exit(_server, worker) -> None:
         multiprocess.mark_process_dead(worker.pid)
 
 
-def cmd_db(args) -> int:
+# --------------------------------------------------------------------------------- db
+
+
+@cli.command()
+@click.argument("action", type=click.Choice(["upgrade", "downgrade", "current"]))
+@click.argument("revision", required=False)
+def db(action: str, revision: str | None) -> int:
+    """Database migrations: upgrade (default head), downgrade (default one step), current."""
     from service.store import migrate
-    from service.store.db import Database
 
-    db = Database(_settings().DATABASE_URL)
-    if args.action == "upgrade":
-        migrate.upgrade(db.url, args.revision or "head")
-    elif args.action == "downgrade":
-        migrate.downgrade(db.url, args.revision or "-1")
-    print(
-        f"database at revision {migrate.current_revision(db)} (head {migrate.head_revision(db.url)})"
-    )
+    database = _database()
+    click.echo(f"verdict: database {_where(database)}", err=True)
+    if action == "upgrade":
+        migrate.upgrade(database.url, revision or "head")
+    elif action == "downgrade":
+        migrate.downgrade(database.url, revision or "-1")
+    head = migrate.head_revision(database.url)
+    click.echo(f"database at revision {migrate.current_revision(database)} (head {head})")
     return 0
 
 
-def cmd_keys(args) -> int:
-    from service.store import keys, migrate
-    from service.store.db import Database
+# ------------------------------------------------------------------------------- keys
 
-    db = Database(_settings().DATABASE_URL)
-    if migrate.is_empty(db):
-        migrate.upgrade(db.url)
+
+@cli.group()
+def keys() -> None:
+    """API keys: create, list, revoke."""
+
+
+@keys.command("create")
+@click.option(
+    "--role",
+    required=True,
+    type=click.Choice(ROLES),
+    help="read: snapshots and history; decide: also decisions; admin: everything.",
+)
+@click.option("--name", default="", help="A label to recognise the key by.")
+def keys_create(role: str, name: str) -> int:
+    """Create a key; its secret is printed once, alone on the last line."""
+    from service.store import keys as store
+
+    db = _database(migrate_if_empty=True)
+    click.echo(f"verdict: database {_where(db)}", err=True)
     with db.session(write=True) as session:
-        if args.action == "create":
-            key, secret = keys.create(session, args.role, args.name or "")
-            print(f"created key {key.id} with role {key.role}; the secret is shown once:")
-            print(secret)
-        elif args.action == "list":
-            for key in keys.list_keys(session):
-                state = "revoked" if key.revoked_at else "active"
-                print(f"{key.id}\t{key.role}\t{state}\t{key.name}")
-        elif args.action == "revoke":
-            if not keys.revoke(session, args.id):
-                print(f"no key {args.id}", file=sys.stderr)
-                return 1
-            print(f"revoked {args.id}")
+        key, secret = store.create(session, role, name)
+        click.echo(f"created key {key.id} with role {key.role}; the secret is shown once:")
+        click.echo(secret)
     return 0
 
 
-def cmd_decide(args) -> int:
-    """Offline: snapshot file in, the same result JSON the API records, out."""
-    from marshmallow import ValidationError
+@keys.command("list")
+def keys_list() -> int:
+    """List keys: id, role, state, name (tab-separated)."""
+    from service.store import keys as store
 
-    from service.decisions import DecisionInputError, load_kinds
-    from service.decisions.run import compute
+    db = _database(migrate_if_empty=True)
+    with db.session() as session:
+        for key in store.list_keys(session):
+            state = "revoked" if key.revoked_at else "active"
+            click.echo(f"{key.id}\t{key.role}\t{state}\t{key.name}")
+    return 0
+
+
+@keys.command("revoke")
+@click.argument("key_id", metavar="ID")
+def keys_revoke(key_id: str) -> int:
+    """Revoke the key ID (see `verdict keys list`)."""
+    from service.store import keys as store
+
+    db = _database(migrate_if_empty=True)
+    with db.session(write=True) as session:
+        if not store.revoke(session, key_id):
+            raise click.BadParameter(f"no key {key_id}", param_hint="ID")
+    click.echo(f"revoked {key_id}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- capture
+
+
+@cli.command()
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the envelope here, gzipped (- for stdout).",
+)
+@click.option("--server", help="Post the envelope to this Verdict server (http://host:port).")
+@click.option("--key", envvar="VERDICT_KEY", help="API key for --server (env VERDICT_KEY).")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(exists=True, dir_okay=False),
+    help="kubeconfig file (default: kubectl's own choice, $KUBECONFIG).",
+)
+@click.option("--context", "kube_context", help="kubeconfig context to use.")
+@click.option("--name", default="", help="Snapshot name.")
+@click.option("--cluster", "cluster_name", default="", help="Cluster name stored with it.")
+@click.option(
+    "--parallel",
+    type=click.IntRange(1, 64),
+    default=8,
+    show_default=True,
+    help="Nodes fetched at a time.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds allowed to each kubectl call.",
+)
+@click.option("--kubectl", default="kubectl", show_default=True, help="kubectl to run.")
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="With --server, print only the stored snapshot's id; no progress bar.",
+)
+def capture(
+    output,
+    server,
+    key,
+    kubeconfig,
+    kube_context,
+    name,
+    cluster_name,
+    parallel,
+    timeout,
+    kubectl,
+    quiet,
+) -> int:
+    """Capture a cluster through kubectl into a snapshot envelope.
+
+    Reads the objects Verdict uses, then every node's kubelet Summary stats and configz,
+    a few nodes at a time. Nodes that fail, time out or answer garbage are listed on stderr
+    and left out, not fatal. Either --output or --server is required.
+    """
+    from service import capture as capturing
+
+    if bool(output) == bool(server):
+        raise click.UsageError("give exactly one of --output FILE or --server URL")
+    if server and not key:
+        raise click.BadParameter("required with --server (or set VERDICT_KEY)", param_hint="--key")
+    kube = capturing.Kubectl(kubectl, kubeconfig=kubeconfig, context=kube_context, timeout=timeout)
+    started = datetime.now(UTC)
+    with tempfile.TemporaryDirectory(prefix="verdict-capture-") as spool:
+        try:
+            objects = capturing.fetch_objects(kube, Path(spool) / "objects.json")
+            with click.progressbar(
+                length=len(objects.node_names),
+                label="kubelet stats and configz",
+                file=sys.stderr,
+                hidden=quiet,
+            ) as bar:
+                nodes = capturing.fetch_nodes(
+                    kube, objects.node_names, parallel=parallel, progress=bar.update
+                )
+        except capturing.CaptureError as exc:
+            raise click.ClickException(str(exc)) from None
+        for failure in nodes.errors:
+            click.echo(f"verdict: node {failure['node']}: {failure['message']}", err=True)
+        summary = (
+            f"captured {objects.count} objects, {len(objects.node_names)} nodes: "
+            f"{len(nodes.stats)} with stats, {len(nodes.configz)} with configz, "
+            f"{len(nodes.errors)} errors"
+        )
+        envelope = {
+            "objects": objects,
+            "nodes": nodes,
+            "name": name,
+            "cluster": cluster_name,
+            "now": started,
+        }
+        if output:
+            capturing.write(output, **envelope)
+            click.echo(f"{summary}; written to {output}", err=True)
+            return 0
+        try:
+            answer = capturing.post(server, key, timeout=max(timeout, 60), **envelope)
+        except capturing.CaptureError as exc:
+            raise click.ClickException(str(exc)) from None
+    if quiet:
+        click.echo(answer["id"])
+        return 0
+    click.echo(summary, err=True)
+    _print(answer)
+    return 0
+
+
+# ----------------------------------------------------------------------------- decide
+
+
+def _stored_cluster(snapshot_id: str):
+    from service.store import snapshots as store
+
+    db = _database()
+    with db.session() as session:
+        cluster = store.load_cluster(session, store.ClusterCache(1), snapshot_id)
+    if cluster is None:
+        raise click.BadParameter(f"no stored snapshot {snapshot_id}", param_hint="--snapshot-id")
+    return cluster
+
+
+def _file_cluster(path: str):
     from service.engine.objects import Cluster
     from service.ingest.body import parse_snapshot
     from service.ingest.errors import IngestError
 
-    kinds = load_kinds()
-    kind = kinds.get(args.kind)
-    if kind is None:
-        print(
-            f"unknown decision kind {args.kind}; known: {', '.join(sorted(kinds))}", file=sys.stderr
-        )
-        return 2
-    params = _read_object(args.request) if args.request else {}
-    if args.node:
-        params["nodeName"] = args.node
-    if args.pod:
-        params["pod"] = _read_object(args.pod)
-    if args.now:
-        params["now"] = args.now
+    data, content_type = _read_file(path)
     try:
-        data, content_type = _read_file(args.snapshot)
-        cluster = Cluster(parse_snapshot(data, content_type=content_type).snapshot)
-        outcome = compute(kind, cluster, params)
+        return Cluster(parse_snapshot(data, content_type=content_type).snapshot)
     except IngestError as exc:
-        print(f"invalid snapshot: {exc}", file=sys.stderr)
-        return 1
+        raise click.ClickException(f"invalid snapshot {path}: {exc}") from None
+
+
+@cli.command()
+@click.argument("kind", metavar="KIND", type=click.Choice(DECISION_KINDS))
+@click.option(
+    "--snapshot",
+    "snapshot_file",
+    type=READABLE,
+    help="Snapshot file (JSON or YAML, may be gzipped; - for stdin).",
+)
+@click.option("--snapshot-id", help="A snapshot stored in the database instead of a file.")
+@click.option("--node", help="nodeName.")
+@click.option("--pod", type=READABLE, help="Pod manifest file (JSON or YAML).")
+@click.option("--now", type=TIME, help="RFC 3339 time (2026-11-20T10:00:00Z) or a date.")
+@click.option(
+    "--request",
+    "request_file",
+    type=READABLE,
+    help="File with the rest of the request body (JSON or YAML).",
+)
+def decide(kind, snapshot_file, snapshot_id, node, pod, now, request_file) -> int:
+    """Compute a decision offline (no server, nothing stored); prints the result JSON the
+    API would record. Give --snapshot FILE or --snapshot-id ID."""
+    from marshmallow import ValidationError
+
+    from service.decisions import DecisionInputError, load_kinds
+    from service.decisions.run import compute
+
+    if bool(snapshot_file) == bool(snapshot_id):
+        raise click.UsageError("give exactly one of --snapshot FILE or --snapshot-id ID")
+    params = _read_object(request_file, "--request") if request_file else {}
+    params.pop("snapshotId", None)  # a request written for the API: the snapshot is given here
+    if node:
+        params["nodeName"] = node
+    if pod:
+        params["pod"] = _read_object(pod, "--pod")
+    if now:
+        params["now"] = now.isoformat()
+    cluster = _stored_cluster(snapshot_id) if snapshot_id else _file_cluster(snapshot_file)
+    try:
+        outcome = compute(load_kinds()[kind], cluster, params)
     except ValidationError as exc:
-        print(f"invalid request: {exc.messages}", file=sys.stderr)
-        return 1
+        raise click.ClickException(f"invalid request: {exc.messages}") from None
     except DecisionInputError as exc:
-        print(f"invalid request: {exc.path}: {exc.message}", file=sys.stderr)
-        return 1
+        raise click.ClickException(f"invalid request: {exc.path}: {exc.message}") from None
     _print(outcome.result)
     return 0
 
 
-def cmd_snapshot(args) -> int:
+# --------------------------------------------------------------------------- snapshot
+
+
+@cli.group()
+def snapshot() -> None:
+    """Snapshots stored in the database."""
+
+
+@snapshot.command("import")
+@click.argument("file", type=READABLE)
+@click.option("--name", help="Snapshot name (default: the envelope's).")
+@click.option("--cluster", help="Cluster name (default: the envelope's).")
+def snapshot_import(file: str, name: str | None, cluster: str | None) -> int:
+    """Store FILE (a List, an array of objects or an envelope; JSON or YAML, may be gzipped)."""
     from service.api.snapshots import summary_json
     from service.ingest.body import parse_snapshot
-    from service.store import migrate
+    from service.ingest.errors import IngestError
     from service.store import snapshots as store
-    from service.store.db import Database
 
-    db = Database(_settings().DATABASE_URL)
-    if migrate.is_empty(db):
-        migrate.upgrade(db.url)
-    data, content_type = _read_file(args.file)
-    parsed = parse_snapshot(data, content_type=content_type)
+    db = _database(migrate_if_empty=True)
+    data, content_type = _read_file(file)
+    try:
+        parsed = parse_snapshot(data, content_type=content_type)
+    except IngestError as exc:
+        raise click.ClickException(f"invalid snapshot {file}: {exc}") from None
     with db.session(write=True) as session:
         row = store.save(
             session,
             parsed.snapshot,
-            name=args.name or parsed.name,
-            cluster=args.cluster or parsed.cluster,
+            name=name or parsed.name,
+            cluster=cluster or parsed.cluster,
             labels=parsed.labels,
             key_id=None,
         )
@@ -184,32 +491,80 @@ def cmd_snapshot(args) -> int:
     return 0
 
 
-def _parse_time(text: str) -> datetime:
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        from datetime import UTC
-
-        moment = moment.replace(tzinfo=UTC)
-    return moment
+# ---------------------------------------------------------------------------- history
 
 
-def cmd_history(args) -> int:
+@cli.group()
+def history() -> None:
+    """Decision records: export, prune."""
+
+
+@history.command("export")
+@click.option("--since", type=TIME, help="Only records created at or after this time.")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    help="File to write (default: stdout).",
+)
+def history_export(since: datetime | None, output: str | None) -> int:
+    """Write the records as NDJSON, oldest first."""
+    from service.store import records
+
+    db = _database()
+    out = open(output, "wb") if output else sys.stdout.buffer  # noqa: SIM115
+    with db.session() as session:
+        for row in records.iterate(session, since):
+            out.write(orjson.dumps(records.to_json(row)) + b"\n")
+    out.flush()
+    return 0
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty()
+
+
+class _DryRun(Exception):
+    """Raised inside the prune's transaction to roll it back."""
+
+
+@history.command("prune")
+@click.option("--before", required=True, type=TIME, help="Remove records older than this.")
+@click.option("--dry-run", is_flag=True, help="Say how many records would go; change nothing.")
+@click.option(
+    "--yes", "-y", is_flag=True, help="Do not ask for confirmation (only asked on a terminal)."
+)
+def history_prune(before: datetime, dry_run: bool, yes: bool) -> int:
+    """Remove the oldest records (a prefix of the chain) and record the prune. On a terminal
+    it asks first; scripts (no terminal) are not asked."""
     from service.engine.version import ENGINE_VERSION
     from service.store import records
-    from service.store.db import Database
 
-    db = Database(_settings().DATABASE_URL)
-    if args.action == "export":
-        out = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115
-        with db.session() as session:
-            for row in records.iterate(session, _parse_time(args.since) if args.since else None):
-                out.write(orjson.dumps(records.to_json(row)) + b"\n")
-        out.flush()
+    db = _database()
+    click.echo(f"verdict: database {_where(db)}", err=True)
+    if dry_run:
+        # The prune itself, rolled back: the count is exactly what a real prune removes.
+        try:
+            with db.session(write=True) as session:
+                row = records.prune(session, before, ENGINE_VERSION)
+                deleted = records.to_json(row)["result"]["deleted"]
+                raise _DryRun
+        except _DryRun:
+            pass
+        click.echo(f"would remove {deleted} records older than {before.isoformat()}")
         return 0
+    if not yes and _interactive():
+        click.confirm(
+            f"Remove the records older than {before.isoformat()}? This cannot be undone",
+            abort=True,
+            err=True,
+        )
     with db.session(write=True) as session:
-        row = records.prune(session, _parse_time(args.before), ENGINE_VERSION)
+        row = records.prune(session, before, ENGINE_VERSION)
         _print(records.to_json(row))
     return 0
+
+
+# ------------------------------------------------------------------------------ audit
 
 
 def _audit_key(settings):
@@ -217,50 +572,89 @@ def _audit_key(settings):
 
     key = checkpoints.load_signing_key(settings)
     if key is None:
-        raise SystemExit(
+        raise click.ClickException(
             "no checkpoint key: set VERDICT_CHECKPOINT_KEY_FILE (verdict audit keygen)"
         )
     return key
 
 
-def cmd_audit(args) -> int:
-    """keygen, public-key, checkpoint, verify [--checkpoint FILE]; verify exits 1 when the
-    chain is broken or does not extend the checkpoint, 2 on a bad checkpoint."""
-    from service.store import checkpoints, records
-    from service.store.db import Database
+@cli.group()
+def audit() -> None:
+    """Signed checkpoints of the record chain."""
 
-    if args.action == "keygen":
-        pem = checkpoints.generate_pem()
-        fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(pem)
-        public = checkpoints.parse_private_pem(pem, args.output).public_key()
-        sys.stdout.write(f"keyId {checkpoints.key_id(public)}\n{checkpoints.public_pem(public)}")
-        return 0
+
+@audit.command("keygen")
+@click.option(
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="File to create (mode 0600); never overwritten.",
+)
+def audit_keygen(output: str) -> int:
+    """Write a new Ed25519 private key (PEM) and print its public key."""
+    from service.store import checkpoints
+
+    pem = checkpoints.generate_pem()
+    try:
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise click.BadParameter(f"{output} exists", param_hint="--output") from None
+    with os.fdopen(fd, "w") as handle:
+        handle.write(pem)
+    public = checkpoints.parse_private_pem(pem, output).public_key()
+    sys.stdout.write(f"keyId {checkpoints.key_id(public)}\n{checkpoints.public_pem(public)}")
+    return 0
+
+
+@audit.command("public-key")
+def audit_public_key() -> int:
+    """Print the configured key's public key."""
+    from service.store import checkpoints
+
+    public = _audit_key(_settings()).public_key()
+    sys.stdout.write(f"keyId {checkpoints.key_id(public)}\n{checkpoints.public_pem(public)}")
+    return 0
+
+
+@audit.command("checkpoint")
+def audit_checkpoint() -> int:
+    """Sign a checkpoint now and keep it in the log."""
+    from service.store import checkpoints
+
     settings = _settings()
-    if args.action == "public-key":
-        public = _audit_key(settings).public_key()
-        sys.stdout.write(f"keyId {checkpoints.key_id(public)}\n{checkpoints.public_pem(public)}")
-        return 0
-    db = Database(settings.DATABASE_URL)
-    if args.action == "checkpoint":
-        with db.session() as session:
-            cp = checkpoints.sign(session, _audit_key(settings))
-        checkpoints.append_log(settings.CHECKPOINT_DIR, cp)
-        _print(cp)
-        return 0
-    if args.checkpoint is None:
+    db = _database(settings)
+    with db.session() as session:
+        cp = checkpoints.sign(session, _audit_key(settings))
+    checkpoints.append_log(settings.CHECKPOINT_DIR, cp)
+    _print(cp)
+    return 0
+
+
+@audit.command("verify")
+@click.option(
+    "--checkpoint",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Checkpoint JSON file the chain must extend.",
+)
+def audit_verify(checkpoint: str | None) -> int:
+    """Verify the chain, against a checkpoint if given. Exit 1 when the chain is broken or
+    does not extend the checkpoint, 2 on a bad checkpoint."""
+    from service.store import checkpoints, records
+
+    settings = _settings()
+    db = _database(settings)
+    if checkpoint is None:
         with db.session() as session:
             outcome = records.verify(session)
         _print({"ok": outcome.ok, "records": outcome.records, "firstBadId": outcome.first_bad_id})
         return 0 if outcome.ok else 1
     public = _audit_key(settings).public_key()
     try:
-        cp = checkpoints.parse(Path(args.checkpoint).read_bytes())
+        cp = checkpoints.parse(Path(checkpoint).read_bytes())
         with db.session() as session:
             got = checkpoints.verify_against(session, cp, public, settings.CHECKPOINT_DIR)
     except checkpoints.CheckpointError as exc:
-        sys.stderr.write(f"verdict: {exc.path}: {exc.detail}\n")
+        click.echo(f"verdict: {exc.path}: {exc.detail}", err=True)
         return 2
     _print(
         {
@@ -273,77 +667,30 @@ def cmd_audit(args) -> int:
     return 0 if got.ok and got.extends else 1
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="verdict", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    serve = sub.add_parser("serve", help="run the HTTP service under gunicorn")
-    serve.add_argument("--host", default=os.environ.get("VERDICT_HOST", "127.0.0.1"))
-    serve.add_argument("--port", type=int, default=int(os.environ.get("VERDICT_PORT", "8080")))
-    serve.add_argument("--workers", type=int, default=int(os.environ.get("VERDICT_WORKERS", "2")))
-    serve.add_argument("--threads", type=int, default=int(os.environ.get("VERDICT_THREADS", "4")))
-    serve.set_defaults(func=cmd_serve)
-
-    db = sub.add_parser("db", help="database migrations")
-    db.add_argument("action", choices=["upgrade", "downgrade", "current"])
-    db.add_argument("revision", nargs="?")
-    db.set_defaults(func=cmd_db)
-
-    keys = sub.add_parser("keys", help="API keys")
-    keys_sub = keys.add_subparsers(dest="action", required=True)
-    create = keys_sub.add_parser("create")
-    create.add_argument("--role", required=True, choices=["read", "decide", "admin"])
-    create.add_argument("--name")
-    keys_sub.add_parser("list")
-    revoke = keys_sub.add_parser("revoke")
-    revoke.add_argument("id")
-    keys.set_defaults(func=cmd_keys)
-
-    decide = sub.add_parser("decide", help="compute a decision offline (no server, nothing stored)")
-    decide.add_argument("kind")
-    decide.add_argument(
-        "--snapshot",
-        required=True,
-        help="snapshot file (JSON or YAML, may be gzipped; - for stdin)",
-    )
-    decide.add_argument("--node", help="nodeName")
-    decide.add_argument("--pod", help="pod manifest file (JSON or YAML)")
-    decide.add_argument("--now", help="RFC 3339 time")
-    decide.add_argument("--request", help="file with the rest of the request body (JSON or YAML)")
-    decide.set_defaults(func=cmd_decide)
-
-    snapshot = sub.add_parser("snapshot", help="snapshots")
-    snapshot_sub = snapshot.add_subparsers(dest="action", required=True)
-    imp = snapshot_sub.add_parser("import")
-    imp.add_argument("file")
-    imp.add_argument("--name")
-    imp.add_argument("--cluster")
-    snapshot.set_defaults(func=cmd_snapshot)
-
-    history = sub.add_parser("history", help="decision records")
-    history_sub = history.add_subparsers(dest="action", required=True)
-    export = history_sub.add_parser("export")
-    export.add_argument("--since")
-    export.add_argument("--output")
-    prune = history_sub.add_parser("prune")
-    prune.add_argument("--before", required=True)
-    history.set_defaults(func=cmd_history)
-
-    audit = sub.add_parser("audit", help="signed checkpoints of the record chain")
-    audit_sub = audit.add_subparsers(dest="action", required=True)
-    keygen = audit_sub.add_parser("keygen", help="write a new Ed25519 private key (PEM)")
-    keygen.add_argument("--output", required=True, help="file to create (mode 0600)")
-    audit_sub.add_parser("public-key", help="print the configured key's public key")
-    audit_sub.add_parser("checkpoint", help="sign a checkpoint now and keep it in the log")
-    check = audit_sub.add_parser("verify", help="verify the chain, against a checkpoint if given")
-    check.add_argument("--checkpoint", help="checkpoint JSON file")
-    audit.set_defaults(func=cmd_audit)
-    return parser
+# ------------------------------------------------------------------------------- main
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    """Run the CLI; the exit code is returned (the console script exits with it)."""
+    from sqlalchemy.exc import OperationalError
+
+    try:
+        code = cli.main(args=argv, prog_name="verdict", standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        return 1
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except OperationalError as exc:
+        click.echo(f"Error: database: {exc.orig}", err=True)
+        return 1
+    except OSError as exc:
+        click.echo(f"Error: {exc.filename or ''}: {exc.strerror or exc}", err=True)
+        return 1
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":

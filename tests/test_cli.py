@@ -157,3 +157,115 @@ def test_audit_keygen_checkpoint_and_verify(monkeypatch, tmp_path, capsys):
     cp_file.write_text('{"size": 1}')
     code, _, err = _run(capsys, "audit", "verify", "--checkpoint", str(cp_file))
     assert code == 2 and "checkpoint.headHash" in err
+
+
+# --- the CLI's idiom: help, choices, errors without tracebacks ------------------------------
+
+
+def _commands(group, prefix=()):
+    import click
+
+    for name, command in group.commands.items():
+        yield (*prefix, name), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*prefix, name))
+
+
+def test_every_command_and_option_has_help(capsys):
+    from service.cli import cli
+
+    for path, command in _commands(cli):
+        assert command.help, path
+        for param in command.params:
+            if param.param_type_name == "option":
+                assert param.help, (path, param.name)
+        code, out, _ = _run(capsys, *path, "--help")
+        assert code == 0 and out.startswith(f"Usage: verdict {' '.join(path)}")
+    out = _run(capsys, "keys", "create", "--help")[1]
+    assert "[read|decide|admin]" in out
+
+
+def test_a_bad_choice_names_the_option_without_a_traceback(capsys, cluster_file):
+    code, out, err = _run(capsys, "keys", "create", "--role", "root")
+    assert code == 2 and out == ""
+    assert "Invalid value for '--role'" in err and "'read', 'decide', 'admin'" in err
+    assert "Traceback" not in err
+    code, _, err = _run(capsys, "decide", "scheduling", "--snapshot", str(cluster_file))
+    assert code == 2 and "Invalid value for 'KIND': 'scheduling' is not one of" in err
+
+
+def test_the_listed_decision_kinds_are_the_registered_ones():
+    from service.cli import DECISION_KINDS
+    from service.decisions import load_kinds
+
+    assert sorted(DECISION_KINDS) == sorted(load_kinds())
+
+
+def test_a_missing_file_names_the_option(capsys, tmp_path):
+    code, _, err = _run(capsys, "decide", "admission", "--snapshot", str(tmp_path / "nope.json"))
+    assert code == 2 and "'--snapshot'" in err and "nope.json" in err and "does not exist" in err
+
+
+def test_settings_errors_are_a_message_and_exit_2(monkeypatch, capsys):
+    monkeypatch.setenv("VERDICT_SNAPSHOT_CACHE_SIZE", "many")
+    code, out, err = _run(capsys, "keys", "list")
+    assert code == 2 and out == ""
+    assert err.startswith("Error: settings: ") and "Traceback" not in err
+
+
+def test_keys_create_and_db_say_which_database(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("VERDICT_DATABASE_URL", f"sqlite:///{tmp_path / 'where.db'}")
+    code, _, err = _run(capsys, "keys", "create", "--role", "read")
+    assert code == 0 and f"database sqlite:///{tmp_path / 'where.db'}" in err
+    assert f"sqlite:///{tmp_path / 'where.db'}" in _run(capsys, "db", "current")[2]
+
+
+def _two_records(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("VERDICT_DATABASE_URL", f"sqlite:///{tmp_path / 'prune.db'}")
+    assert _run(capsys, "db", "upgrade")[0] == 0
+    for _ in range(2):  # each prune is itself a record
+        assert _run(capsys, "history", "prune", "--before", "2020-01-01")[0] == 0
+
+
+def test_history_prune_dry_run_changes_nothing(monkeypatch, tmp_path, capsys):
+    _two_records(monkeypatch, tmp_path, capsys)
+    code, out, _ = _run(capsys, "history", "prune", "--before", "2999-01-01", "--dry-run")
+    assert code == 0 and out.startswith("would remove 2 records")
+    _run(capsys, "history", "export", "--output", str(tmp_path / "all.ndjson"))
+    assert len((tmp_path / "all.ndjson").read_bytes().splitlines()) == 2
+
+
+def test_history_prune_asks_on_a_terminal(monkeypatch, tmp_path, capsys):
+    from click.testing import CliRunner
+
+    from service import cli
+
+    _two_records(monkeypatch, tmp_path, capsys)
+    monkeypatch.setattr(cli, "_interactive", lambda: True)
+    runner = CliRunner()
+    answer = runner.invoke(cli.cli, ["history", "prune", "--before", "2999-01-01"], input="n\n")
+    assert answer.exit_code == 1 and "Remove the records older than" in answer.output
+    _run(capsys, "history", "export", "--output", str(tmp_path / "kept.ndjson"))
+    assert len((tmp_path / "kept.ndjson").read_bytes().splitlines()) == 2
+    answer = runner.invoke(cli.cli, ["history", "prune", "--before", "2999-01-01"], input="y\n")
+    assert answer.exit_code == 0
+    assert orjson.loads(answer.stdout[answer.stdout.index("{") :])["result"]["deleted"] == 2
+
+
+def test_a_malformed_time_says_how_to_write_one(capsys):
+    code, _, err = _run(capsys, "history", "prune", "--before", "yesterday")
+    assert code == 2 and "'--before'" in err and "2026-11-20T10:00:00Z" in err
+
+
+def test_decide_on_a_stored_snapshot(monkeypatch, tmp_path, cluster_file, capsys):
+    monkeypatch.setenv("VERDICT_DATABASE_URL", f"sqlite:///{tmp_path / 'stored.db'}")
+    code, out, _ = _run(capsys, "snapshot", "import", str(cluster_file))
+    assert code == 0
+    snapshot_id = orjson.loads(out)["id"]
+    stored = _run(capsys, "decide", "eviction", "--snapshot-id", snapshot_id, "--node", "n1")
+    from_file = _run(capsys, "decide", "eviction", "--snapshot", str(cluster_file), "--node", "n1")
+    assert stored[0] == 0 and orjson.loads(stored[1]) == orjson.loads(from_file[1])
+    code, _, err = _run(capsys, "decide", "eviction", "--snapshot-id", "nope", "--node", "n1")
+    assert code == 2 and "--snapshot-id: no stored snapshot nope" in err
+    code, _, err = _run(capsys, "decide", "eviction", "--node", "n1")
+    assert code == 2 and "--snapshot FILE or --snapshot-id ID" in err
