@@ -7,7 +7,8 @@ prints a Verdict snapshot envelope::
     {"name": "synthetic-<nodes>n-<pods>p-s<seed>", "cluster": "synthetic",
      "labels": {"generator": "bench.generate"}, "capturedAt": "2026-11-20T10:00:00Z",
      "objects": {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""},
-                 "items": [nodes..., pods..., pdbs..., priorityclasses..., leases...]},
+                 "items": [nodes..., pods..., pdbs..., services..., replicasets...,
+                           statefulsets..., priorityclasses..., leases...]},
      "stats": {"<node>": <kubelet Summary API (stats/v1alpha1) of that node>, ...}}
 
 ``--list`` prints only the bare List, ``--no-stats`` leaves out the ``stats`` key.
@@ -22,7 +23,8 @@ How the cluster is built:
 
 * Planning (``_Cluster.__init__``) decides everything that is shared between objects: nodes and
   their states, workloads, which pod runs on which node (respecting ``pods`` allocatable, cpu,
-  memory, GPUs, host ports, static taints, nodeSelector and required node affinity), pending
+  memory, GPUs, host ports, static taints, nodeSelector, required node affinity, the
+  workload's own required hostname anti-affinity and zone DoNotSchedule spreading), pending
   pods, preemption victims, PDB counts, pressure nodes.
 * Rendering (``items()``) turns the plan into kubectl-shaped objects one at a time, so the CLI
   streams them without ever holding the whole dump.
@@ -50,6 +52,15 @@ What a consumer should know:
   container's availableBytes is against allocatable + 100Mi; only running containers
   appear; ``containerFs`` only on v1.31 kubelets. For mirror pods ``podRef.uid`` is the static
   pod's UID (``kubernetes.io/config.mirror``), as the kubelet reports it, not metadata.uid.
+* Scheduling constraints (drawn from their own random stream): about a third of application
+  workloads declare required (8 %; half the StatefulSets) or preferred hostname / zone pod
+  anti-affinity, topology spread constraints (zone maxSkew 1 DoNotSchedule with
+  ``matchLabelKeys: [pod-template-hash]`` plus hostname maxSkew 2 ScheduleAnyway; hostname
+  ScheduleAnyway; zone with ``minDomains: 3`` and ``nodeTaintsPolicy: Honor``) or a preferred
+  node affinity, besides the 11 % with preferred hostname anti-affinity. ClusterIP Services
+  select 70 % of web workloads, headless ones every StatefulSet; every ReplicaSet and
+  StatefulSet is in the List (their selectors drive the default topology spreading). 5 % of
+  general nodes carry ``spot=true:PreferNoSchedule``, 1 % ``maintenance=scheduled``.
 * About 1 % of application pods are Pending: most ``Unschedulable`` (some with
   ``nominatedNodeName`` and a lower-priority victim being deleted with a DisruptionTarget
   condition), some not yet tried (no conditions); pods that did not fit anywhere as well.
@@ -475,6 +486,12 @@ class _Workload:
     pods: list = field(default_factory=list)
     mf_spec: dict = field(default_factory=dict)
     manager: str = "kube-controller-manager"
+    spread: list | None = None  # topologySpreadConstraints
+    service: bool = False  # a Service selects its pods
+    anti_host: bool = False  # required pod anti-affinity on the hostname, among its own pods
+    zone_skew: int = 0  # maxSkew of a DoNotSchedule zone constraint, 0 = none
+    on_nodes: set = field(default_factory=set)  # indexes of the nodes holding its pods
+    zone_counts: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False, slots=True)
@@ -613,6 +630,9 @@ def _matches(node: _Node, wl: _Workload) -> bool:
 
 
 class _Cluster:
+    # the share of application workloads drawn as StatefulSets (generate_volumes.py raises it)
+    statefulset_share = 0.08
+
     def __init__(
         self, nodes: int, pods: int, seed: int, captured_at: str = DEFAULT_CAPTURED_AT
     ) -> None:
@@ -627,6 +647,9 @@ class _Cluster:
         self.captured_at = _fmt(self.now)
         self.name = f"synthetic-{nodes}n-{pods}p-s{seed}"
         self.rng = random.Random(f"bench.generate/{seed}/plan")
+        # Scheduling constraints (pod affinity, spreading, Services, soft taints) draw from
+        # their own stream, so that the rest of the plan stays what it was without them.
+        self.srng = random.Random(f"bench.generate/{seed}/constraints")
         self.nodes: list[_Node] = []
         self.workloads: list[_Workload] = []
         self.pods: list[_Pod] = []
@@ -736,6 +759,14 @@ class _Cluster:
             if nd.state == "Ready":
                 nd.heartbeat = now - rng.randrange(1, 290)
             self._finish_node(nd)
+        for nd in general:
+            r = self.srng.random()
+            if r < 0.05:
+                nd.static_taints = [{"effect": "PreferNoSchedule", "key": "spot", "value": "true"}]
+            elif r < 0.06:
+                nd.static_taints = [
+                    {"effect": "PreferNoSchedule", "key": "maintenance", "value": "scheduled"}
+                ]
 
     def _finish_node(self, nd: _Node) -> None:
         reserved = 0.0
@@ -916,6 +947,7 @@ class _Cluster:
             ("affinity", wl.affinity or wl.kind == "DaemonSet"),
             ("nodeSelector", wl.node_selector),
             ("tolerations", wl.tolerations and wl.kind != "ReplicaSet"),
+            ("topologySpreadConstraints", wl.spread),
         ):
             if present:
                 spec[f"f:{key}"] = {}
@@ -1485,6 +1517,9 @@ class _Cluster:
         node.mem_used += wl.req_mem
         node.gpu_used += wl.req_gpu
         node.ports.update(wl.host_ports)
+        wl.on_nodes.add(node.idx)
+        if wl.zone_skew:
+            wl.zone_counts[node.zone] += 1
 
     def _app_workload(self, ns: str, kind: str, replicas: int, flavor: str) -> _Workload:
         rng = self.rng
@@ -1690,6 +1725,8 @@ class _Cluster:
                         ]
                     }
                 }
+        if flavor in ("web", "worker", "db"):
+            self._scheduling_constraints(kw, app, kind, replicas)
         if kind == "StatefulSet":
             seconds = rng.choice((30, 60))
             tolerations += [
@@ -1727,6 +1764,95 @@ class _Cluster:
                 },
             ]
         return self._replicaset(ns, app, containers, replicas, tolerations=tolerations, **kw)
+
+    def _scheduling_constraints(self, kw: dict, app: str, kind: str, replicas: int) -> None:
+        """Pod (anti-)affinity, topology spread constraints, preferred node affinity and a
+        Service, as real workloads declare them (about a third of them carry one of these
+        besides the 11 % with preferred hostname anti-affinity chosen above)."""
+        rng = self.srng
+        own = {"matchLabels": {"app.kubernetes.io/name": app}}
+        kw["service"] = kind == "StatefulSet" or (kw["flavor"] == "web" and rng.random() < 0.7)
+        affinity = kw.get("affinity") or {}
+        r = rng.random()
+        hash_key = ["pod-template-hash"] if kind == "ReplicaSet" else []
+        if (kind == "StatefulSet" and r < 0.5 and replicas > 1) or (
+            2 <= replicas <= 40 and r < 0.08
+        ):
+            anti = affinity.setdefault("podAntiAffinity", {})
+            anti["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                {"labelSelector": own, "topologyKey": "kubernetes.io/hostname"}
+            ]
+            kw["anti_host"] = True
+        elif r < 0.12 and replicas > 1:
+            zone: dict = {
+                "labelSelector": own,
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+            }
+            if hash_key:
+                zone["matchLabelKeys"] = hash_key
+            host = {
+                "labelSelector": own,
+                "maxSkew": 2,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "ScheduleAnyway",
+            }
+            kw["spread"] = [zone, host]
+            kw["zone_skew"] = 1
+        elif r < 0.16:
+            kw["spread"] = [
+                {
+                    "labelSelector": own,
+                    "maxSkew": 1,
+                    "topologyKey": "kubernetes.io/hostname",
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                }
+            ]
+        elif r < 0.18 and replicas > 2:
+            kw["spread"] = [
+                {
+                    "labelSelector": own,
+                    "maxSkew": 1,
+                    "minDomains": 3,
+                    "nodeTaintsPolicy": "Honor",
+                    "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                }
+            ]
+            kw["zone_skew"] = 1
+        elif r < 0.23 and replicas > 1:
+            anti = affinity.setdefault("podAntiAffinity", {})
+            anti.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
+                {
+                    "podAffinityTerm": {
+                        "labelSelector": own,
+                        "topologyKey": "topology.kubernetes.io/zone",
+                    },
+                    "weight": 50,
+                }
+            )
+        elif r < 0.28:
+            preference = rng.choice(
+                (
+                    {"key": "node.kubernetes.io/instance-type", "operator": "In"},
+                    {"key": "topology.kubernetes.io/zone", "operator": "In"},
+                )
+            )
+            values = (
+                sorted(rng.sample([t[0] for t in _GENERAL_TYPES], 2))
+                if preference["key"] == "node.kubernetes.io/instance-type"
+                else [rng.choice(rng.choice(_REGIONS)[1])]
+            )
+            node = affinity.setdefault("nodeAffinity", {})
+            node["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {
+                    "preference": {"matchExpressions": [{**preference, "values": values}]},
+                    "weight": 20,
+                }
+            ]
+        if affinity:
+            kw["affinity"] = affinity
 
     def _plan_workloads(self) -> None:
         rng = self.rng
@@ -1766,7 +1892,7 @@ class _Cluster:
             budget -= size
         while budget > 0:
             ns = rng.choice(teams)
-            if rng.random() < 0.08 and budget >= 1:
+            if rng.random() < self.statefulset_share and budget >= 1:
                 size = min(budget, rng.choice((1, 2, 3, 3, 3, 5, 5, 7)))
                 self._app_workload(ns, "StatefulSet", size, "db")
             else:
@@ -1833,12 +1959,19 @@ class _Cluster:
             orjson.dumps(wl.affinity or {}, option=orjson.OPT_SORT_KEYS),
             orjson.dumps(wl.tolerations, option=orjson.OPT_SORT_KEYS),
             wl.min_toleration < 300,
+            wl.zone_skew > 0,
         )
         pool = self._pools.get(key)
         if pool is None:
             short = wl.min_toleration < 300
+            # A zone spread constraint that must hold rules out nodes without the zone label.
+            zoned = wl.zone_skew > 0
             nodes = [
-                nd for nd in self.nodes if _matches(nd, wl) and not (short and nd.state != "Ready")
+                nd
+                for nd in self.nodes
+                if _matches(nd, wl)
+                and not (short and nd.state != "Ready")
+                and not (zoned and nd.legacy_topology)
             ]
             cum: list[float] = []
             total = 0.0
@@ -1851,12 +1984,18 @@ class _Cluster:
 
     @staticmethod
     def _fits(nd: _Node, wl: _Workload) -> bool:
+        """Room on the node, and the workload's own required anti-affinity and zone spread."""
         return (
             len(nd.pods) < MAX_PODS_PER_NODE
             and nd.cpu_used + wl.req_cpu <= nd.cpu_alloc
             and nd.mem_used + wl.req_mem <= nd.mem_alloc_ki * KI
             and nd.gpu_used + wl.req_gpu <= nd.gpus
             and not (wl.host_ports & nd.ports)
+            and not (wl.anti_host and nd.idx in wl.on_nodes)
+            and not (
+                wl.zone_skew
+                and wl.zone_counts[nd.zone] + 1 - min(wl.zone_counts.values()) > wl.zone_skew
+            )
         )
 
     def _place(self) -> None:
@@ -1892,6 +2031,8 @@ class _Cluster:
         for wl in order:
             nodes, cum = self._pool(wl)
             total = cum[-1] if cum else 0.0
+            if wl.zone_skew:
+                wl.zone_counts = dict.fromkeys(sorted({nd.zone for nd in nodes}), 0)
             for pod in wl.pods:
                 if pod.node is not None or pod.state in ("Pending", "Unschedulable"):
                     continue
@@ -2088,6 +2229,12 @@ class _Cluster:
             yield self._render_pod(pod, rng, next_rv())
         for pdb in self.pdbs:
             yield self._render_pdb(pdb, next_rv())
+        for wl in sorted((w for w in self.workloads if w.service), key=lambda w: (w.ns, w.app)):
+            yield self._render_service(wl, rng, next_rv())
+        for kind in ("ReplicaSet", "StatefulSet"):
+            owned = [w for w in self.workloads if w.kind == kind]
+            for wl in sorted(owned, key=lambda w: (w.ns, w.owner["name"])):
+                yield self._render_controller(wl, next_rv())
         for pc in sorted(_PRIORITY_CLASSES):
             yield self._render_priority_class(pc, rng, next_rv())
         for nd in self.nodes:
@@ -2506,6 +2653,8 @@ class _Cluster:
             }
         elif wl.affinity:
             spec["affinity"] = wl.affinity
+        if wl.spread:
+            spec["topologySpreadConstraints"] = wl.spread
         if wl.host_network:
             spec["hostNetwork"] = True
         if wl.runtime_class:
@@ -2572,7 +2721,12 @@ class _Cluster:
             return {"phase": "Pending", "qosClass": wl.qos}
         if state == "Unschedulable":
             n = self.n_nodes
-            taint = sum(1 for x in self.nodes if x.static_taints or x.state != "Ready")
+            taint = sum(
+                1
+                for x in self.nodes
+                if x.state != "Ready"
+                or any(t["effect"] != "PreferNoSchedule" for t in x.static_taints)
+            )
             mismatch = min(n - taint, n // 7 if (wl.node_selector or wl.affinity) else 0)
             rest = n - taint - mismatch
             reasons = [f"{rest} Insufficient cpu"] if rest else []
@@ -2867,6 +3021,124 @@ class _Cluster:
             },
             "spec": spec,
             "status": status,
+        }
+
+    def _render_service(self, wl: _Workload, rng: random.Random, rv: str) -> dict:
+        """A ClusterIP Service over the workload's pods (headless for a StatefulSet)."""
+        port = next(
+            (p for c in wl.containers for p in c.spec.get("ports") or ()),
+            {"containerPort": 8080, "name": "http", "protocol": "TCP"},
+        )
+        headless = wl.kind == "StatefulSet"
+        ip = (
+            "None"
+            if headless
+            else f"100.{64 + rng.randrange(64)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+        )
+        created = _fmt(wl.rollout - DAY)
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "creationTimestamp": created,
+                "labels": {"app.kubernetes.io/name": wl.app},
+                "managedFields": [
+                    _mf(
+                        "kubectl-client-side-apply",
+                        created,
+                        {"f:spec": _f("clusterIP", "ports", "selector", "type")},
+                    )
+                ],
+                "name": wl.app,
+                "namespace": wl.ns,
+                "resourceVersion": rv,
+                "uid": _uid(rng),
+            },
+            "spec": {
+                "clusterIP": ip,
+                "clusterIPs": [ip],
+                "internalTrafficPolicy": "Cluster",
+                "ipFamilies": ["IPv4"],
+                "ipFamilyPolicy": "SingleStack",
+                "ports": [
+                    {
+                        "name": port.get("name", "http"),
+                        "port": port["containerPort"],
+                        "protocol": "TCP",
+                        "targetPort": port["containerPort"],
+                    }
+                ],
+                "selector": {"app.kubernetes.io/name": wl.app},
+                "sessionAffinity": "None",
+                "type": "ClusterIP",
+            },
+            "status": {"loadBalancer": {}},
+        }
+
+    def _render_controller(self, wl: _Workload, rv: str) -> dict:
+        """The ReplicaSet or StatefulSet owning the workload's pods: its selector (which
+        system default spreading reads) and a template with the scheduling fields."""
+        selector = {k: v for k, v in wl.labels.items() if k != "controller-revision-hash"}
+        template: dict = {
+            "containers": [dict(c.spec) for c in wl.containers],
+            "schedulerName": "default-scheduler",
+        }
+        for key, value in (
+            ("affinity", wl.affinity),
+            ("nodeSelector", wl.node_selector),
+            ("tolerations", wl.tolerations),
+            ("topologySpreadConstraints", wl.spread),
+        ):
+            if value:
+                template[key] = value
+        ready = sum(1 for p in wl.pods if p.ready)
+        meta: dict = {
+            "creationTimestamp": _fmt(wl.rollout),
+            "generation": 1,
+            "labels": selector,
+            "name": wl.owner["name"],
+            "namespace": wl.ns,
+            "resourceVersion": rv,
+            "uid": wl.owner["uid"],
+        }
+        if wl.kind == "ReplicaSet":
+            deployment = wl.owner["name"].rsplit("-", 1)[0]
+            meta["annotations"] = {
+                "deployment.kubernetes.io/desired-replicas": str(wl.replicas),
+                "deployment.kubernetes.io/max-replicas": str(wl.replicas + 1),
+                "deployment.kubernetes.io/revision": "1",
+            }
+            meta["ownerReferences"] = [
+                {
+                    "apiVersion": "apps/v1",
+                    "blockOwnerDeletion": True,
+                    "controller": True,
+                    "kind": "Deployment",
+                    "name": deployment,
+                    "uid": _sha256(f"{wl.ns}/{deployment}")[:8]
+                    + "-0000-4000-8000-"
+                    + _sha256(f"{wl.ns}/{deployment}")[8:20],
+                }
+            ]
+        spec: dict = {
+            "replicas": wl.replicas,
+            "selector": {"matchLabels": selector},
+            "template": {"metadata": {"labels": selector}, "spec": template},
+        }
+        if wl.kind == "StatefulSet":
+            spec["serviceName"] = wl.app
+            spec["podManagementPolicy"] = "OrderedReady"
+        return {
+            "apiVersion": "apps/v1",
+            "kind": wl.kind,
+            "metadata": meta,
+            "spec": spec,
+            "status": {
+                "availableReplicas": ready,
+                "observedGeneration": 1,
+                "readyReplicas": ready,
+                "replicas": len(wl.pods),
+            },
         }
 
     def _render_priority_class(self, pc: tuple, rng: random.Random, rv: str) -> dict:
@@ -3341,9 +3613,16 @@ def iter_chunks(
     list_only: bool = False,
     captured_at: str = DEFAULT_CAPTURED_AT,
     batch: int = 256,
+    volumes: bool = False,
 ) -> Iterator[bytes]:
-    """The serialized output, in chunks (what the CLI writes)."""
-    cluster = _Cluster(nodes, pods, seed, captured_at)
+    """The serialized output, in chunks (what the CLI writes). ``volumes``: the cluster of
+    bench/generate_volumes.py (StatefulSets claiming zonal volumes, CSINode limits)."""
+    if volumes:
+        from bench.generate_volumes import VolumeCluster  # here: it imports this module
+
+        cluster: _Cluster = VolumeCluster(nodes, pods, seed, captured_at)
+    else:
+        cluster = _Cluster(nodes, pods, seed, captured_at)
     list_head = b'{"apiVersion":"v1","kind":"List","metadata":{"resourceVersion":""},"items":['
     if list_only:
         yield list_head
@@ -3415,6 +3694,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-stats", action="store_true", help="leave out the Summary API stats")
     parser.add_argument(
+        "--volumes", action="store_true", help="StatefulSets claiming zonal volumes, CSINodes"
+    )
+    parser.add_argument(
         "--captured-at",
         default=DEFAULT_CAPTURED_AT,
         help=f"snapshot time, RFC 3339 (default {DEFAULT_CAPTURED_AT})",
@@ -3437,6 +3719,7 @@ def main(argv: list[str] | None = None) -> int:
             stats=not args.no_stats,
             list_only=args.list,
             captured_at=args.captured_at,
+            volumes=args.volumes,
         ):
             out.write(chunk)
         out.flush()

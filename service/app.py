@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from flask import Flask
 
 from service.config import Settings
@@ -21,6 +23,11 @@ def create_app(config: dict | Settings | None = None) -> Flask:
     from service.api import logs
 
     logs.configure(settings.LOG_LEVEL)
+    if not settings.AUTH_ENABLED:
+        logging.getLogger("verdict.auth").warning(
+            "development mode: auth is OFF (VERDICT_AUTH_ENABLED=false); "
+            "only loopback clients are served"
+        )
     db = Database(settings.DATABASE_URL)
     if settings.AUTO_MIGRATE and db.is_sqlite and migrate.is_empty(db):
         migrate.upgrade(db.url)
@@ -40,10 +47,13 @@ def create_app(config: dict | Settings | None = None) -> Flask:
         warm=warm,
     )
 
-    from service.api import auth, decisions, docs, errors, history, metrics, ops, snapshots
+    from service.api import auth, decisions, docs, errors, history, load, metrics, ops, snapshots
+    from service.api.requests import reject_nul_in_query
 
     metrics.register(app)
     logs.register(app)
+    load.register(app)
+    app.before_request(reject_nul_in_query)
     auth.register(app)
     errors.register(app)
     app.register_blueprint(ops.bp)

@@ -190,7 +190,16 @@ def test_counts(nodes: int, pods: int) -> None:
     assert sorted(lease["metadata"]["name"] for lease in node_leases) == sorted(
         n["metadata"]["name"] for n in _items("Node", env)
     )
-    assert set(kinds) <= {"Node", "Pod", "PodDisruptionBudget", "PriorityClass", "Lease"}
+    assert set(kinds) <= {
+        "Node",
+        "Pod",
+        "PodDisruptionBudget",
+        "Service",
+        "ReplicaSet",
+        "StatefulSet",
+        "PriorityClass",
+        "Lease",
+    }
 
 
 def test_pods_reference_existing_nodes_within_allocatable() -> None:
@@ -237,7 +246,16 @@ def test_pods_reference_existing_nodes_within_allocatable() -> None:
 
 def test_node_names_and_object_order_follow_the_api_server() -> None:
     items = _envelope()["objects"]["items"]
-    order = ["Node", "Pod", "PodDisruptionBudget", "PriorityClass", "Lease"]
+    order = [
+        "Node",
+        "Pod",
+        "PodDisruptionBudget",
+        "Service",
+        "ReplicaSet",
+        "StatefulSet",
+        "PriorityClass",
+        "Lease",
+    ]
     positions = [order.index(i["kind"]) for i in items]
     assert positions == sorted(positions)
     pods = _pods()
@@ -515,3 +533,68 @@ def test_no_stats_option() -> None:
     env = generate(5, 40, 2, stats=False)
     assert "stats" not in env
     assert env["objects"] == generate(5, 40, 2)["objects"]
+
+
+# --- scheduling constraints --------------------------------------------------------------------
+
+
+def _constraints_envelope() -> dict:
+    return generate(60, 3000, 2)
+
+
+def test_about_a_third_of_workloads_declare_scheduling_constraints() -> None:
+    env = _constraints_envelope()
+    controllers = _items("ReplicaSet", env) + _items("StatefulSet", env)
+    app = [c for c in controllers if c["metadata"]["namespace"] not in ("kube-system",)]
+    declaring = 0
+    seen = set()
+    for c in app:
+        spec = c["spec"]["template"]["spec"]
+        affinity = spec.get("affinity") or {}
+        kinds = {
+            "requiredAnti": "requiredDuringSchedulingIgnoredDuringExecution"
+            in affinity.get("podAntiAffinity", {}),
+            "preferredAnti": "preferredDuringSchedulingIgnoredDuringExecution"
+            in affinity.get("podAntiAffinity", {}),
+            "spread": bool(spec.get("topologySpreadConstraints")),
+            "preferredNode": "preferredDuringSchedulingIgnoredDuringExecution"
+            in affinity.get("nodeAffinity", {}),
+        }
+        seen.update(k for k, v in kinds.items() if v)
+        declaring += any(kinds.values())
+    assert seen == {"requiredAnti", "preferredAnti", "spread", "preferredNode"}
+    assert 0.25 <= declaring / len(app) <= 0.5
+    assert _items("Service", env)
+    taints = [t for n in _items("Node", env) for t in n["spec"].get("taints") or ()]
+    assert any(t["effect"] == "PreferNoSchedule" for t in taints)
+
+
+def test_pods_honour_their_workloads_anti_affinity_and_zone_spreading() -> None:
+    """Required hostname anti-affinity: no two pods of the workload on one node; a zone
+    DoNotSchedule constraint of maxSkew 1: placed pods differ by at most one per zone."""
+    env = _constraints_envelope()
+    zones = {
+        n["metadata"]["name"]: n["metadata"]["labels"].get("topology.kubernetes.io/zone")
+        for n in _items("Node", env)
+    }
+    by_owner: dict[str, list[dict]] = {}
+    for p in _items("Pod", env):
+        owners = p["metadata"].get("ownerReferences") or []
+        if owners and p["spec"].get("nodeName"):
+            by_owner.setdefault(owners[0]["uid"], []).append(p)
+    checked = 0
+    for c in _items("ReplicaSet", env) + _items("StatefulSet", env):
+        spec = c["spec"]["template"]["spec"]
+        pods = by_owner.get(c["metadata"]["uid"], [])
+        anti = (spec.get("affinity") or {}).get("podAntiAffinity", {})
+        if "requiredDuringSchedulingIgnoredDuringExecution" in anti:
+            nodes = [p["spec"]["nodeName"] for p in pods]
+            assert len(nodes) == len(set(nodes)), c["metadata"]["name"]
+            checked += 1
+        for constraint in spec.get("topologySpreadConstraints") or ():
+            if constraint["whenUnsatisfiable"] == "DoNotSchedule" and pods:
+                per_zone = Counter(zones[p["spec"]["nodeName"]] for p in pods)
+                assert None not in per_zone
+                assert max(per_zone.values()) - min(per_zone.values()) <= 1
+                checked += 1
+    assert checked

@@ -89,7 +89,20 @@ def eviction_signals(result: dict) -> list[dict]:
     return rows
 
 
-def context(kind: str, result: dict) -> dict:
+def preemption_words(request: dict, victim: dict) -> tuple[str, str]:
+    """What the scheduler writes when it preempts ``victim``: the event on the victim
+    (preemption.go PreemptPod, "Preempted by pod <uid> on node <node>") and the message of the
+    DisruptionTarget condition (reason PreemptionByScheduler) it sets before deleting it."""
+    pod = request.get("pod") or {}
+    uid = (pod.get("metadata") or {}).get("uid") or "<the pending pod's uid>"
+    scheduler = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+    return (
+        f"Preempted by pod {uid} on node {victim.get('nodeName')}",
+        f"{scheduler}: preempting to accommodate a higher priority pod",
+    )
+
+
+def context(kind: str, result: dict, request: dict | None = None) -> dict:
     """Extra template values for the kind's section."""
     result = result or {}
     if kind == "placement":
@@ -109,6 +122,7 @@ def context(kind: str, result: dict) -> dict:
         nodes = result.get("nodes") or {}
         chosen = result.get("nominatedNodeName")
         return {
+            "words": [preemption_words(request or {}, v) for v in result.get("victims") or []],
             "others": [
                 {"nodeName": name, **(status or {})}
                 for name, status in nodes.items()

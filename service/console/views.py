@@ -259,7 +259,7 @@ def decision(decision_id: str):
     }
     try:
         return render_template(
-            "decision.html", extra=explain.context(row.kind, result), known=True, **values
+            "decision.html", extra=explain.context(row.kind, result, req), known=True, **values
         )
     except (AttributeError, TypeError, KeyError, ValueError):
         # A result shape this console does not know (another engine version): shown as stored.

@@ -43,7 +43,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from marshmallow import RAISE, Schema, fields
+from marshmallow import RAISE, Schema, ValidationError, fields, post_load
 
 from service.decisions.base import (
     DecisionInputError,
@@ -83,8 +83,19 @@ class AdmissionRequestSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    nodeName = fields.String(required=True)
+    nodeName = fields.String()
     pod = PodField(required=True)
+
+    @post_load
+    def _node_of_the_pod(self, data, **kwargs):
+        """``nodeName`` defaults to the pod's ``spec.nodeName`` (API 1.1)."""
+        if not data.get("nodeName"):
+            if not data["pod"].node_name:
+                raise ValidationError(
+                    {"nodeName": ["required: the pod has no spec.nodeName to default to"]}
+                )
+            data["nodeName"] = data["pod"].node_name
+        return data
 
 
 def _reason_json(reason: InsufficientResource | PredicateFailure | AdmitRejection) -> dict:

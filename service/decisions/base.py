@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from marshmallow import Schema, ValidationError, fields
 
@@ -39,9 +40,33 @@ class DecisionKind:
     # Decides on the scheduler's view alone: a stored snapshot's view is restored from its
     # stored form, the pods decoded only if read (store.snapshots.load_cluster).
     scheduler: bool = False
+    # Decides as of a time (``now``): the API then resolves the snapshot's stored time, which
+    # ``now`` falls back to (``resolve_now``).
+    clock: bool = False
 
 
 KINDS: dict[str, DecisionKind] = {}
+
+# Where a decision's time came from (the result's ``nowSource``).
+NOW_SOURCES = ("request", "capturedAt", "createdAt")
+
+
+def resolve_now(cluster: Cluster, request: dict) -> tuple[datetime, str]:
+    """The time to decide at and where it came from: the request's ``now``, else the
+    snapshot's ``capturedAt``, else when the snapshot was stored (``storedAt``, set by
+    ``run.compute``)."""
+    for key, source in (("now", "request"), ("storedAt", "createdAt")):
+        if key == "storedAt" and cluster.snapshot.captured_at is not None:
+            moment, source = cluster.snapshot.captured_at, "capturedAt"
+            break
+        moment = request.get(key)
+        if moment is not None:
+            break
+    else:
+        raise DecisionInputError(
+            "now", "required: the snapshot has no capturedAt and no stored time to default to"
+        )
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)), source
 
 
 def register(kind: DecisionKind) -> DecisionKind:

@@ -10,16 +10,34 @@ threshold, possibly several for local ephemeral-storage limits; ``victim``,
 ``gracePeriodSeconds`` and ``message`` describe the first), ``nodeLevelReclaim`` (the garbage
 collections the kubelet runs first for a disk signal, assumed to free nothing) and ``now``.
 Each threshold entry also carries ``firstObserved`` (the request's time, or null when taken as
-``now``) and ``gracePeriodPassed``.
+``now``) and ``gracePeriodPassed``. API 1.1 adds ``nowSource`` (where ``now`` came from),
+``configSource`` (the request's ``config``, the node's configuration captured in the
+snapshot, or the kubelet's defaults) and ``ignoredConfigFields`` (the fields of a whole
+KubeletConfiguration an eviction pass does not read).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import (
+    EXCLUDE,
+    RAISE,
+    Schema,
+    ValidationError,
+    fields,
+    post_load,
+    validate,
+    validates_schema,
+)
 
-from service.decisions.base import DecisionInputError, DecisionKind, Subjects, register
+from service.decisions.base import (
+    DecisionInputError,
+    DecisionKind,
+    Subjects,
+    register,
+    resolve_now,
+)
 from service.engine.kubelet.allocatable import (
     get_node_allocatable_reservation,
     node_allocatable,
@@ -81,12 +99,27 @@ class _ListOrFlag(fields.Field):
         raise self.make_error("invalid")
 
 
+KUBELET_CONFIG_KIND = "KubeletConfiguration"
+KUBELET_CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1"
+
+
 class ConfigSchema(Schema):
-    """The kubelet settings one eviction pass depends on, with the kubelet's spellings."""
+    """The kubelet settings one eviction pass depends on, with the kubelet's spellings.
+
+    A whole KubeletConfiguration (``kind``/``apiVersion`` kubelet.config.k8s.io/v1beta1, as
+    the node runs it) is accepted: the fields an eviction pass does not read are dropped and
+    named in ``ignored`` (the result's ``ignoredConfigFields``). Without ``kind`` and
+    ``apiVersion`` the object holds eviction settings only, and an unknown field (a typo) is
+    refused."""
 
     class Meta:
-        unknown = RAISE
+        unknown = EXCLUDE
 
+    # Whether fields an eviction pass does not read are ignored without kind/apiVersion.
+    lenient = False
+
+    kind = fields.String(validate=validate.Equal(KUBELET_CONFIG_KIND))
+    apiVersion = fields.String(validate=validate.Equal(KUBELET_CONFIG_API_VERSION))
     evictionHard = _MapOrFlag(allow_none=True)
     evictionSoft = _MapOrFlag(allow_none=True)
     evictionSoftGracePeriod = _MapOrFlag(allow_none=True)
@@ -106,14 +139,33 @@ class ConfigSchema(Schema):
     )
     localStorageCapacityIsolation = fields.Boolean(allow_none=True)
 
+    @validates_schema(pass_original=True)
+    def _unknown(self, data, original, **kwargs):
+        whole = "kind" in original or "apiVersion" in original
+        if not (self.lenient or whole):
+            unknown = sorted(set(original) - set(self.fields))
+            if unknown:
+                raise ValidationError({name: ["Unknown field."] for name in unknown})
+
+    @post_load(pass_original=True)
+    def _ignored(self, data, original, **kwargs):
+        data.pop("kind", None)
+        data.pop("apiVersion", None)
+        data["ignored"] = sorted(set(original) - set(self.fields))
+        return data
+
     @validates_schema
     def _kubelet_validation(self, data, **kwargs):
         try:
-            build_eviction_config(data, path="config")
+            build_eviction_config(_settings_only(data), path="config")
         except EvictionConfigError as exc:
             raise ValidationError(
                 exc.message, field_name=exc.path.removeprefix("config.")
             ) from None
+
+
+def _settings_only(config: dict) -> dict:
+    return {k: v for k, v in config.items() if k not in ("kind", "apiVersion", "ignored")}
 
 
 def _signal_key(value: str) -> None:
@@ -228,6 +280,33 @@ def _default_format(name: str) -> str:
     return DECIMAL_SI if name in ("cpu", "pods") else BINARY_SI
 
 
+class CapturedConfigSchema(ConfigSchema):
+    """A node's configz answer (a KubeletConfiguration, printed without kind/apiVersion)."""
+
+    lenient = True
+
+
+_CAPTURED_CONFIG = CapturedConfigSchema()
+
+
+def _config_for(cluster: Cluster, node_name: str, given: dict | None) -> tuple[dict, str]:
+    """The kubelet configuration to decide with and where it came from (``configSource``):
+    the request's ``config``; else the node's own, captured in the snapshot (configz); else
+    the kubelet's defaults."""
+    if given is not None:
+        return given, "request"
+    captured = cluster.snapshot.kubelet_configs.get(node_name)
+    if captured is None:
+        return {"ignored": []}, "default"
+    try:
+        return _CAPTURED_CONFIG.load(captured), "snapshot"
+    except ValidationError as exc:
+        field_name, messages = next(iter(exc.normalized_messages().items()))
+        raise DecisionInputError(
+            f"kubeletConfigs.{node_name}.{field_name}", "; ".join(map(str, messages))
+        ) from None
+
+
 def decide(cluster: Cluster, request: dict) -> dict:
     node_name = request["nodeName"]
     node = cluster.node(node_name)
@@ -238,15 +317,12 @@ def decide(cluster: Cluster, request: dict) -> dict:
         raise DecisionInputError(
             "nodeName", f"snapshot has no kubelet stats for node {node_name!r}"
         )
+    loaded_config, config_source = _config_for(cluster, node_name, request.get("config"))
     try:
-        config = build_eviction_config(request.get("config") or {}, path="config")
+        config = build_eviction_config(_settings_only(loaded_config), path="config")
     except EvictionConfigError as exc:
         raise DecisionInputError(exc.path, exc.message) from None
-    now = request.get("now") or cluster.snapshot.captured_at
-    if now is None:
-        raise DecisionInputError("now", "required: the snapshot has no capturedAt to default to")
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)
+    now, now_source = resolve_now(cluster, request)
     first_observed = dict(request.get("firstObserved") or {})
     conditions_seen = dict(request.get("nodeConditionsLastObserved") or {})
     for field_name, times in (
@@ -312,6 +388,9 @@ def decide(cluster: Cluster, request: dict) -> dict:
         ],
         "nodeLevelReclaim": list(evaluation.node_level_reclaim),
         "now": _rfc3339(now),
+        "nowSource": now_source,
+        "configSource": config_source,
+        "ignoredConfigFields": loaded_config["ignored"],
     }
 
 
@@ -320,4 +399,8 @@ def subjects(request: dict, result: dict) -> Subjects:
     return Subjects(node_names=[request["nodeName"]], pods=pods)
 
 
-register(DecisionKind(name=KIND, schema=EvictionRequestSchema, decide=decide, subjects=subjects))
+register(
+    DecisionKind(
+        name=KIND, schema=EvictionRequestSchema, decide=decide, subjects=subjects, clock=True
+    )
+)

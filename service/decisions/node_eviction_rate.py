@@ -19,7 +19,13 @@ from datetime import UTC
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validates_schema
 
-from service.decisions.base import DecisionInputError, DecisionKind, Subjects, register
+from service.decisions.base import (
+    DecisionInputError,
+    DecisionKind,
+    Subjects,
+    register,
+    resolve_now,
+)
 from service.engine.nodelifecycle.config import ConfigError, config_from_dict
 from service.engine.nodelifecycle.decision import node_eviction_rate
 from service.engine.objects import Cluster
@@ -47,12 +53,8 @@ def decide(cluster: Cluster, request: dict) -> dict:
         config = config_from_dict(request.get("config") or {})
     except ConfigError as exc:
         raise DecisionInputError(f"config.{exc.path}", exc.message) from None
-    now = request.get("now") or cluster.snapshot.captured_at
-    if now is None:
-        raise DecisionInputError("now", "required: the snapshot has no capturedAt to default to")
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)
-    return node_eviction_rate(cluster, now, config)
+    now, source = resolve_now(cluster, request)
+    return {**node_eviction_rate(cluster, now, config), "nowSource": source}
 
 
 def subjects(request: dict, result: dict) -> Subjects:
@@ -70,5 +72,11 @@ def subjects(request: dict, result: dict) -> Subjects:
 
 
 register(
-    DecisionKind(name=KIND, schema=NodeEvictionRateRequestSchema, decide=decide, subjects=subjects)
+    DecisionKind(
+        name=KIND,
+        schema=NodeEvictionRateRequestSchema,
+        decide=decide,
+        subjects=subjects,
+        clock=True,
+    )
 )

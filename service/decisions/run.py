@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from marshmallow import Schema, ValidationError
 
@@ -21,6 +22,11 @@ class Outcome:
     subjects: Subjects
 
 
+def needs_stored_time(kind: DecisionKind, cluster: Cluster, params: dict) -> bool:
+    """Whether ``now`` falls back to the snapshot's stored time (no ``now``, no capturedAt)."""
+    return kind.clock and params.get("now") is None and cluster.snapshot.captured_at is None
+
+
 def decision_params(body: dict) -> dict:
     return {k: v for k, v in body.items() if k not in SNAPSHOT_FIELDS}
 
@@ -36,13 +42,17 @@ def _schema(kind: DecisionKind) -> Schema:
     return schema
 
 
-def compute(kind: DecisionKind, cluster: Cluster, params: dict) -> Outcome:
+def compute(
+    kind: DecisionKind, cluster: Cluster, params: dict, *, stored_at: datetime | None = None
+) -> Outcome:
     """Validate ``params`` with the kind's schema and decide on ``cluster``, as the
     Kubernetes release ``kubernetesVersion`` names (default: the newest Verdict knows). The
-    stored request names the release used, so that a replay decides as it did."""
+    stored request names the release used, so that a replay decides as it did.
+    ``stored_at``: when the snapshot was stored, the last default of ``now``."""
     version = kubernetes_version(params)
     loaded = _schema(kind).load({k: v for k, v in params.items() if k != VERSION_FIELD})
     loaded["settings"] = settings_for(version)
+    loaded["storedAt"] = stored_at
     if isinstance(loaded.get("pod"), Pod):
         loaded["pod"] = admit_priority(loaded["pod"], cluster)
     result = kind.decide(cluster, loaded)
@@ -69,6 +79,9 @@ def kubernetes_version(params: dict) -> str:
 
 
 def check_snapshot_reference(body: dict) -> None:
+    for field in SNAPSHOT_FIELDS:
+        if field in body and body[field] is None:
+            raise ValidationError({field: ["may not be null: leave it out instead"]})
     given = [f for f in SNAPSHOT_FIELDS if body.get(f) is not None]
     if len(given) != 1:
         raise ValidationError(

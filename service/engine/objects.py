@@ -146,6 +146,22 @@ class EmptyDirLimit(_Frozen):
     text: str
 
 
+class PodVolume(_Frozen):
+    """A pod volume as the scheduler's volume plugins read it. ``source`` is the volume
+    source's field name: persistentVolumeClaim (``claim_name``), ephemeral (the claim is
+    ``<pod>-<volume>``), or an inline disk: gcePersistentDisk, awsElasticBlockStore, iscsi,
+    rbd (VolumeRestrictions' conflicts), azureDisk, cinder (counted by NodeVolumeLimits once
+    migrated to CSI). ``disk`` names the disk (pdName, volumeID, IQN, RBD image, diskURI)."""
+
+    name: str
+    source: str
+    claim_name: str = ""
+    disk: str = ""
+    read_only: bool = False
+    pool: str = ""  # rbd pool
+    monitors: tuple[str, ...] = ()  # rbd monitors
+
+
 class PodResources(_Frozen):
     """spec.resources (pod-level resources); present even when empty."""
 
@@ -201,6 +217,9 @@ class Pod(_Frozen):
     local_volume_names: tuple[str, ...] = ()
     empty_dir_limits: tuple[EmptyDirLimit, ...] = ()  # positive sizeLimits, in volume order
     conditions: tuple[PodCondition, ...] = ()  # status.conditions (DisruptionTarget, ...)
+    # The volumes the scheduler's volume plugins read (claims, generic ephemeral volumes,
+    # inline disks), in spec order; every other volume is left out.
+    volumes: tuple[PodVolume, ...] = ()
     # Scheduler features Verdict does not model that this pod uses (e.g. "InterPodAffinity").
     unmodelled: tuple[str, ...] = ()
     # Format of the first quantity seen per resource, for printing sums.
@@ -364,6 +383,108 @@ class WorkloadController(_Frozen):
     selector: LabelSelector | None = None
 
 
+# --- storage: what the scheduler's volume plugins read (VolumeBinding, VolumeZone,
+# NodeVolumeLimits, VolumeRestrictions) ---
+
+
+class PersistentVolume(_Frozen):
+    """A PersistentVolume. ``storage_class`` is the beta annotation, else spec's; ``capacity``
+    is capacity.storage in bytes (None: absent); ``node_affinity`` the required terms (None:
+    no nodeAffinity.required); ``claim_*`` the claimRef; ``csi_driver``/``csi_handle`` the
+    CSI source, or the in-tree source ``in_tree`` (plugin name) with its disk ``in_tree_disk``."""
+
+    name: str
+    labels: dict[str, str] = {}
+    storage_class: str = ""
+    capacity: int | None = None
+    access_modes: tuple[str, ...] = ()
+    volume_mode: str = ""
+    node_affinity: tuple[NodeSelectorTerm, ...] | None = None
+    claim_namespace: str = ""
+    claim_name: str = ""
+    claim_uid: str = ""
+    has_claim_ref: bool = False
+    phase: str = ""
+    deleting: bool = False
+    csi_driver: str = ""
+    csi_handle: str = ""
+    in_tree: str = ""
+    in_tree_disk: str = ""
+
+
+class PersistentVolumeClaim(_Frozen):
+    """A PersistentVolumeClaim. ``storage_class`` is the beta annotation, else spec's (None:
+    neither); ``bind_completed`` the PV controller's pv.kubernetes.io/bind-completed;
+    ``selected_node`` volume.kubernetes.io/selected-node; ``request`` requests.storage in
+    bytes (None: absent); ``controller_uid`` the UID of its controller owner reference."""
+
+    namespace: str
+    name: str
+    uid: str = ""
+    storage_class: str = ""
+    volume_name: str = ""
+    bind_completed: bool = False
+    selected_node: str | None = None
+    access_modes: tuple[str, ...] = ()
+    volume_mode: str = ""
+    request: int | None = None
+    selector: LabelSelector | None = None
+    phase: str = ""
+    deleting: bool = False
+    controller_uid: str = ""
+
+
+class TopologySelectorRequirement(_Frozen):
+    key: str
+    values: tuple[str, ...] = ()
+
+
+class TopologySelectorTerm(_Frozen):
+    match_label_expressions: tuple[TopologySelectorRequirement, ...] = ()
+
+
+class StorageClass(_Frozen):
+    name: str
+    provisioner: str = ""
+    volume_binding_mode: str = "Immediate"
+    allowed_topologies: tuple[TopologySelectorTerm, ...] = ()
+
+
+class CSINodeDriver(_Frozen):
+    name: str
+    allocatable_count: int | None = None
+
+
+class CSINode(_Frozen):
+    """A CSINode: its drivers' attach limits and the in-tree plugins migrated to CSI on the
+    node (the storage.alpha.kubernetes.io/migrated-plugins annotation)."""
+
+    name: str
+    drivers: tuple[CSINodeDriver, ...] = ()
+    migrated_plugins: tuple[str, ...] = ()
+
+
+class CSIDriver(_Frozen):
+    name: str
+    storage_capacity: bool = False
+
+
+class CSIStorageCapacity(_Frozen):
+    namespace: str
+    name: str
+    storage_class: str = ""
+    capacity: int | None = None
+    maximum_volume_size: int | None = None
+    node_topology: LabelSelector | None = None
+
+
+class VolumeAttachment(_Frozen):
+    name: str
+    attacher: str = ""
+    node_name: str = ""
+    persistent_volume_name: str = ""
+
+
 class Snapshot(_Frozen):
     """A cluster's state at one moment: what the engine decides on. Immutable."""
 
@@ -376,8 +497,17 @@ class Snapshot(_Frozen):
     namespaces: tuple[Namespace, ...] = ()
     services: tuple[Service, ...] = ()
     controllers: tuple[WorkloadController, ...] = ()  # ReplicaSets, StatefulSets, RCs
+    persistent_volumes: tuple[PersistentVolume, ...] = ()
+    persistent_volume_claims: tuple[PersistentVolumeClaim, ...] = ()
+    storage_classes: tuple[StorageClass, ...] = ()
+    csi_nodes: tuple[CSINode, ...] = ()
+    csi_drivers: tuple[CSIDriver, ...] = ()
+    csi_storage_capacities: tuple[CSIStorageCapacity, ...] = ()
+    volume_attachments: tuple[VolumeAttachment, ...] = ()
     captured_at: datetime | None = None
     ignored: dict[str, int] = {}  # kinds Verdict does not use, counted
+    # Per node, the KubeletConfiguration its kubelet runs (from configz), as captured.
+    kubelet_configs: dict[str, dict] = {}
 
 
 class Cluster:

@@ -4,15 +4,14 @@ Mirrors staging/src/k8s.io/apimachinery/pkg/api/resource (quantity.go, suffix.go
 math.go, scale_int.go) as of kubernetes master, k8s 1.3x; see spec/kubelet.md section G.
 Values are held as exact ``Fraction``s; nothing here ever goes through a float.
 
-Deliberate deviations, all for inputs no pod or node carries:
+One deliberate deviation, for inputs no pod or node carries: parsing rejects (with the ErrNumeric text) a number with more than
+``MAX_SIGNIFICANT_DIGITS`` significant digits, or a decimal magnitude of
+``10**MAX_DECIMAL_MAGNITUDE`` or more. Upstream keeps such values in an int64-scaled or
+big-decimal form; an exact ``Fraction`` of ``1e2147483647`` would not fit in memory.
 
-* Parsing rejects (with the ErrNumeric text) a number with more than
-  ``MAX_SIGNIFICANT_DIGITS`` significant digits, or a decimal magnitude of
-  ``10**MAX_DECIMAL_MAGNITUDE`` or more. Upstream keeps such values in an int64-scaled or
-  big-decimal form; an exact ``Fraction`` of ``1e2147483647`` would not fit in memory.
-* The integer views (``milli_value``/``int_value``/``scaled_value``) are exact ceilings
-  with unbounded Python ints. Upstream saturates or overflows int64, and rounds negative
-  values inconsistently between its two internal representations.
+The integer views (``milli_value``/``int_value``/``scaled_value``) are int64, as upstream's:
+rounded away from zero and saturated at the int64 bounds (current upstream scaledValue and
+int64Amount.AsScaledInt64; older releases wrapped around in the big-decimal path).
 """
 
 from __future__ import annotations
@@ -130,24 +129,29 @@ class Quantity:
         return hash(self.value)
 
     def milli_value(self) -> int:
-        """ceil(q * 1000): mirrors Quantity.MilliValue (the kubelet/scheduler cpu unit)."""
-        v = self.value
-        return -((-v.numerator * 1000) // v.denominator)
+        """The int64 of q * 1000: mirrors Quantity.MilliValue (the kubelet/scheduler cpu unit)."""
+        return self.scaled_value(-3)
 
     def int_value(self) -> int:
-        """ceil(q): mirrors Quantity.Value (bytes/counts for every non-cpu resource)."""
-        v = self.value
-        return -(-v.numerator // v.denominator)
+        """The int64 of q: mirrors Quantity.Value (bytes/counts for every non-cpu resource)."""
+        return self.scaled_value(0)
 
     def scaled_value(self, scale: int) -> int:
-        """ceil(q / 10**scale): mirrors Quantity.ScaledValue (scale -3 is milli, 0 is Value)."""
+        """q / 10**scale as an int64: mirrors Quantity.ScaledValue.
+
+        Rounded away from zero (1.5 -> 2, -1.5 -> -2) and saturated to [-2**63, 2**63 - 1]
+        as upstream's scaledValue and AsScaledInt64, so "1E18" cpu is 2**63 - 1 millicores.
+        """
         v = self.value
-        num, den = v.numerator, v.denominator
+        num, den = abs(v.numerator), v.denominator
         if scale >= 0:
             den *= 10**scale
         else:
             num *= 10**-scale
-        return -(-num // den)
+        magnitude = -(-num // den)
+        if v.numerator < 0:
+            return -min(magnitude, _MAX_INT64 + 1)
+        return min(magnitude, _MAX_INT64)
 
     def sign(self) -> int:
         """-1, 0 or 1: mirrors Quantity.Sign."""

@@ -36,9 +36,11 @@ __all__ = [
     "aggregate_container_limits",
     "aggregate_container_requests",
     "is_extended_resource_name",
+    "is_hugepages_resource_name",
     "is_pod_level_limits_set",
     "is_pod_level_requests_set",
     "is_pod_level_resources_set",
+    "is_qualified_name",
     "is_scalar_resource_name",
     "is_supported_pod_level_resource",
     "kubelet_resource_requests",
@@ -65,7 +67,8 @@ _DNS1123_SUBDOMAIN = re.compile(
 )
 
 
-def _is_qualified_name(value: str) -> bool:
+def is_qualified_name(value: str) -> bool:
+    """validation.IsQualifiedName (label keys, topology keys, extended resource names)."""
     prefix, slash, name = value.rpartition("/")
     if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
         return False
@@ -80,7 +83,7 @@ def is_extended_resource_name(name: str) -> bool:
     qualified name (e.g. ``example.com/gpu``)."""
     if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
-    return _is_qualified_name("requests." + name)
+    return is_qualified_name("requests." + name)
 
 
 def is_scalar_resource_name(name: str) -> bool:
@@ -93,6 +96,11 @@ def is_scalar_resource_name(name: str) -> bool:
         or name.startswith("attachable-volumes-")
         or is_extended_resource_name(name)
     )
+
+
+def is_hugepages_resource_name(name: str) -> bool:
+    """v1helper.IsHugePageResourceName: ``hugepages-<size>``."""
+    return name.startswith(_HUGEPAGES_PREFIX)
 
 
 def is_supported_pod_level_resource(name: str) -> bool:

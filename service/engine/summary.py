@@ -7,8 +7,8 @@ from service.engine.qos import is_critical_pod, oom_score_adjusts
 from service.engine.quantity import DECIMAL_SI, base_units_to_string
 from service.engine.refs import pod_ref
 from service.engine.resources import pod_limits, pod_requests
+from service.engine.topology import zone_label
 
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 
@@ -18,14 +18,6 @@ def quantities(resources: ResourceList, formats: dict[str, str]) -> dict[str, st
         name: base_units_to_string(name, amount, formats.get(name, DECIMAL_SI))
         for name, amount in sorted(resources.items())
     }
-
-
-def zone_of(node: Node) -> str:
-    for label in ZONE_LABELS:
-        value = node.labels.get(label)
-        if value:
-            return value
-    return ""
 
 
 def node_view(cluster: Cluster, node: Node) -> dict:
@@ -40,7 +32,7 @@ def node_view(cluster: Cluster, node: Node) -> dict:
     ready = node.condition("Ready")
     return {
         "name": node.name,
-        "zone": zone_of(node),
+        "zone": zone_label(node.labels),
         "ready": ready.status if ready else "Unknown",
         "unschedulable": node.unschedulable,
         "taints": [

@@ -19,11 +19,15 @@ import orjson
 
 from service.engine import objects as m
 from service.engine.quantity import QuantityError, parse_quantity, to_base_units
+from service.engine.resources import (
+    is_hugepages_resource_name,
+    is_qualified_name,
+    is_supported_pod_level_resource,
+)
+from service.engine.tolerations import parse_int64
 from service.ingest import wire
 from service.ingest.errors import FieldError, IngestError
-
-POD_LEVEL_PREFIX = "hugepages-"
-POD_LEVEL_NAMES = frozenset({"cpu", "memory"})
+from service.ingest.names import metadata_errors
 
 _DECODERS: dict[type, msgspec.json.Decoder] = {}
 _MSGSPEC_PATH = re.compile(r"^(.*?)(?: - at `\$(.*)`)?$", re.S)
@@ -194,10 +198,6 @@ def _container(
     return found
 
 
-def _is_pod_level_name(name: str) -> bool:
-    return name in POD_LEVEL_NAMES or name.startswith(POD_LEVEL_PREFIX)
-
-
 def _pod_resources(
     raw: wire.Resources | None,
     containers: tuple[m.Container, ...],
@@ -211,9 +211,9 @@ def _pod_resources(
     # API defaulting of pod-level requests (defaultPodRequests, PodLevelResources): hugepages
     # default to the aggregated container requests, then any supported name to its limit.
     for name, amount in limits.items():
-        if not _is_pod_level_name(name) or name in requests:
+        if not is_supported_pod_level_resource(name) or name in requests:
             continue
-        if name.startswith(POD_LEVEL_PREFIX):
+        if is_hugepages_resource_name(name):
             total = sum(c.requests.get(name, 0) for c in containers)
             if any(name in c.requests for c in containers):
                 requests[name] = total
@@ -236,8 +236,8 @@ def _unmodelled(spec: wire.PodSpec) -> tuple[str, ...]:
         found.append("InterPodAffinity")
     if spec.topology_spread_constraints:
         found.append("PodTopologySpread")
-    if spec.volumes and any(v.persistent_volume_claim or v.ephemeral for v in spec.volumes):
-        found.append("VolumeBinding")
+    if spec.resource_claims:
+        found.append("DynamicResources")
     return tuple(found)
 
 
@@ -381,12 +381,74 @@ def label_selector(
     )
 
 
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+
+
+def _label_name(value: str, path: str, errors: list[FieldError]) -> None:
+    """ValidateLabelName: a qualified name (optional DNS-1123 subdomain prefix and "/", then
+    at most 63 alphanumerics, '-', '_' or '.', alphanumeric at both ends)."""
+    if not is_qualified_name(value):
+        errors.append(
+            FieldError(
+                path,
+                f'Invalid value: "{value}": must be a qualified name: an optional DNS-1123 '
+                "subdomain prefix and '/', then a name part of at most 63 characters, "
+                "alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric "
+                "character (regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?"
+                "[A-Za-z0-9]')",
+            )
+        )
+
+
+def _label_keys(
+    keys: list[str] | None, selector: wire.LabelSelector | None, path: str
+) -> list[FieldError]:
+    """validateLabelKeys: matchLabelKeys / mismatchLabelKeys need a labelSelector and hold
+    label names."""
+    if not keys:
+        return []
+    if selector is None:
+        return [FieldError(path, "Forbidden: must not be specified when labelSelector is not set")]
+    errors: list[FieldError] = []
+    for i, key in enumerate(keys):
+        _label_name(key, f"{path}[{i}]", errors)
+    return errors
+
+
 def _affinity_term(
     raw: wire.PodAffinityTerm | None, path: str, errors: list[FieldError]
 ) -> m.PodAffinityTerm:
+    """validatePodAffinityTerm: selectors, namespace names (reported under ``namespace``, as
+    upstream names the field), matchLabelKeys / mismatchLabelKeys, the topology key."""
     raw = raw or wire.PodAffinityTerm()
+    for name in raw.namespaces or ():
+        if len(name) > 63 or not _DNS1123_LABEL.match(name):
+            errors.append(
+                FieldError(
+                    f"{path}.namespace",
+                    f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower '
+                    "case alphanumeric characters or '-', and must start and end with an "
+                    "alphanumeric character (regex used for validation is "
+                    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                )
+            )
+    errors.extend(_label_keys(raw.match_label_keys, raw.label_selector, f"{path}.matchLabelKeys"))
+    errors.extend(
+        _label_keys(raw.mismatch_label_keys, raw.label_selector, f"{path}.mismatchLabelKeys")
+    )
+    mismatch = set(raw.mismatch_label_keys or ())
+    for i, key in enumerate(raw.match_label_keys or ()):
+        if key in mismatch:
+            errors.append(
+                FieldError(
+                    f"{path}.matchLabelKeys[{i}]",
+                    f'Invalid value: "{key}": exists in both matchLabelKeys and mismatchLabelKeys',
+                )
+            )
     if not raw.topology_key:
         errors.append(FieldError(f"{path}.topologyKey", "Required value: can not be empty"))
+    else:
+        _label_name(raw.topology_key, f"{path}.topologyKey", errors)
     return m.PodAffinityTerm(
         topology_key=raw.topology_key,
         label_selector=label_selector(raw.label_selector, f"{path}.labelSelector", errors),
@@ -429,7 +491,7 @@ def _spread_constraints(
 ) -> tuple[m.TopologySpreadConstraint, ...]:
     """spec.topologySpreadConstraints, validated as validateTopologySpreadConstraints."""
     out = []
-    seen: set[tuple[str, str]] = set()
+    later = [(c.topology_key, c.when_unsatisfiable) for c in raw or ()]
     for i, c in enumerate(raw or ()):
         path = f"spec.topologySpreadConstraints[{i}]"
         if c.max_skew <= 0:
@@ -440,6 +502,7 @@ def _spread_constraints(
             )
         if not c.topology_key:
             errors.append(FieldError(f"{path}.topologyKey", "Required value: can not be empty"))
+        errors.extend(_label_keys(c.match_label_keys, c.label_selector, f"{path}.matchLabelKeys"))
         if c.when_unsatisfiable not in _WHEN_UNSATISFIABLE:
             errors.append(
                 FieldError(
@@ -476,13 +539,14 @@ def _spread_constraints(
                     )
                 )
         pair = (c.topology_key, c.when_unsatisfiable)
-        if pair in seen:
+        if pair in later[i + 1 :]:
+            # ValidateSpreadConstraintNotRepeat reports the first of the pair.
             errors.append(
                 FieldError(
-                    f"{path}", f'Duplicate value: "{{{c.topology_key}, {c.when_unsatisfiable}}}"'
+                    f"{path}.{{topologyKey, whenUnsatisfiable}}",
+                    f'Duplicate value: "{{{c.topology_key}, {c.when_unsatisfiable}}}"',
                 )
             )
-        seen.add(pair)
         out.append(
             m.TopologySpreadConstraint(
                 max_skew=c.max_skew,
@@ -581,6 +645,7 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
         scheduler_name=spec.scheduler_name,
         termination_grace_period_seconds=spec.termination_grace_period_seconds,
         local_volume_names=_local_volume_names(spec.volumes),
+        volumes=_pod_volumes(spec.volumes, shared),
         empty_dir_limits=empty_dir_limits,
         unmodelled=_unmodelled(spec),
         formats=shared.mapping(formats) if shared else formats,
@@ -693,86 +758,43 @@ def _lease(raw: wire.Lease, prefix: str = "") -> m.Lease:
 # --- kubelet Summary API ---
 
 
-def _fs(raw: wire.FsStats | None) -> m.FsStats | None:
-    if raw is None:
-        return None
-    return m.FsStats(
-        time=raw.time,
-        available_bytes=raw.available_bytes,
-        capacity_bytes=raw.capacity_bytes,
-        used_bytes=raw.used_bytes,
-        inodes_free=raw.inodes_free,
-        inodes=raw.inodes,
-        inodes_used=raw.inodes_used,
-    )
-
-
-def _memory(raw: wire.MemoryStats | None) -> m.MemoryStats | None:
-    if raw is None:
-        return None
-    return m.MemoryStats(
-        time=raw.time,
-        available_bytes=raw.available_bytes,
-        usage_bytes=raw.usage_bytes,
-        working_set_bytes=raw.working_set_bytes,
-        rss_bytes=raw.rss_bytes,
-    )
-
-
 def node_stats(node_name: str, raw: wire.Summary) -> m.NodeStats:
-    """A node's Summary API object → the fields the eviction manager reads."""
+    """A node's Summary API object → the fields the eviction manager reads. The node's and
+    the pods' stats are already the model's fields (the wire's twins); the few the model
+    places differently are picked here, and msgspec.convert turns the twins into the
+    model's own types."""
     node = raw.node
     pods_memory = None
     for container in node.system_containers or ():
         if container.name == "pods":
-            pods_memory = _memory(container.memory)
-    runtime = node.runtime
-    return m.NodeStats(
-        node_name=node_name,
-        memory=_memory(node.memory),
-        fs=_fs(node.fs),
-        image_fs=_fs(runtime.image_fs) if runtime else None,
-        container_fs=_fs(runtime.container_fs) if runtime else None,
-        rlimit=(
-            m.RlimitStats(
-                time=node.rlimit.time,
-                max_pid=node.rlimit.maxpid,
-                num_of_running_processes=node.rlimit.curproc,
-            )
-            if node.rlimit
-            else None
-        ),
-        allocatable_memory=pods_memory,
-        pods=tuple(
-            m.PodStats(
-                namespace=p.pod_ref.namespace,
-                name=p.pod_ref.name,
-                uid=p.pod_ref.uid,
-                containers=tuple(
-                    m.ContainerStats(
-                        name=c.name,
-                        memory=_memory(c.memory),
-                        rootfs=_fs(c.rootfs),
-                        logs=_fs(c.logs),
-                    )
-                    for c in p.containers or ()
-                ),
-                memory=_memory(p.memory),
-                volumes=tuple(
-                    m.VolumeStats(
-                        name=v.name,
-                        used_bytes=v.used_bytes,
-                        inodes_used=v.inodes_used,
-                        pvc=bool(v.pvc_ref),
-                    )
+            pods_memory = container.memory
+    runtime = node.runtime or wire.RuntimeStats()
+    stats = {
+        "node_name": node_name,
+        "memory": node.memory,
+        "fs": node.fs,
+        "image_fs": runtime.image_fs,
+        "container_fs": runtime.container_fs,
+        "rlimit": node.rlimit,
+        "allocatable_memory": pods_memory,
+        "pods": [
+            {
+                "namespace": p.pod_ref.namespace,
+                "name": p.pod_ref.name,
+                "uid": p.pod_ref.uid,
+                "containers": p.containers or (),
+                "memory": p.memory,
+                "volumes": [
+                    m.VolumeStats(v.name, v.used_bytes, v.inodes_used, bool(v.pvc_ref))
                     for v in p.volume or ()
-                ),
-                ephemeral_storage=_fs(p.ephemeral_storage),
-                process_count=p.process_stats.process_count if p.process_stats else None,
-            )
+                ],
+                "ephemeral_storage": p.ephemeral_storage,
+                "process_count": p.process_stats.process_count if p.process_stats else None,
+            }
             for p in raw.pods or ()
-        ),
-    )
+        ],
+    }
+    return msgspec.convert(stats, m.NodeStats, from_attributes=True)
 
 
 # --- whole snapshots ---
@@ -817,6 +839,370 @@ def _workload(kind: str) -> Callable[[Any, str], m.WorkloadController]:
     return convert
 
 
+# --- storage kinds (the scheduler's volume plugins) ---
+
+BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+BIND_COMPLETED_ANNOTATION = "pv.kubernetes.io/bind-completed"
+SELECTED_NODE_ANNOTATION = "volume.kubernetes.io/selected-node"
+MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
+
+_ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
+_VOLUME_MODES = ("Block", "Filesystem")
+_BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+_NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+# Inline disk sources (pod volumes and PersistentVolumes) -> the in-tree plugin's name, for
+# those the scheduler reads (VolumeRestrictions' conflicts, CSI migration in
+# NodeVolumeLimits).
+_DISK_SOURCES = (
+    ("gce_persistent_disk", "gcePersistentDisk"),
+    ("aws_elastic_block_store", "awsElasticBlockStore"),
+    ("iscsi", "iscsi"),
+    ("rbd", "rbd"),
+    ("azure_disk", "azureDisk"),
+    ("cinder", "cinder"),
+)
+
+
+def _disk_id(source: str, raw: wire.DiskSource) -> str:
+    """The field that names the disk of an inline source."""
+    if source == "gcePersistentDisk":
+        return raw.pd_name
+    if source == "iscsi":
+        return raw.iqn
+    if source == "rbd":
+        return raw.image
+    if source == "azureDisk":
+        return raw.disk_uri
+    return raw.volume_id
+
+
+def _pod_volumes(
+    volumes: list[wire.Volume] | None, shared: Interner | None
+) -> tuple[m.PodVolume, ...]:
+    """The volumes the scheduler's volume plugins read, in spec order."""
+    out: list[m.PodVolume] = []
+    for v in volumes or ():
+        if v.persistent_volume_claim is not None:
+            claim = v.persistent_volume_claim
+            out.append(
+                m.PodVolume(
+                    v.name,
+                    "persistentVolumeClaim",
+                    claim_name=claim.claim_name,
+                    read_only=claim.read_only,
+                )
+            )
+        elif v.ephemeral:
+            out.append(m.PodVolume(v.name, "ephemeral"))
+        else:
+            for attr, source in _DISK_SOURCES:
+                disk = getattr(v, attr)
+                if disk is not None:
+                    out.append(
+                        m.PodVolume(
+                            v.name,
+                            source,
+                            disk=_disk_id(source, disk),
+                            read_only=disk.read_only,
+                            pool=disk.pool,
+                            monitors=tuple(disk.monitors or ()),
+                        )
+                    )
+                    break
+    if not out:
+        return ()
+    found = tuple(out)
+    return shared.value(found) if shared else found
+
+
+def _storage_quantity(
+    value: wire.QuantityValue | None, path: str, errors: list[FieldError]
+) -> int | None:
+    """A storage quantity in bytes (Quantity.Value, rounded up); None when absent."""
+    if value is None:
+        return None
+    try:
+        return _base_units("storage", value)[0]
+    except QuantityError as exc:
+        errors.append(FieldError(path, f"invalid quantity {value!r}: {exc}"))
+        return None
+
+
+def _access_modes(raw: list[str] | None, path: str, errors: list[FieldError]) -> tuple[str, ...]:
+    for i, mode in enumerate(raw or ()):
+        if mode not in _ACCESS_MODES:
+            errors.append(
+                FieldError(
+                    f"{path}[{i}]",
+                    f'Unsupported value: "{mode}": supported values: '
+                    + ", ".join(f'"{m_}"' for m_ in _ACCESS_MODES),
+                )
+            )
+    return tuple(raw or ())
+
+
+def _volume_mode(raw: str | None, path: str, errors: list[FieldError]) -> str:
+    if raw is not None and raw not in _VOLUME_MODES:
+        errors.append(
+            FieldError(path, f'Unsupported value: "{raw}": supported values: "Block", "Filesystem"')
+        )
+    return raw or "Filesystem"
+
+
+def _volume_node_affinity(
+    raw: wire.VolumeNodeAffinity | None, path: str, errors: list[FieldError]
+) -> tuple[m.NodeSelectorTerm, ...] | None:
+    """A PersistentVolume's spec.nodeAffinity.required, validated as the API server does
+    (ValidateNodeSelector: at least one term, known operators, the values each needs)."""
+    if raw is None:
+        return None
+    if raw.required is None:
+        errors.append(
+            FieldError(f"{path}.required", "Required value: must specify required node constraints")
+        )
+        return None
+    terms = raw.required.node_selector_terms or []
+    where = f"{path}.required.nodeSelectorTerms"
+    if not terms:
+        errors.append(
+            FieldError(where, "Required value: must have at least one node selector term")
+        )
+    for i, term in enumerate(terms):
+        for kind, reqs in (
+            ("matchExpressions", term.match_expressions),
+            ("matchFields", term.match_fields),
+        ):
+            for j, req in enumerate(reqs or ()):
+                at = f"{where}[{i}].{kind}[{j}]"
+                values = req.values or []
+                if req.operator not in _NODE_SELECTOR_OPERATORS:
+                    errors.append(
+                        FieldError(
+                            f"{at}.operator",
+                            f'Unsupported value: "{req.operator}": supported values: '
+                            + ", ".join(f'"{o}"' for o in _NODE_SELECTOR_OPERATORS),
+                        )
+                    )
+                elif req.operator in ("In", "NotIn") and not values:
+                    errors.append(
+                        FieldError(
+                            f"{at}.values",
+                            "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+                        )
+                    )
+                elif req.operator in ("Exists", "DoesNotExist") and values:
+                    errors.append(
+                        FieldError(
+                            f"{at}.values",
+                            "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                        )
+                    )
+                elif req.operator in ("Gt", "Lt") and (
+                    len(values) != 1 or parse_int64(values[0]) is None
+                ):
+                    errors.append(
+                        FieldError(
+                            f"{at}.values",
+                            "Invalid value: must be a single integer value when `operator` is 'Lt' or 'Gt'",
+                        )
+                    )
+                if not req.key:
+                    errors.append(FieldError(f"{at}.key", "Required value"))
+    return tuple(node_selector_term(t) for t in terms)
+
+
+def _storage_class_of(meta: wire.Metadata, spec_class: str | None) -> str:
+    """GetPersistentVolume(Claim)Class: the beta annotation wins over spec.storageClassName."""
+    annotations = meta.annotations or {}
+    if BETA_STORAGE_CLASS_ANNOTATION in annotations:
+        return annotations[BETA_STORAGE_CLASS_ANNOTATION]
+    return spec_class or ""
+
+
+def _persistent_volume(raw: wire.PersistentVolume, prefix: str = "") -> m.PersistentVolume:
+    errors: list[FieldError] = []
+    meta, spec = raw.metadata, raw.spec
+    if not meta.name:
+        errors.append(FieldError("metadata.name", "a PersistentVolume needs a name"))
+    capacity = _storage_quantity(
+        (spec.capacity or {}).get("storage"), "spec.capacity.storage", errors
+    )
+    access_modes = _access_modes(spec.access_modes, "spec.accessModes", errors)
+    volume_mode = _volume_mode(spec.volume_mode, "spec.volumeMode", errors)
+    affinity = _volume_node_affinity(spec.node_affinity, "spec.nodeAffinity", errors)
+    if errors:
+        raise IngestError(errors).prefixed(prefix)
+    in_tree = in_tree_disk = ""
+    for attr, source in _DISK_SOURCES:
+        disk = getattr(spec, attr, None)
+        if disk is not None:
+            in_tree, in_tree_disk = source, _disk_id(source, disk)
+            break
+    ref = spec.claim_ref
+    return m.PersistentVolume(
+        name=meta.name,
+        labels=meta.labels or {},
+        storage_class=_storage_class_of(meta, spec.storage_class_name),
+        capacity=capacity,
+        access_modes=access_modes,
+        volume_mode=volume_mode,
+        node_affinity=affinity,
+        claim_namespace=ref.namespace if ref else "",
+        claim_name=ref.name if ref else "",
+        claim_uid=ref.uid if ref else "",
+        has_claim_ref=ref is not None,
+        phase=raw.status.phase,
+        deleting=meta.deletion_timestamp is not None,
+        csi_driver=spec.csi.driver if spec.csi else "",
+        csi_handle=spec.csi.volume_handle if spec.csi else "",
+        in_tree=in_tree,
+        in_tree_disk=in_tree_disk,
+    )
+
+
+def _persistent_volume_claim(
+    raw: wire.PersistentVolumeClaim, prefix: str = ""
+) -> m.PersistentVolumeClaim:
+    errors: list[FieldError] = []
+    meta, spec = raw.metadata, raw.spec
+    if not meta.name:
+        errors.append(FieldError("metadata.name", "a PersistentVolumeClaim needs a name"))
+    requests = spec.resources.requests if spec.resources and spec.resources.requests else {}
+    request = _storage_quantity(requests.get("storage"), "spec.resources.requests.storage", errors)
+    access_modes = _access_modes(spec.access_modes, "spec.accessModes", errors)
+    volume_mode = _volume_mode(spec.volume_mode, "spec.volumeMode", errors)
+    selector = label_selector(spec.selector, "spec.selector", errors)
+    if errors:
+        raise IngestError(errors).prefixed(prefix)
+    annotations = meta.annotations or {}
+    controller = next((ref.uid for ref in meta.owner_references or () if ref.controller), "")
+    return m.PersistentVolumeClaim(
+        namespace=meta.namespace or "default",
+        name=meta.name,
+        uid=meta.uid,
+        storage_class=_storage_class_of(meta, spec.storage_class_name),
+        volume_name=spec.volume_name,
+        bind_completed=BIND_COMPLETED_ANNOTATION in annotations,
+        selected_node=annotations.get(SELECTED_NODE_ANNOTATION),
+        access_modes=access_modes,
+        volume_mode=volume_mode,
+        request=request,
+        selector=selector,
+        phase=raw.status.phase,
+        deleting=meta.deletion_timestamp is not None,
+        controller_uid=controller,
+    )
+
+
+def _storage_class(raw: wire.StorageClass, prefix: str = "") -> m.StorageClass:
+    errors: list[FieldError] = []
+    if not raw.metadata.name:
+        errors.append(FieldError("metadata.name", "a StorageClass needs a name"))
+    mode = raw.volume_binding_mode
+    if mode is not None and mode not in _BINDING_MODES:
+        errors.append(
+            FieldError(
+                "volumeBindingMode",
+                f'Unsupported value: "{mode}": supported values: "Immediate", "WaitForFirstConsumer"',
+            )
+        )
+    terms = []
+    for i, term in enumerate(raw.allowed_topologies or ()):
+        reqs = []
+        for j, req in enumerate(term.match_label_expressions or ()):
+            if not req.values:
+                errors.append(
+                    FieldError(
+                        f"allowedTopologies[{i}].matchLabelExpressions[{j}].values",
+                        "Required value: must specify as least one value",
+                    )
+                )
+            reqs.append(m.TopologySelectorRequirement(key=req.key, values=tuple(req.values or ())))
+        terms.append(m.TopologySelectorTerm(match_label_expressions=tuple(reqs)))
+    if errors:
+        raise IngestError(errors).prefixed(prefix)
+    return m.StorageClass(
+        name=raw.metadata.name,
+        provisioner=raw.provisioner,
+        volume_binding_mode=mode or "Immediate",  # the API server's default
+        allowed_topologies=tuple(terms),
+    )
+
+
+def _csi_node(raw: wire.CSINode, prefix: str = "") -> m.CSINode:
+    errors: list[FieldError] = []
+    if not raw.metadata.name:
+        errors.append(FieldError("metadata.name", "a CSINode needs a name"))
+    drivers = []
+    for i, d in enumerate(raw.spec.drivers or ()):
+        count = d.allocatable.count if d.allocatable else None
+        if count is not None and count < 0:
+            errors.append(
+                FieldError(
+                    f"spec.drivers[{i}].allocatable.count", "must be greater than or equal to 0"
+                )
+            )
+        drivers.append(m.CSINodeDriver(name=d.name, allocatable_count=count))
+    if errors:
+        raise IngestError(errors).prefixed(prefix)
+    migrated = (raw.metadata.annotations or {}).get(MIGRATED_PLUGINS_ANNOTATION, "")
+    return m.CSINode(
+        name=raw.metadata.name,
+        drivers=tuple(drivers),
+        migrated_plugins=tuple(p.strip() for p in migrated.split(",") if p.strip()),
+    )
+
+
+def _csi_driver(raw: wire.CSIDriver, prefix: str = "") -> m.CSIDriver:
+    if not raw.metadata.name:
+        raise IngestError.one(f"{prefix}.metadata.name", "a CSIDriver needs a name")
+    return m.CSIDriver(name=raw.metadata.name, storage_capacity=bool(raw.spec.storage_capacity))
+
+
+def _csi_storage_capacity(raw: wire.CSIStorageCapacity, prefix: str = "") -> m.CSIStorageCapacity:
+    errors: list[FieldError] = []
+    if not raw.metadata.name:
+        errors.append(FieldError("metadata.name", "a CSIStorageCapacity needs a name"))
+    capacity = _storage_quantity(raw.capacity, "capacity", errors)
+    maximum = _storage_quantity(raw.maximum_volume_size, "maximumVolumeSize", errors)
+    topology = label_selector(raw.node_topology, "nodeTopology", errors)
+    if errors:
+        raise IngestError(errors).prefixed(prefix)
+    return m.CSIStorageCapacity(
+        namespace=raw.metadata.namespace or "default",
+        name=raw.metadata.name,
+        storage_class=raw.storage_class_name,
+        capacity=capacity,
+        maximum_volume_size=maximum,
+        node_topology=topology,
+    )
+
+
+def _volume_attachment(raw: wire.VolumeAttachment, prefix: str = "") -> m.VolumeAttachment:
+    if not raw.metadata.name:
+        raise IngestError.one(f"{prefix}.metadata.name", "a VolumeAttachment needs a name")
+    spec = raw.spec
+    return m.VolumeAttachment(
+        name=raw.metadata.name,
+        attacher=spec.attacher,
+        node_name=spec.node_name,
+        persistent_volume_name=spec.source.persistent_volume_name or "",
+    )
+
+
+# kind -> (Snapshot field, namespaced)
+_STORAGE_KINDS = {
+    "PersistentVolume": ("persistent_volumes", False),
+    "PersistentVolumeClaim": ("persistent_volume_claims", True),
+    "StorageClass": ("storage_classes", False),
+    "CSINode": ("csi_nodes", False),
+    "CSIDriver": ("csi_drivers", False),
+    "CSIStorageCapacity": ("csi_storage_capacities", True),
+    "VolumeAttachment": ("volume_attachments", False),
+}
+
+
 _KINDS = {
     "Pod": (wire.Pod, _pod),
     "Node": (wire.Node, _node),
@@ -828,8 +1214,16 @@ _KINDS = {
     "ReplicaSet": (wire.Workload, _workload("ReplicaSet")),
     "StatefulSet": (wire.Workload, _workload("StatefulSet")),
     "ReplicationController": (wire.ReplicationController, _workload("ReplicationController")),
+    "PersistentVolume": (wire.PersistentVolume, _persistent_volume),
+    "PersistentVolumeClaim": (wire.PersistentVolumeClaim, _persistent_volume_claim),
+    "StorageClass": (wire.StorageClass, _storage_class),
+    "CSINode": (wire.CSINode, _csi_node),
+    "CSIDriver": (wire.CSIDriver, _csi_driver),
+    "CSIStorageCapacity": (wire.CSIStorageCapacity, _csi_storage_capacity),
+    "VolumeAttachment": (wire.VolumeAttachment, _volume_attachment),
 }
 _CONTROLLER_KINDS = ("ReplicaSet", "StatefulSet", "ReplicationController")
+_CLUSTER_SCOPED_KINDS = ("Node", "PriorityClass", "Namespace")
 
 
 class SnapshotBuilder:
@@ -844,8 +1238,10 @@ class SnapshotBuilder:
         self.namespaces: list[m.Namespace] = []
         self.services: list[m.Service] = []
         self.controllers: list[m.WorkloadController] = []
+        self.storage: dict[str, list[Any]] = {field: [] for field, _ in _STORAGE_KINDS.values()}
         self.ignored: Counter[str] = Counter()
         self.stats: dict[str, m.NodeStats] = {}
+        self.kubelet_configs: dict[str, dict] = {}
         self._seen: dict[tuple[str, str, str], str] = {}
         self.errors: list[FieldError] = []
         self.shared = Interner()
@@ -863,6 +1259,12 @@ class SnapshotBuilder:
         return True
 
     def add_raw(self, kind: str, raw: Any, path: str) -> None:
+        invalid = metadata_errors(
+            kind, raw.metadata, path, namespaced=kind not in _CLUSTER_SCOPED_KINDS
+        )
+        if invalid:
+            self.errors.extend(invalid)
+            return
         try:
             if kind == "Pod":
                 obj = _pod(raw, path, self.shared)
@@ -892,6 +1294,10 @@ class SnapshotBuilder:
         elif kind in _CONTROLLER_KINDS:
             if self._unique(kind, obj.namespace, obj.name, path):
                 self.controllers.append(obj)
+        elif kind in _STORAGE_KINDS:
+            field, namespaced = _STORAGE_KINDS[kind]
+            if self._unique(kind, obj.namespace if namespaced else "", obj.name, path):
+                self.storage[field].append(obj)
         elif self._unique(kind, obj.namespace, obj.name, path):
             self.leases.append(obj)
 
@@ -937,13 +1343,25 @@ class SnapshotBuilder:
     def add_stats(self, node_name: str, summary: wire.Summary) -> None:
         self.stats[node_name] = node_stats(node_name, summary)
 
+    def add_kubelet_config(self, node_name: str, config: dict) -> None:
+        """A node's configz answer: the KubeletConfiguration, bare or as configz wraps it."""
+        inner = config.get("kubeletconfig", config)
+        if not isinstance(inner, dict):
+            self.errors.append(FieldError(f"kubeletConfigs.{node_name}", "expected an object"))
+            return
+        self.kubelet_configs[node_name] = inner
+
     def build(self, captured_at: datetime | None = None) -> m.Snapshot:
         node_names = {n.name for n in self.nodes}
-        for name in self.stats:
-            if name not in node_names:
-                self.errors.append(
-                    FieldError(f"stats.{name}", "no node of that name in the snapshot")
-                )
+        for field_name, per_node in (
+            ("stats", self.stats),
+            ("kubeletConfigs", self.kubelet_configs),
+        ):
+            for name in per_node:
+                if name not in node_names:
+                    self.errors.append(
+                        FieldError(f"{field_name}.{name}", "no node of that name in the snapshot")
+                    )
         if self.errors:
             raise IngestError(self.errors)
         return m.Snapshot(
@@ -956,8 +1374,10 @@ class SnapshotBuilder:
             namespaces=tuple(self.namespaces),
             services=tuple(self.services),
             controllers=tuple(self.controllers),
+            **{field: tuple(objs) for field, objs in self.storage.items()},
             captured_at=captured_at,
             ignored=dict(sorted(self.ignored.items())),
+            kubelet_configs=self.kubelet_configs,
         )
 
 

@@ -11,6 +11,8 @@ from datetime import datetime
 
 import msgspec
 
+from service.engine import objects as m
+
 QuantityValue = str | int | float
 WireResourceList = dict[str, QuantityValue]
 
@@ -142,14 +144,39 @@ class EmptyDir(_Wire):
     size_limit: QuantityValue | None = None
 
 
+class ClaimSource(_Wire):
+    claim_name: str = ""
+    read_only: bool = False
+
+
+class DiskSource(_Wire):
+    """The inline disk sources the scheduler's volume plugins read (one struct: each kind
+    fills in its own identifying field)."""
+
+    pd_name: str = ""  # gcePersistentDisk
+    volume_id: str = msgspec.field(default="", name="volumeID")  # awsElasticBlockStore, cinder
+    iqn: str = ""  # iscsi
+    image: str = ""  # rbd
+    pool: str = ""  # rbd
+    monitors: list[str] | None = None  # rbd
+    disk_uri: str = msgspec.field(default="", name="diskURI")  # azureDisk
+    read_only: bool = False
+
+
 class Volume(_Wire):
     name: str = ""
     empty_dir: EmptyDir | None = None
     host_path: msgspec.Raw = msgspec.Raw()
     git_repo: msgspec.Raw = msgspec.Raw()
     config_map: msgspec.Raw = msgspec.Raw()
-    persistent_volume_claim: msgspec.Raw = msgspec.Raw()
+    persistent_volume_claim: ClaimSource | None = None
     ephemeral: msgspec.Raw = msgspec.Raw()
+    gce_persistent_disk: DiskSource | None = None
+    aws_elastic_block_store: DiskSource | None = None
+    iscsi: DiskSource | None = None
+    rbd: DiskSource | None = None
+    azure_disk: DiskSource | None = None
+    cinder: DiskSource | None = None
 
 
 class PodOS(_Wire):
@@ -174,6 +201,8 @@ class PodSpec(_Wire):
     termination_grace_period_seconds: int | None = None
     topology_spread_constraints: list[TopologySpreadConstraint] | None = None
     volumes: list[Volume] | None = None
+    # Only whether there are any: DynamicResources, which Verdict does not model, acts on them.
+    resource_claims: list[msgspec.Raw] | None = None
 
 
 class PodCondition(_Wire):
@@ -297,6 +326,129 @@ class ReplicationController(_Wire):
     spec: ServiceSpec = msgspec.field(default_factory=ServiceSpec)  # a map selector too
 
 
+# --- storage kinds (the scheduler's volume plugins) ---
+
+
+class ClaimRef(_Wire):
+    namespace: str = ""
+    name: str = ""
+    uid: str = ""
+
+
+class VolumeNodeAffinity(_Wire):
+    required: NodeSelector | None = None
+
+
+class CSISource(_Wire):
+    driver: str = ""
+    volume_handle: str = ""
+
+
+class PVSpec(_Wire):
+    capacity: WireResourceList | None = None
+    access_modes: list[str] | None = None
+    volume_mode: str | None = None
+    storage_class_name: str = ""
+    node_affinity: VolumeNodeAffinity | None = None
+    claim_ref: ClaimRef | None = None
+    csi: CSISource | None = None
+    gce_persistent_disk: DiskSource | None = None
+    aws_elastic_block_store: DiskSource | None = None
+    azure_disk: DiskSource | None = None
+    cinder: DiskSource | None = None
+
+
+class PhaseStatus(_Wire):
+    phase: str = ""
+
+
+class PersistentVolume(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: PVSpec = msgspec.field(default_factory=PVSpec)
+    status: PhaseStatus = msgspec.field(default_factory=PhaseStatus)
+
+
+class PVCSpec(_Wire):
+    access_modes: list[str] | None = None
+    volume_mode: str | None = None
+    storage_class_name: str | None = None
+    volume_name: str = ""
+    resources: Resources | None = None
+    selector: LabelSelector | None = None
+
+
+class PersistentVolumeClaim(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: PVCSpec = msgspec.field(default_factory=PVCSpec)
+    status: PhaseStatus = msgspec.field(default_factory=PhaseStatus)
+
+
+class TopologySelectorRequirement(_Wire):
+    key: str = ""
+    values: list[str] | None = None
+
+
+class TopologySelectorTerm(_Wire):
+    match_label_expressions: list[TopologySelectorRequirement] | None = None
+
+
+class StorageClass(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    provisioner: str = ""
+    volume_binding_mode: str | None = None
+    allowed_topologies: list[TopologySelectorTerm] | None = None
+
+
+class VolumeNodeResources(_Wire):
+    count: int | None = None
+
+
+class CSINodeDriver(_Wire):
+    name: str = ""
+    allocatable: VolumeNodeResources | None = None
+
+
+class CSINodeSpec(_Wire):
+    drivers: list[CSINodeDriver] | None = None
+
+
+class CSINode(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: CSINodeSpec = msgspec.field(default_factory=CSINodeSpec)
+
+
+class CSIDriverSpec(_Wire):
+    storage_capacity: bool | None = None
+
+
+class CSIDriver(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: CSIDriverSpec = msgspec.field(default_factory=CSIDriverSpec)
+
+
+class CSIStorageCapacity(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    storage_class_name: str = ""
+    capacity: QuantityValue | None = None
+    maximum_volume_size: QuantityValue | None = None
+    node_topology: LabelSelector | None = None
+
+
+class VolumeAttachmentSource(_Wire):
+    persistent_volume_name: str | None = None
+
+
+class VolumeAttachmentSpec(_Wire):
+    attacher: str = ""
+    node_name: str = ""
+    source: VolumeAttachmentSource = msgspec.field(default_factory=VolumeAttachmentSource)
+
+
+class VolumeAttachment(_Wire):
+    metadata: Metadata = msgspec.field(default_factory=Metadata)
+    spec: VolumeAttachmentSpec = msgspec.field(default_factory=VolumeAttachmentSpec)
+
+
 class TypeOnly(_Wire):
     """First look at a list item: which kind it is, the rest left unparsed."""
 
@@ -320,39 +472,48 @@ class Envelope(_Wire):
     labels: dict[str, str] | None = None
     objects: msgspec.Raw = msgspec.Raw()
     stats: dict[str, msgspec.Raw] | None = None
+    # Per node, its kubelet's configuration (configz): a KubeletConfiguration, bare or as
+    # configz wraps it ({"kubeletconfig": ...}).
+    kubelet_configs: dict[str, msgspec.Raw] | None = None
     captured_at: datetime | None = None
 
 
 # --- kubelet Summary API (stats/v1alpha1) ---
+#
+# The stats the eviction manager reads are the model's own structs (service.engine.objects).
+# The wire reads them through twins: the same fields, made from the model's, under the
+# wire's names. ``kube.node_stats`` converts the twins back to the model's types, so a
+# stored snapshot keeps the model's field names (its msgpack, and so its digest, unchanged).
 
 
-class FsStats(_Wire):
-    time: datetime | None = None
-    available_bytes: int | None = None
-    capacity_bytes: int | None = None
-    used_bytes: int | None = None
-    inodes_free: int | None = None
-    inodes: int | None = None
-    inodes_used: int | None = None
+def _twin(model: type, rename: object = "camel", **nested: object) -> type:
+    """A struct with ``model``'s fields read under the wire's names (``rename``: camelCase,
+    or a mapping for names the kubelet spells otherwise); ``nested`` gives the twin types
+    of nested stats. A required field gets the empty default the wire always had."""
+    fields = []
+    for field in msgspec.structs.fields(model):
+        kind = nested.get(field.name, field.type)
+        default = "" if field.required else field.default
+        fields.append((field.name, kind, default))
+    return msgspec.defstruct(
+        model.__name__, fields, rename=rename, forbid_unknown_fields=False, module=__name__
+    )
 
 
-class MemoryStats(_Wire):
-    time: datetime | None = None
-    available_bytes: int | None = None
-    usage_bytes: int | None = None
-    working_set_bytes: int | None = None
-    rss_bytes: int | None = None
+FsStats = _twin(m.FsStats)
+MemoryStats = _twin(m.MemoryStats)
+RlimitStats = _twin(m.RlimitStats, {"max_pid": "maxpid", "num_of_running_processes": "curproc"})
+ContainerStats = _twin(
+    m.ContainerStats,
+    memory=MemoryStats | None,
+    rootfs=FsStats | None,
+    logs=FsStats | None,
+)
 
 
 class RuntimeStats(_Wire):
     image_fs: FsStats | None = None
     container_fs: FsStats | None = None
-
-
-class RlimitStats(_Wire):
-    time: datetime | None = None
-    maxpid: int | None = None
-    curproc: int | None = None
 
 
 class SystemContainer(_Wire):
@@ -373,13 +534,6 @@ class PodReference(_Wire):
     name: str = ""
     namespace: str = ""
     uid: str = ""
-
-
-class ContainerStats(_Wire):
-    name: str = ""
-    memory: MemoryStats | None = None
-    rootfs: FsStats | None = None
-    logs: FsStats | None = None
 
 
 class VolumeStats(_Wire):

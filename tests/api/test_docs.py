@@ -6,9 +6,8 @@ import json
 import re
 
 import pytest
-from openapi_spec_validator import OpenAPIV30SpecValidator
 
-from service.api.docs import PUBLIC_ENDPOINTS, _schema_30, openapi_30_for_display
+from service.api.docs import PUBLIC_ENDPOINTS
 from tests.contract import load_spec
 
 METHODS = ("get", "put", "post", "delete", "patch")
@@ -30,7 +29,7 @@ def test_docs_page_uses_only_local_assets(api):
     urls = re.findall(r'(?:src|href|data-spec-url)="([^"]+)"', page)
     assert {"/docs/assets/swagger-ui-bundle.js", "/docs/assets/swagger-ui.css"} <= set(urls)
     for url in urls:
-        assert url.startswith("/docs/assets/"), url
+        assert url.startswith("/docs/assets/") or url == "/openapi.json", url
         asset = api.get(url, role=None, validate=False)
         assert asset.status_code == 200, url
         assert asset.get_data(), url
@@ -42,7 +41,6 @@ def test_docs_page_uses_only_local_assets(api):
         ("/docs/assets/swagger-ui-bundle.js", "text/javascript"),
         ("/docs/assets/swagger-ui.css", "text/css"),
         ("/docs/assets/verdict-initializer.js", "text/javascript"),
-        ("/docs/assets/openapi-3.0.json", "application/json"),
     ],
 )
 def test_assets_are_public_with_their_types(api, url, mimetype):
@@ -64,68 +62,12 @@ def test_public_endpoints_exist(app):
     assert endpoints >= PUBLIC_ENDPOINTS
 
 
-def test_display_document_is_valid_openapi_30_with_the_same_operations():
-    """Swagger UI 4 (the bundled version) renders only 3.0 documents."""
-    display = openapi_30_for_display(load_spec())
-    assert display["openapi"] == "3.0.3"
-    errors = [e.message for e in OpenAPIV30SpecValidator(display).iter_errors()]
-    assert not errors, errors[:5]
-    original = load_spec()
-    assert display["paths"].keys() == original["paths"].keys()
-    for path, item in original["paths"].items():
-        for method in METHODS:
-            if method in item:
-                converted = display["paths"][path][method]
-                assert converted["operationId"] == item[method]["operationId"]
-                assert converted["responses"].keys() == item[method]["responses"].keys()
-    assert load_spec() == original  # the conversion does not touch the 3.1 document
+def test_swagger_ui_5_reads_the_31_document_itself(api):
+    """The bundled Swagger UI is version 5 (it renders OpenAPI 3.1), and the page points it at
+    /openapi.json, not at a converted copy."""
+    from service.api.docs import ASSETS_DIR
 
-
-def test_display_document_states_the_roles():
-    ops = openapi_30_for_display(load_spec())["paths"]
-    assert ops["/v1/snapshots/{id}"]["delete"]["description"].endswith(
-        "Requires an API key with the `admin` role."
-    )
-    assert ops["/v1/snapshots/{id}"]["delete"]["security"] == [{"bearerAuth": []}]
-    assert ops["/healthz"]["get"]["description"].endswith("Public: no API key needed.")
-
-
-@pytest.mark.parametrize(
-    ("schema", "expected"),
-    [
-        ({"type": ["string", "null"]}, {"type": "string", "nullable": True}),
-        ({"type": "integer"}, {"type": "integer"}),
-        ({"const": "admission"}, {"enum": ["admission"]}),
-        ({"type": "string", "examples": ["a", "b"]}, {"type": "string", "example": "a"}),
-        (
-            {"oneOf": [{"$ref": "#/components/schemas/PodRef"}, {"type": "null"}]},
-            {"allOf": [{"$ref": "#/components/schemas/PodRef"}], "nullable": True},
-        ),
-        (
-            {"oneOf": [{"type": "string"}, {"type": "number"}]},
-            {"oneOf": [{"type": "string"}, {"type": "number"}]},
-        ),
-        (
-            {"type": ["string", "null"], "enum": ["a", None]},
-            {"type": "string", "enum": ["a", None], "nullable": True},
-        ),
-        ({"type": "number", "exclusiveMinimum": 0}, {"type": "number", "minimum": 0,
-                                                     "exclusiveMinimum": True}),
-        (
-            {"$ref": "#/components/schemas/Duration", "default": "50s"},
-            {"allOf": [{"$ref": "#/components/schemas/Duration"}], "default": "50s"},
-        ),
-        (
-            {"allOf": [{"$ref": "#/a"}], "unevaluatedProperties": False},
-            {"allOf": [{"$ref": "#/a"}]},
-        ),
-        (
-            {"type": "object", "properties": {"x": {"type": ["object", "null"]}},
-             "additionalProperties": {"const": 1}},
-            {"type": "object", "properties": {"x": {"type": "object", "nullable": True}},
-             "additionalProperties": {"enum": [1]}},
-        ),
-    ],
-)  # fmt: skip
-def test_schema_conversion_to_30(schema, expected):
-    assert _schema_30(schema) == expected
+    assert (ASSETS_DIR / "VERSION").read_text().strip().startswith("v5.")
+    page = api.get("/docs", role=None).get_data(as_text=True)
+    assert 'data-spec-url="/openapi.json"' in page
+    assert api.get("/docs/assets/openapi-3.0.json", role=None, validate=False).status_code == 404

@@ -48,6 +48,13 @@ def test_post_list_is_stored_and_read_back(api):
         "replicaSets": 0,
         "statefulSets": 0,
         "replicationControllers": 0,
+        "persistentVolumes": 0,
+        "persistentVolumeClaims": 0,
+        "storageClasses": 0,
+        "csiNodes": 0,
+        "csiDrivers": 0,
+        "csiStorageCapacities": 0,
+        "volumeAttachments": 0,
     }
     assert body["ignored"] == {"ConfigMap": 1}
     assert body["digest"].startswith("sha256:")

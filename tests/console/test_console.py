@@ -131,6 +131,8 @@ def test_each_kind_is_explained(console_app, secrets, seeded):
     preemption = _text(client.get(f"/console/decisions/{ids['preemption']}"))
     assert "Nominated node: n1" in preemption and "default/busy" in preemption
     assert "n2 Unschedulable Insufficient cpu Candidate" in preemption
+    assert "Preempted by pod uid-default-pending on node n1" in preemption
+    assert "default-scheduler: preempting to accommodate a higher priority pod" in preemption
     placement = client.get(f"/console/decisions/{ids['placement']}")
     html = placement.get_data(as_text=True)
     assert "<svg" in html and "<script" not in html and "NodeResourcesFit" in html

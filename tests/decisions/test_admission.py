@@ -339,7 +339,7 @@ _GENERAL_FILTER_HTTP = {
 
 
 def _general_filter_cases():
-    from tests.engine.kubelet_cases import conformance_cases
+    from tests.engine.kubelet.helpers import conformance_cases
 
     return [
         pytest.param(p.values[0], p.values[1], _GENERAL_FILTER_HTTP[p.id], id=p.id)

@@ -103,6 +103,9 @@ def test_result_shape_for_a_hard_memory_threshold():
         "evictions",
         "nodeLevelReclaim",
         "now",
+        "nowSource",
+        "configSource",
+        "ignoredConfigFields",
     }
     assert result["signals"]["memory.available"] == {"available": "50Mi", "capacity": "8Gi"}
     assert result["signals"]["nodefs.inodesFree"] == {"available": "900k", "capacity": "1M"}

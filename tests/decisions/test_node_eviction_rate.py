@@ -45,7 +45,8 @@ def test_registered():
 
 def test_now_defaults_to_captured_at_and_the_result_has_the_api_shape():
     result = decide(_cluster(), _load({}))
-    assert set(result) == {"zones", "allZonesFullyDisrupted", "nodes", "pods"}
+    assert set(result) == {"zones", "allZonesFullyDisrupted", "nodes", "pods", "nowSource"}
+    assert result["nowSource"] == "capturedAt"
     assert result["zones"] == [
         {
             "key": "r1:\x00:a",

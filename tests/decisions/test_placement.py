@@ -204,3 +204,10 @@ def test_validation_errors_name_the_field(params, paths) -> None:
     with pytest.raises(ValidationError) as err:
         _place(params)
     assert sorted(e["path"] for e in flatten_messages(err.value.messages)) == sorted(paths)
+
+
+def test_a_pod_with_resource_claims_reports_dynamic_resources_not_modelled() -> None:
+    pending = _pod("gpu", "1", "1Gi")
+    pending["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "gpu-claim"}]
+    assert _place({"pod": pending}).result["notModelled"] == ["DynamicResources"]
+    assert _place({"pod": _pod("plain", "1", "1Gi")}).result["notModelled"] == []

@@ -137,12 +137,16 @@ def test_not_eligible() -> None:
     assert r["message"] == "preemption: not eligible due to preemptionPolicy=Never."
 
 
-def test_unmodelled_filters_are_said() -> None:
+def test_volume_filters_are_evaluated() -> None:
+    """A claim missing from the snapshot rejects the pod everywhere (VolumeRestrictions'
+    PreFilter, the first volume plugin), which preemption cannot help; nothing is left
+    unevaluated."""
     spec = {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}
     r = _decide({"pod": _pod("p", "500m", priority=1000, **spec)}).result
-    volume_plugins = ["VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"]
-    assert r["notModelled"] == volume_plugins
-    assert "Not evaluated: VolumeRestrictions" in r["message"]
+    assert r["notModelled"] == []
+    assert r["nodes"]["n1"]["status"] == "UnschedulableAndUnresolvable"
+    assert r["nodes"]["n1"]["reasons"] == ['persistentvolumeclaim "data" not found']
+    assert r["nodes"]["n1"]["preemption"] == "NotPotential"
 
 
 def test_explicit_hold_through_the_api() -> None:

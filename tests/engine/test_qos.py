@@ -24,7 +24,7 @@ from service.engine.qos import (
     preemptable,
 )
 from service.engine.version import EngineSettings
-from tests.engine.kubelet_cases import conformance_cases, k8s_pod
+from tests.engine.kubelet.helpers import conformance_cases, k8s_pod
 
 SHAPE = "shape"
 AGGREGATE = "aggregate"

@@ -287,9 +287,19 @@ def test_half_millicore_is_one_millicore():
     ("text", "milli", "value", "scaled_3"),
     [
         ("1Gi", 1073741824000, 1073741824, 1073742),
-        ("1e21", 10**24, 10**21, 10**18),
-        ("-1.5", -1500, -1, 0),  # exact ceiling, negatives included (see module docstring)
-        ("-0.5m", 0, 0, 0),
+        ("1e21", MAX_INT64, MAX_INT64, 10**18),  # saturated, never wrapped
+        ("-1.5", -1500, -2, -1),  # away from zero, as scaledValue
+        ("-0.5m", -1, -1, -1),
+        # kubernetes#issue 14 edges: each view is an int64, whatever the parsed magnitude.
+        ("1E18", MAX_INT64, 10**18, 10**15),
+        ("9223372036854775807m", MAX_INT64, 9223372036854776, 9223372036855),
+        ("9223372036854775808", MAX_INT64, MAX_INT64, 9223372036854776),
+        ("9Ei", MAX_INT64, MAX_INT64, 9223372036854776),  # BinarySI capped at parse
+        ("100Ei", MAX_INT64, MAX_INT64, 9223372036854776),
+        ("1e40", MAX_INT64, MAX_INT64, MAX_INT64),
+        ("-1e40", -(2**63), -(2**63), -(2**63)),
+        ("80u", 1, 1, 1),
+        ("1n", 1, 1, 1),
         ("0", 0, 0, 0),
     ],
 )

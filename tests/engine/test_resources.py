@@ -20,7 +20,7 @@ from service.engine.resources import (
     resource_request,
 )
 from service.engine.version import EngineSettings
-from tests.engine.kubelet_cases import base_units, conformance_cases, k8s_pod
+from tests.engine.kubelet.helpers import base_units, conformance_cases, k8s_pod
 
 GATE_OFF = EngineSettings(pod_level_resources=False)
 MI = 1024 * 1024

@@ -8,7 +8,7 @@ import pytest
 
 from service.engine.objects import Taint, Toleration
 from service.engine.tolerations import find_untolerated, parse_int64, tolerates, tolerates_any
-from tests.engine.kubelet_cases import conformance_cases
+from tests.engine.kubelet.helpers import conformance_cases
 
 
 def _toleration(d: dict) -> Toleration:

@@ -198,9 +198,158 @@ BAD = [
                 {"maxSkew": 2, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule"},
             ]
         },
-        "spec.topologySpreadConstraints[1]",
+        "spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}",
         "Duplicate value",
         id="two constraints on the same key and action",
+    ),
+    pytest.param(
+        {
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "z",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "nodeTaintsPolicy": "Sometimes",
+                }
+            ]
+        },
+        "spec.topologySpreadConstraints[0].nodeTaintsPolicy",
+        'Unsupported value: "Sometimes"',
+        id="an unknown node inclusion policy",
+    ),
+    pytest.param(
+        {
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "z",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "matchLabelKeys": ["pod-template-hash"],
+                }
+            ]
+        },
+        "spec.topologySpreadConstraints[0].matchLabelKeys",
+        "must not be specified when labelSelector is not set",
+        id="spread matchLabelKeys without a selector",
+    ),
+    pytest.param(
+        {
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "z",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "minDomains": 0,
+                }
+            ]
+        },
+        "spec.topologySpreadConstraints[0].minDomains",
+        "must be greater than zero",
+        id="minDomains 0",
+    ),
+    pytest.param(
+        {
+            "affinity": {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {**TERM, "topologyKey": "not a/valid/key"}
+                    ]
+                }
+            }
+        },
+        "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey",
+        'Invalid value: "not a/valid/key"',
+        id="a topology key that is not a label name",
+    ),
+    pytest.param(
+        {
+            "affinity": {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {**TERM, "namespaces": ["Team_A"]}
+                    ]
+                }
+            }
+        },
+        "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].namespace",
+        "RFC 1123 label",
+        id="a namespace that is not a DNS label",
+    ),
+    pytest.param(
+        {
+            "affinity": {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "topologyKey": "kubernetes.io/hostname",
+                            "matchLabelKeys": ["pod-template-hash"],
+                        }
+                    ]
+                }
+            }
+        },
+        "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].matchLabelKeys",
+        "must not be specified when labelSelector is not set",
+        id="affinity matchLabelKeys without a selector",
+    ),
+    pytest.param(
+        {
+            "affinity": {
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 10,
+                            "podAffinityTerm": {
+                                **TERM,
+                                "matchLabelKeys": ["tenant"],
+                                "mismatchLabelKeys": ["tenant"],
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+        "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+        ".podAffinityTerm.matchLabelKeys[0]",
+        "exists in both matchLabelKeys and mismatchLabelKeys",
+        id="a key in both matchLabelKeys and mismatchLabelKeys",
+    ),
+    pytest.param(
+        {
+            "affinity": {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {**TERM, "mismatchLabelKeys": ["-bad-"]}
+                    ]
+                }
+            }
+        },
+        "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+        ".mismatchLabelKeys[0]",
+        'Invalid value: "-bad-"',
+        id="a mismatchLabelKeys key that is not a label name",
+    ),
+    pytest.param(
+        {
+            "affinity": {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            **TERM,
+                            "namespaceSelector": {
+                                "matchExpressions": [
+                                    {"key": "team", "operator": "Exists", "values": ["a"]}
+                                ]
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+        "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+        ".namespaceSelector.matchExpressions[0].values",
+        "may not be specified when `operator` is 'Exists'",
+        id="a namespace selector with values for Exists",
     ),
 ]
 
@@ -214,10 +363,22 @@ def test_invalid_scheduling_constraints_are_refused(spec, path, words) -> None:
     assert words in messages[path]
 
 
-@pytest.mark.parametrize(("spec", "path", "words"), BAD[:2])
+@pytest.mark.parametrize(("spec", "path", "words"), BAD)
 def test_through_the_api_nothing_is_stored(api, spec, path, words) -> None:
     body = kube_list(node("n1"), pod("bad", "n1", **spec))
     response = api.post("/v1/snapshots", json=body, role="decide")
     assert response.status_code == 422, response.json
     assert any(e["path"] == f"items[1].{path}" for e in response.json["errors"]), response.json
     assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
+@pytest.mark.parametrize(("spec", "path", "words"), BAD)
+def test_a_decision_on_such_a_pod_is_refused_and_records_nothing(api, spec, path, words) -> None:
+    snapshot = api.post("/v1/snapshots", json=kube_list(node("n1")), role="decide").json["id"]
+    body = {"snapshotId": snapshot, "pod": pod("incoming", **spec)}
+    response = api.post("/v1/decisions/placement", json=body, role="decide", validate=False)
+    assert response.status_code == 422, response.json
+    messages = {e["path"]: e["message"] for e in response.json["errors"]}
+    assert f"pod.{path}" in messages, messages
+    assert words in messages[f"pod.{path}"]
+    assert api.get("/v1/decisions", role="read").json["items"] == []

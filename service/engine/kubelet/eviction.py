@@ -36,10 +36,11 @@ How one pass stands in for the long-running manager (spec/README.md §4):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from fractions import Fraction
+from functools import partial
 
 from service.engine.kubelet.eviction_config import (
     OP_LESS_THAN,
@@ -86,24 +87,37 @@ __all__ = [
     "FS_LOGS",
     "FS_ROOT",
     "NODE_CONDITIONS",
+    "Comparator",
     "Eviction",
     "EvictionPass",
     "PodStatsIndex",
-    "RankFunc",
     "RankedPod",
+    "Ranker",
     "SignalObservation",
     "active_pods",
     "build_signal_to_node_reclaim_funcs",
     "build_signal_to_rank_func",
+    "disk",
     "eviction_message",
+    "exceed_disk_requests",
+    "exceed_memory_requests",
     "has_threshold",
     "local_storage_eviction",
     "make_signal_observations",
+    "measure_disk",
+    "measure_memory",
+    "measure_pids",
+    "memory",
     "merge_thresholds",
     "node_conditions",
     "node_conditions_last_observed_at",
     "node_conditions_observed_since",
-    "rank_pods",
+    "ordered_by",
+    "priority",
+    "process",
+    "rank_disk_pressure",
+    "rank_memory_pressure",
+    "rank_pid_pressure",
     "sort_by_eviction_priority",
     "synchronize",
     "thresholds_first_observed_at",
@@ -432,121 +446,123 @@ class RankedPod:
     _order: int = 0  # usage minus the request the ordering step subtracts (negated in keys)
 
 
-@dataclass(frozen=True, slots=True)
-class RankFunc:
-    """A ranking function: rankMemoryPressure, rankPIDPressure or rankDiskPressureFunc."""
-
-    kind: str  # "memory" | "pid" | "disk"
-    resource: str
-    fs_stats_to_measure: tuple[str, ...] = ()
-
-    @property
-    def comparators(self) -> tuple[str, ...]:
-        if self.kind == "memory":
-            return ("exceedMemoryRequests", "priority", "memory")
-        if self.kind == "pid":
-            return ("priority", "process")
-        return ("exceedDiskRequests", "priority", "disk")
+# A ranker: one of the kubelet's ranking functions, pods (and their stats) in, pods in
+# eviction order out.
+Ranker = Callable[[Iterable[Pod], PodStatsIndex, EngineSettings], list[RankedPod]]
+# A comparator of helpers.go as a sort key: the smaller key is evicted first.
+Comparator = Callable[[RankedPod], int | tuple[int, int]]
 
 
-def _measure(
+def _priority_of(pod: Pod) -> int:
+    return pod.priority if pod.priority is not None else 0
+
+
+def _against_request(pod: Pod, resource: str, usage: int, request: int, order: int) -> RankedPod:
+    """A pod with stats whose usage of ``resource`` is compared with its request; ``order``
+    is what the usage comparator sorts by (largest first)."""
+    return RankedPod(pod, True, _priority_of(pod), usage > request, usage, request, resource, order)
+
+
+def measure_memory(pod: Pod, stats: PodStats | None, settings: EngineSettings) -> RankedPod:
+    """What rankMemoryPressure reads of a pod: its working set against its memory request."""
+    request = resource_request(pod, RESOURCE_MEMORY, settings=settings)
+    if stats is None:
+        return RankedPod(pod, False, _priority_of(pod), request=request)
+    usage = memory_usage(stats)
+    return _against_request(pod, RESOURCE_MEMORY, usage, request, usage - request)
+
+
+def measure_pids(pod: Pod, stats: PodStats | None) -> RankedPod:
+    """What rankPIDPressure reads of a pod: its process count (no request applies)."""
+    if stats is None:
+        return RankedPod(pod, False, _priority_of(pod), resource=RESOURCE_PIDS)
+    count = stats.process_count or 0
+    return RankedPod(pod, True, _priority_of(pod), False, count, 0, RESOURCE_PIDS, count)
+
+
+def measure_disk(
     pod: Pod,
     stats: PodStats | None,
-    kind: str,
-    resource: str,
-    fs_stats_to_measure: Sequence[str],
     settings: EngineSettings,
+    fs_stats_to_measure: Sequence[str],
+    resource: str,
 ) -> RankedPod:
-    priority = pod.priority if pod.priority is not None else 0
-    if kind == "memory":
-        request = resource_request(pod, RESOURCE_MEMORY, settings=settings)
-        if stats is None:
-            return RankedPod(pod, False, priority, request=request, resource=RESOURCE_MEMORY)
-        usage = memory_usage(stats)
-        return RankedPod(
-            pod, True, priority, usage > request, usage, request, RESOURCE_MEMORY, usage - request
-        )
-    if kind == "pid":
-        if stats is None:
-            return RankedPod(pod, False, priority, resource=RESOURCE_PIDS)
-        count = stats.process_count or 0
-        return RankedPod(pod, True, priority, False, count, 0, RESOURCE_PIDS, count)
-    if kind == "disk":
-        request = resource_request(pod, resource, settings=settings)
-        if stats is None:
-            return RankedPod(pod, False, priority, request=request, resource=resource)
-        disk, inodes = pod_disk_usage(stats, pod, fs_stats_to_measure)
-        usage = inodes if resource == RESOURCE_INODES else disk
-        storage_request = resource_request(pod, RESOURCE_EPHEMERAL_STORAGE, settings=settings)
-        return RankedPod(
-            pod, True, priority, usage > request, usage, request, resource, usage - storage_request
-        )
-    return RankedPod(pod, stats is not None, priority, resource=resource)
+    """What rankDiskPressureFunc reads of a pod: the bytes or inodes of the measured
+    filesystems against its request for ``resource``; the ordering subtracts the
+    ephemeral-storage request whatever the resource (helpers.go disk)."""
+    request = resource_request(pod, resource, settings=settings)
+    if stats is None:
+        return RankedPod(pod, False, _priority_of(pod), request=request, resource=resource)
+    disk, inodes = pod_disk_usage(stats, pod, fs_stats_to_measure)
+    usage = inodes if resource == RESOURCE_INODES else disk
+    storage_request = resource_request(pod, RESOURCE_EPHEMERAL_STORAGE, settings=settings)
+    return _against_request(pod, resource, usage, request, usage - storage_request)
 
 
-def _comparator_key(name: str, entry: RankedPod) -> int | tuple[int, int]:
-    """Each comparator of helpers.go as a sort key (smaller = evicted first). Pods without
-    stats come first in every usage comparator (and compare equal to each other)."""
-    if name == "priority":
-        return entry.priority
-    if name in ("exceedMemoryRequests", "exceedDiskRequests"):
-        if not entry.has_stats:
-            return 0
-        return 1 if entry.exceeds_requests else 2
-    if name in ("memory", "disk", "process"):
-        return (0, 0) if not entry.has_stats else (1, -entry._order)
-    raise ValueError(f"unknown comparator {name!r}")
+def priority(entry: RankedPod) -> int:
+    """helpers.go priority: the lower priority is evicted first."""
+    return entry.priority
 
 
-_KIND_OF_COMPARATOR = {
-    "exceedMemoryRequests": "memory",
-    "memory": "memory",
-    "exceedDiskRequests": "disk",
-    "disk": "disk",
-    "process": "pid",
-}
+def exceed_memory_requests(entry: RankedPod) -> int:
+    """helpers.go exceedMemoryRequests: pods without stats first, then the pods whose usage
+    exceeds their request, then the others."""
+    if not entry.has_stats:
+        return 0
+    return 1 if entry.exceeds_requests else 2
 
 
-def rank_pods(
-    pods: Iterable[Pod],
-    stats: PodStatsIndex,
-    comparators: Sequence[str],
-    *,
-    fs_stats_to_measure: Sequence[str] = (),
-    resource: str | None = None,
-    settings: EngineSettings = DEFAULT_SETTINGS,
-) -> list[RankedPod]:
+# helpers.go exceedDiskRequests: the same test, on the disk usage rankDiskPressureFunc measured.
+exceed_disk_requests = exceed_memory_requests
+
+
+def memory(entry: RankedPod) -> tuple[int, int]:
+    """helpers.go memory: pods without stats first (equal to each other), then by usage above
+    the request, the largest first."""
+    return (0, 0) if not entry.has_stats else (1, -entry._order)
+
+
+# helpers.go process and disk: the same order, on the process count and on the disk usage
+# above the ephemeral-storage request.
+process = disk = memory
+
+
+def ordered_by(entries: list[RankedPod], *comparators: Comparator) -> list[RankedPod]:
     """helpers.go orderedBy(...).Sort: the comparators applied lexicographically (first =
-    evicted first). Comparator names: priority, exceedMemoryRequests, memory,
-    exceedDiskRequests, disk, process. Stable: ties keep the input order."""
-    kind = next((_KIND_OF_COMPARATOR[c] for c in comparators if c in _KIND_OF_COMPARATOR), "")
-    if resource is None:
-        resource = {"memory": RESOURCE_MEMORY, "pid": RESOURCE_PIDS}.get(
-            kind, RESOURCE_EPHEMERAL_STORAGE
-        )
-    entries = [
-        _measure(pod, stats.get(pod), kind, resource, fs_stats_to_measure, settings) for pod in pods
-    ]
-    entries.sort(key=lambda e: tuple(_comparator_key(c, e) for c in comparators))
-    return entries
+    evicted first). Stable: ties keep the input order."""
+    return sorted(entries, key=lambda e: tuple([compare(e) for compare in comparators]))
 
 
-def rank_with(
-    rank: RankFunc,
+def rank_memory_pressure(
+    pods: Iterable[Pod], stats: PodStatsIndex, settings: EngineSettings = DEFAULT_SETTINGS
+) -> list[RankedPod]:
+    """helpers.go rankMemoryPressure: orderedBy(exceedMemoryRequests, priority, memory)."""
+    entries = [measure_memory(pod, stats.get(pod), settings) for pod in pods]
+    return ordered_by(entries, exceed_memory_requests, priority, memory)
+
+
+def rank_pid_pressure(
+    pods: Iterable[Pod], stats: PodStatsIndex, settings: EngineSettings = DEFAULT_SETTINGS
+) -> list[RankedPod]:
+    """helpers.go rankPIDPressure: orderedBy(priority, process)."""
+    return ordered_by([measure_pids(pod, stats.get(pod)) for pod in pods], priority, process)
+
+
+def rank_disk_pressure(
     pods: Iterable[Pod],
     stats: PodStatsIndex,
     settings: EngineSettings = DEFAULT_SETTINGS,
+    *,
+    fs_stats_to_measure: Sequence[str],
+    resource: str,
 ) -> list[RankedPod]:
-    """Apply one of the kubelet's ranking functions (rankMemoryPressure, rankPIDPressure,
-    rankDiskPressureFunc)."""
-    return rank_pods(
-        pods,
-        stats,
-        rank.comparators,
-        fs_stats_to_measure=rank.fs_stats_to_measure,
-        resource=rank.resource,
-        settings=settings,
-    )
+    """helpers.go rankDiskPressureFunc(fsStatsToMeasure, resource): orderedBy(
+    exceedDiskRequests, priority, disk) on the filesystems the layout measures (see
+    ``build_signal_to_rank_func``)."""
+    entries = [
+        measure_disk(pod, stats.get(pod), settings, fs_stats_to_measure, resource) for pod in pods
+    ]
+    return ordered_by(entries, exceed_disk_requests, priority, disk)
 
 
 _DISK_SIGNALS = {
@@ -558,13 +574,14 @@ _DISK_SIGNALS = {
 
 def build_signal_to_rank_func(
     with_image_fs: bool, split_container_image_fs: bool
-) -> dict[str, RankFunc]:
-    """helpers.go buildSignalToRankFunc (k8s 1.35): which filesystem stats each disk signal
-    measures per pod, by filesystem layout."""
-    result = {
-        SIGNAL_MEMORY: RankFunc("memory", RESOURCE_MEMORY),
-        SIGNAL_ALLOCATABLE_MEMORY: RankFunc("memory", RESOURCE_MEMORY),
-        SIGNAL_PID: RankFunc("pid", RESOURCE_PIDS),
+) -> dict[str, Ranker]:
+    """helpers.go buildSignalToRankFunc (k8s 1.35): the ranker of each signal; a disk
+    signal's is ``rank_disk_pressure`` with the filesystem stats it measures per pod in that
+    filesystem layout."""
+    result: dict[str, Ranker] = {
+        SIGNAL_MEMORY: rank_memory_pressure,
+        SIGNAL_ALLOCATABLE_MEMORY: rank_memory_pressure,
+        SIGNAL_PID: rank_pid_pressure,
     }
     if with_image_fs and not split_container_image_fs:
         measure = {
@@ -582,7 +599,11 @@ def build_signal_to_rank_func(
         everything = (FS_IMAGES, FS_ROOT, FS_LOGS, FS_LOCAL_VOLUME_SOURCE)
         measure = {"nodefs": everything, "imagefs": everything, "containerfs": everything}
     for signal, resource in _DISK_SIGNALS.items():
-        result[signal] = RankFunc("disk", resource, measure[signal.split(".", 1)[0]])
+        result[signal] = partial(
+            rank_disk_pressure,
+            fs_stats_to_measure=measure[signal.split(".", 1)[0]],
+            resource=resource,
+        )
     return result
 
 
@@ -918,7 +939,7 @@ def synchronize(
         threshold.signal, ()
     )
     rank = build_signal_to_rank_func(*layout)[threshold.signal]
-    result.ranking = rank_with(rank, candidates, pod_stats, settings)
+    result.ranking = rank(candidates, pod_stats, settings)
 
     if result.evictions:  # local storage evictions end the pass before threshold eviction
         result.message = result.evictions[0].message

@@ -10,20 +10,17 @@ resource is the kubelet getter ``resource_request`` (pkg/api/v1/resource GetReso
 ``pods`` is 1, overhead counts only when the request is non-zero. Those values are
 computed once per pod per call, not once per comparison.
 
-Upstream's victim search is quadratic: every round it computes the distance of every
-candidate left. ``_by_distance`` returns the same victims in the same order with less work
-per round (one distance per distinct request row; with two requirements left only the
-rows on the skyline, with one only the largest), and says why each shortcut cannot change
-the outcome, float rounding and ties included. tests/engine/
-test_kubelet_preemption_differential.py checks it against a literal re-implementation.
+tests/engine/kubelet/test_preemption_differential.py checks the victim search against a
+literal re-implementation of upstream (its oracle), itself checked against upstream's cases.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
-from itertools import chain
+from collections.abc import Sequence
+from itertools import accumulate, chain
+from operator import itemgetter
 
 from service.engine.objects import Pod
 from service.engine.qos import (
@@ -34,7 +31,7 @@ from service.engine.qos import (
     is_critical_pod,
     preemptable,
 )
-from service.engine.resources import kubelet_resource_requests, resource_request
+from service.engine.resources import kubelet_resource_requests
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
 __all__ = [
@@ -43,12 +40,9 @@ __all__ = [
     "AdmissionFailureOutcome",
     "PreemptionError",
     "Requirement",
-    "distance",
     "get_pods_to_preempt",
     "handle_admission_failure",
     "requirements_to_string",
-    "smaller_resource_request",
-    "subtract",
 ]
 
 Requirement = tuple[str, int]
@@ -56,8 +50,6 @@ Requirement = tuple[str, int]
 # What a preempted pod's status says (events.PreemptContainer, preemption.message).
 PREEMPTION_REASON = "Preempting"
 PREEMPTION_MESSAGE = "Preempted in order to admit critical pod"
-
-RequestOf = Callable[[Pod, str], int]
 
 
 class PreemptionError(Exception):
@@ -78,74 +70,10 @@ def requirements_to_string(requirements: Sequence[Requirement]) -> str:
     return "[" + "".join(f"(res: {name}, q: {q}), " for name, q in requirements) + "]"
 
 
-def distance(
-    requirements: Sequence[Requirement],
-    pod: Pod,
-    *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
-    request_of: RequestOf | None = None,
-) -> float:
-    """admissionRequirementList.distance (k8s 1.35): the sum over requirements the pod does
-    not cover alone of ((q - request) / q)^2, in float64 and requirement order; 0 when the
-    pod alone covers everything."""
-    get = request_of or (lambda p, n: resource_request(p, n, settings=settings))
-    dist = 0.0
-    for name, q in requirements:
-        remaining = float(q - get(pod, name))
-        if remaining > 0:
-            ratio = remaining / float(q)
-            dist += ratio * ratio  # math.Pow(x, 2) is exactly x*x in Go
-    return dist
-
-
-def subtract(
-    requirements: Sequence[Requirement],
-    pods: Sequence[Pod],
-    *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
-    request_of: RequestOf | None = None,
-) -> list[Requirement]:
-    """admissionRequirementList.subtract (k8s 1.35): what is still needed once ``pods`` are
-    gone; entries that reach <= 0 are dropped, the rest keep their order."""
-    get = request_of or (lambda p, n: resource_request(p, n, settings=settings))
-    remaining: list[Requirement] = []
-    for name, q in requirements:
-        left = q
-        for pod in pods:
-            left -= get(pod, name)
-            if left <= 0:
-                break
-        if left > 0:
-            remaining.append((name, left))
-    return remaining
-
-
-def smaller_resource_request(
-    pod1: Pod,
-    pod2: Pod,
-    *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
-    request_of: RequestOf | None = None,
-) -> bool:
-    """smallerResourceRequest (k8s 1.35): compare memory, then cpu requests; the first strict
-    difference decides; a complete tie is True."""
-    get = request_of or (lambda p, n: resource_request(p, n, settings=settings))
-    for name in ("memory", "cpu"):
-        r1 = get(pod1, name)
-        r2 = get(pod2, name)
-        if r1 < r2:
-            return True
-        if r1 > r2:
-            return False
-    return True
-
-
-# Request values and requirement amounts from this size on take the plain path: the fast
-# one computes with floats, exact only for integers below 2**53 (upstream's are int64).
-_FAST_LIMIT = 1 << 53
-
-# A requirement inside the computation: (resource name, column in the request rows, amount).
+# A requirement inside the search: (resource name, column in the request rows, amount).
 _Need = tuple[str, int, int]
+
+_EXACT = 1 << 53  # integers below this are exact as floats
 
 
 def _sort_pods_by_qos(
@@ -199,89 +127,43 @@ def _sort_pods_by_qos(
     return grouped, rows
 
 
-def _subtract_rows(needs: list[_Need], groups: list[list[tuple[int, ...]]]) -> list[_Need]:
-    """``subtract`` of the pods of ``groups`` (in order) from ``needs``, on request rows:
-    the upstream loop, which stops at the first amount <= 0."""
+def _subtract(
+    needs: list[_Need], *groups: list[tuple[int, ...]], falling: bool = False
+) -> list[_Need]:
+    """admissionRequirementList.subtract (k8s 1.35) of the pods of ``groups`` (request rows,
+    in order): upstream subtracts pod after pod, stops once the amount is <= 0 and then drops
+    the requirement. So a requirement stays exactly when the amount is above 0 after every
+    pod (or, with no pods, at the start), and is then the amount minus the whole column.
+    ``falling``: no request is negative, so the amount only falls and its last value decides."""
+    rows = list(chain.from_iterable(groups))
     out: list[_Need] = []
     for name, col, q in needs:
-        left = q
-        for row in chain.from_iterable(groups):
-            left -= row[col]
-            if left <= 0:
-                break
-        if left > 0:
+        if falling or not rows:
+            left = q - sum(map(itemgetter(col), rows))
+            stays = left > 0
+        else:
+            sums = list(accumulate(map(itemgetter(col), rows)))
+            left = q - sums[-1]
+            stays = max(sums) < q
+        if stays:
             out.append((name, col, left))
     return out
-
-
-def _subtract_totals(needs: list[_Need], *totals: list[int]) -> list[_Need]:
-    """``subtract`` when every request is >= 0, given the column sums of the pods: the
-    running amount then only falls, so stopping at the first <= 0 or not ends on the same
-    side of 0, and subtracting the sums gives the same result."""
-    out: list[_Need] = []
-    for name, col, q in needs:
-        left = q - sum([total[col] for total in totals])
-        if left > 0:
-            out.append((name, col, left))
-    return out
-
-
-def _column_sums(rows: list[tuple[int, ...]], width: int) -> list[int]:
-    return [sum(values) for values in zip(*rows, strict=False)] if rows else [0] * width
 
 
 def _needs_error(needs: list[_Need]) -> PreemptionError:
     return PreemptionError([(name, q) for name, _, q in needs])
 
 
-def _by_distance_plain(
-    rows: list[tuple[int, ...]], keys: tuple[int, int], needs: list[_Need]
-) -> list[int]:
-    """getPodsToPreemptByDistance (k8s 1.35) scanned literally, for requests outside the
-    fast path's range (negative, or 2**53 and more): each round starts from a best distance
-    of len(requirements) + 1 at index 0, takes a strictly smaller distance or an equal one
-    with a (memory, cpu) request <= the best's (smallerResourceRequest), then subtracts and
-    swap-removes the best. ``keys`` are the memory and cpu columns. Returns row indices in
-    pick order."""
-    memory, cpu = keys
-    order = list(range(len(rows)))
-    picks: list[int] = []
-    while needs:
-        if not order:
-            raise _needs_error(needs)
-        best_distance = float(len(needs) + 1)
-        best = 0
-        for index, i in enumerate(order):
-            row = rows[i]
-            dist = 0.0
-            for _, col, q in needs:
-                shortfall = float(q - row[col])
-                if shortfall > 0:
-                    ratio = shortfall / float(q)
-                    dist += ratio * ratio
-            if dist < best_distance or (
-                dist == best_distance
-                and (row[memory], row[cpu]) <= (rows[order[best]][memory], rows[order[best]][cpu])
-            ):
-                best_distance = dist
-                best = index
-        chosen = order[best]
-        row = rows[chosen]
-        needs = [(name, col, q - row[col]) for name, col, q in needs if q - row[col] > 0]
-        picks.append(chosen)
-        order[best] = order[-1]
-        order.pop()
-    return picks
+def _scan(
+    columns: list[list[float]], live: list[int], need: list[tuple[int, float]]
+) -> list[float]:
+    """admissionRequirementList.distance of each ``live`` entry to the remaining requirements
+    ((position, amount) pairs), in the order of ``live``: the sum over the requirements the
+    entry does not cover of ((q - request) / q)^2, in float64 and requirement order.
 
-
-def _scan(columns: list[list[float]], live: list[int], need: list[tuple[int, int]]) -> list[float]:
-    """``distance`` of each ``live`` entry to the remaining requirements ((position, amount)
-    pairs), from the float columns of the entries' requests, in the order of ``live``.
-
-    Every value and amount is an integer below 2**53, so ``fq - v`` is exactly
-    ``float(q - v)``; each term is ``r * r`` (Go's math.Pow(x, 2) rounds once, like that
-    product), dropped when ``r`` is not positive, and the terms are added in requirement
-    order, as upstream does."""
+    ``(q - v) / fq`` is Go's float64(q - request) / float64(q) (see ``_by_distance`` on the
+    columns); each term is ``r * r`` (Go's math.Pow(x, 2) rounds once, like that product),
+    dropped when ``r`` is not positive."""
     out = [0.0] * len(live)
     for t, q in need:
         fq = float(q)
@@ -289,7 +171,7 @@ def _scan(columns: list[list[float]], live: list[int], need: list[tuple[int, int
         out = [
             d + r * r if r > 0 else d
             for d, e in zip(out, live, strict=False)
-            for r in [(fq - column[e]) / fq]
+            for r in [(q - column[e]) / fq]
         ]
     return out
 
@@ -314,7 +196,7 @@ class _Largest:
         self.below = _next_below(self.values)
         self.head = 0
 
-    def nearest(self, q: int) -> list[int] | None:
+    def nearest(self, q: float) -> list[int] | None:
         members = self.members
         order = self.order
         values = self.values
@@ -324,11 +206,11 @@ class _Largest:
         self.head = head
         top = values[head]
         fq = float(q)
-        r = (fq - top) / fq
+        r = (q - top) / fq
         best = r * r if r > 0 else 0.0
         lower = self.below.get(top)
         if lower is not None:
-            r = (fq - lower) / fq
+            r = (q - lower) / fq
             if (r * r if r > 0 else 0.0) == best:
                 return None
         tied = []
@@ -445,7 +327,7 @@ class _Skyline:
             sky_first[i:i] = [self.first[f] for f in risen]
             sky_second[i:i] = [self.second[f] for f in risen]
 
-    def nearest(self, q: int, p: int) -> list[int] | None:
+    def nearest(self, q: float, p: float) -> list[int] | None:
         """The live entries at the smallest distance to amounts ``q`` (first requirement)
         and ``p`` (second), or None when an entry off the skyline might be one of them.
 
@@ -459,68 +341,68 @@ class _Skyline:
         sky_second = self.sky_second
         fq = float(q)
         fp = float(p)
-        if sky_first[0] < fq and sky_second[-1] < fp:  # no term is dropped
+        if sky_first[0] < q and sky_second[-1] < p:  # no term is dropped
             distances = [
                 r * r + s * s
                 for a, b in zip(sky_first, sky_second, strict=False)
-                for r in [(fq - a) / fq]
-                for s in [(fp - b) / fp]
+                for r in [(q - a) / fq]
+                for s in [(p - b) / fp]
             ]
         else:
             distances = [
                 (r * r if r > 0 else 0.0) + (s * s if s > 0 else 0.0)
                 for a, b in zip(sky_first, sky_second, strict=False)
-                for r in [(fq - a) / fq]
-                for s in [(fp - b) / fp]
+                for r in [(q - a) / fq]
+                for s in [(p - b) / fp]
             ]
         best = min(distances)
         if distances.count(best) == 1:
             i = distances.index(best)
-            if len(distances) < self.count and self._shadowed(i, fq, fp, best):
+            if len(distances) < self.count and self._shadowed(i, q, p, fq, fp, best):
                 return None
             return [self.sky[i]]
         at = [i for i, dist in enumerate(distances) if dist == best]
         if len(distances) < self.count:
             for i in at:
-                if self._shadowed(i, fq, fp, best):
+                if self._shadowed(i, q, p, fq, fp, best):
                     return None
         sky = self.sky
         return [sky[i] for i in at]
 
-    def _shadowed(self, i: int, fq: float, fp: float, best: float) -> bool:
+    def _shadowed(self, i: int, q: float, p: float, fq: float, fp: float, best: float) -> bool:
         """Whether an entry dominated by skyline entry ``i`` (at distance ``best``) might be
         at that distance too; see ``nearest``."""
         a = self.sky_first[i]
         b = self.sky_second[i]
         lower = self.below_first.get(a)
-        if lower is not None:
-            r = (fq - lower) / fq
-            s = (fp - b) / fp
-            if (r * r if r > 0 else 0.0) + (s * s if s > 0 else 0.0) == best:
-                return True
+        if lower is not None and _two_terms(q, fq, lower, p, fp, b) == best:
+            return True
         lower = self.below_second.get(b)
-        if lower is not None:
-            r = (fq - a) / fq
-            s = (fp - lower) / fp
-            if (r * r if r > 0 else 0.0) + (s * s if s > 0 else 0.0) == best:
-                return True
-        return False
+        return lower is not None and _two_terms(q, fq, a, p, fp, lower) == best
+
+
+def _two_terms(q: float, fq: float, a: float, p: float, fp: float, b: float) -> float:
+    """The distance of requests ``a`` and ``b`` to amounts ``q`` and ``p`` (as ``_scan``)."""
+    r = (q - a) / fq
+    s = (p - b) / fp
+    return (r * r if r > 0 else 0.0) + (s * s if s > 0 else 0.0)
 
 
 def _by_distance(
-    rows: list[tuple[int, ...]], keys: tuple[int, int], needs: list[_Need]
+    rows: list[tuple[int, ...]], keys: tuple[int, int], needs: list[_Need], num: type
 ) -> list[int]:
-    """getPodsToPreemptByDistance (k8s 1.35) on request rows (integers in [0, 2**53)) and
-    requirements (integers in (0, 2**53)); ``keys`` are the memory and cpu columns. Returns
-    the row indices in pick order.
+    """getPodsToPreemptByDistance (k8s 1.35) on request rows and requirements (amounts
+    above 0); ``keys`` are the memory and cpu columns, ``num`` the type distances are
+    computed in (see ``get_pods_to_preempt``). Returns the row indices in pick order.
 
-    Upstream, each round scans the candidates in order keeping a best one, replaced by a
-    strictly smaller ``distance`` or by an equal one when ``smaller_resource_request``
-    (memory, then cpu; a full tie counts as smaller); the best is subtracted from the
-    requirements and swap-removed (the last candidate moves into its slot, which changes
-    the scan order of the next rounds). With requests >= 0 no distance exceeds the number
-    of requirements, so the first candidate always replaces the initial best, and the scan
-    ends on the LAST candidate in scan order with the smallest (distance, memory, cpu).
+    Upstream, each round scans the candidates in order from a best distance of
+    len(requirements) + 1 at index 0, replaced by a strictly smaller distance (``_scan``)
+    or by an equal one when smallerResourceRequest (memory, then cpu; a full tie counts as
+    smaller); the best is subtracted from the requirements and swap-removed (the last
+    candidate moves into its slot, which changes the scan order of the next rounds). So the
+    scan ends on the LAST candidate in scan order with the smallest (distance, memory,
+    cpu), where the candidate at index 0 counts at a distance of at most len(requirements)
+    + 1. Only a negative request puts a candidate farther (each term is at most 1 else).
 
     That is computed directly, with less work per round than upstream's scan (quadratic):
     candidates with equal rows (the same requests for every requirement, memory and cpu)
@@ -548,8 +430,8 @@ def _by_distance(
         else:
             members[e].append(i)
         entry_of.append(e)
-    # Per requirement position, the entries' requests as floats.
-    columns = [[float(row[col]) for row in entry_rows] for col in cols]
+    # Per requirement position, the entries' requests.
+    columns = [[num(row[col]) for row in entry_rows] for col in cols]
     live = list(range(len(entry_rows)))  # compacted whenever it is read
 
     order = list(range(len(rows)))  # upstream's scan order
@@ -568,16 +450,16 @@ def _by_distance(
             if skyline is None:
                 live = [e for e in live if members[e]]
                 skyline = _Skyline(columns[t], columns[u], live)
-            tied = skyline.nearest(q, p)
+            tied = skyline.nearest(num(q), num(p))
         elif len(remaining) == 1:
             ((t, q),) = remaining
             if largest is None:
                 live = [e for e in live if members[e]]
                 largest = _Largest(columns[t], live, members)
-            tied = largest.nearest(q)
+            tied = largest.nearest(num(q))
         if tied is None:
             live = [e for e in live if members[e]]
-            distances = _scan(columns, live, remaining)
+            distances = _scan(columns, live, [(t, num(q)) for t, q in remaining])
             best = min(distances)
             tied = [live[s] for s, dist in enumerate(distances) if dist == best]
         if len(tied) == 1:
@@ -591,6 +473,10 @@ def _by_distance(
                 for i in members[e]
             ]
         chosen = group[0] if len(group) == 1 else max(group, key=position.__getitem__)
+        if num is int and chosen != order[0]:
+            chosen = _initial_best_kept(
+                columns, entry_rows, entry_of, keys, remaining, order, chosen
+            )
         picks.append(chosen)
         # Swap-remove from the scan order.
         at = position[chosen]
@@ -610,6 +496,33 @@ def _by_distance(
     return picks
 
 
+def _initial_best_kept(
+    columns: list[list[int]],
+    entry_rows: list[tuple[int, ...]],
+    entry_of: list[int],
+    keys: tuple[int, int],
+    remaining: list[tuple[int, int]],
+    order: list[int],
+    chosen: int,
+) -> int:
+    """The round's pick when the candidate at index 0 is farther than len(requirements) + 1:
+    upstream's initial best (that distance, index 0's requests) then stands in for it, and
+    is kept unless some candidate is at least as near."""
+    first = order[0]
+    limit = float(len(remaining) + 1)
+    if _scan(columns, [entry_of[first]], remaining)[0] <= limit:
+        return chosen
+    memory, cpu = keys
+    first_row = entry_rows[entry_of[first]]
+    chosen_row = entry_rows[entry_of[chosen]]
+    nearest = (
+        _scan(columns, [entry_of[chosen]], remaining)[0],
+        chosen_row[memory],
+        chosen_row[cpu],
+    )
+    return first if (limit, first_row[memory], first_row[cpu]) < nearest else chosen
+
+
 def get_pods_to_preempt(
     preemptor: Pod,
     pods: Sequence[Pod],
@@ -624,75 +537,42 @@ def get_pods_to_preempt(
     guaranteed pods needed even if every best-effort and burstable pod went are chosen
     first, then the burstable pods needed besides best-effort and those guaranteed ones,
     then the best-effort pods needed besides the chosen burstable and guaranteed ones; each
-    phase picks by ``distance`` (ties: ``smaller_resource_request``, the last of equals
-    wins). Result: best-effort + burstable + guaranteed picks.
-
-    Every pod's requests for the requirement names, memory and cpu are computed once, as
-    an int row; the phases work on those rows. When every request is in [0, 2**53) and
-    every amount below 2**53 (any real pod), subtract works on column sums and the victim
-    search on floats (``_by_distance``); otherwise both follow upstream's loops literally.
+    phase picks by distance (``_by_distance``). Result: best-effort + burstable +
+    guaranteed picks. Every pod's requests for the requirement names, memory and cpu are
+    computed once, as an int row; the phases work on those rows.
     """
     requirements = list(requirements)
     names = list(dict.fromkeys([name for name, _ in requirements] + ["memory", "cpu"]))
     column = {name: i for i, name in enumerate(names)}
     needs: list[_Need] = [(name, column[name], q) for name, q in requirements]
     keys = (column["memory"], column["cpu"])
-    (best_effort, burstable, guaranteed), classes = _sort_pods_by_qos(
+    (best_effort, burstable, guaranteed), (be_rows, bu_rows, gu_rows) = _sort_pods_by_qos(
         preemptor, pods, names, settings
     )
-    be_rows, bu_rows, gu_rows = classes
-    transposed = [list(zip(*rows, strict=False)) for rows in classes]
-    fast = all(q < _FAST_LIMIT for _, _, q in needs) and all(
-        min(values) >= 0 and max(values) < _FAST_LIMIT
-        for columns in transposed
-        for values in columns
-    )
-    if not fast:
-        return _get_pods_to_preempt_plain(best_effort, burstable, guaranteed, classes, needs, keys)
-    width = len(names)
-    be_sum, bu_sum, gu_sum = (
-        [sum(values) for values in columns] if columns else [0] * width for columns in transposed
-    )
-    unmet = _subtract_totals(needs, be_sum, bu_sum, gu_sum)
+    # Distances are ``(q - v) / float(q)``: Go's float64(q - request) / float64(q). When
+    # every request is in [0, 2**53) and every amount below it (any real pod), the search
+    # holds them as floats, exact there and faster; otherwise as Python ints, where the
+    # difference is exact before its one conversion (and only a negative request can make
+    # upstream's initial best stand, ``_initial_best_kept``).
+    values = list(chain.from_iterable(chain.from_iterable((be_rows, bu_rows, gu_rows))))
+    falling = min(values, default=0) >= 0
+    top = max(values + [q for _, _, q in needs], default=0)
+    num = float if falling and top < _EXACT else int
+    unmet = _subtract(needs, be_rows, bu_rows, gu_rows, falling=falling)
     if unmet:
         raise _needs_error(unmet)
-    guaranteed_picks = _by_distance(gu_rows, keys, _subtract_totals(needs, be_sum, bu_sum))
-    gu_picked = _column_sums([gu_rows[i] for i in guaranteed_picks], width)
-    burstable_picks = _by_distance(bu_rows, keys, _subtract_totals(needs, be_sum, gu_picked))
-    bu_picked = _column_sums([bu_rows[i] for i in burstable_picks], width)
-    best_effort_picks = _by_distance(be_rows, keys, _subtract_totals(needs, bu_picked, gu_picked))
+    needed = _subtract(needs, be_rows, bu_rows, falling=falling)
+    gu_picks = _by_distance(gu_rows, keys, needed, num)
+    gu_picked = [gu_rows[i] for i in gu_picks]
+    needed = _subtract(needs, be_rows, gu_picked, falling=falling)
+    bu_picks = _by_distance(bu_rows, keys, needed, num)
+    bu_picked = [bu_rows[i] for i in bu_picks]
+    needed = _subtract(needs, bu_picked, gu_picked, falling=falling)
+    be_picks = _by_distance(be_rows, keys, needed, num)
     return (
-        [best_effort[i] for i in best_effort_picks]
-        + [burstable[i] for i in burstable_picks]
-        + [guaranteed[i] for i in guaranteed_picks]
-    )
-
-
-def _get_pods_to_preempt_plain(
-    best_effort: list[Pod],
-    burstable: list[Pod],
-    guaranteed: list[Pod],
-    classes: list[list[tuple[int, ...]]],
-    needs: list[_Need],
-    keys: tuple[int, int],
-) -> list[Pod]:
-    """``get_pods_to_preempt`` step by step as upstream writes it, for requests outside the
-    fast path's range."""
-    be_rows, bu_rows, gu_rows = classes
-    unmet = _subtract_rows(needs, [be_rows, bu_rows, gu_rows])
-    if unmet:
-        raise _needs_error(unmet)
-    guaranteed_picks = _by_distance_plain(gu_rows, keys, _subtract_rows(needs, [be_rows, bu_rows]))
-    gu_picked = [gu_rows[i] for i in guaranteed_picks]
-    burstable_picks = _by_distance_plain(bu_rows, keys, _subtract_rows(needs, [be_rows, gu_picked]))
-    bu_picked = [bu_rows[i] for i in burstable_picks]
-    best_effort_picks = _by_distance_plain(
-        be_rows, keys, _subtract_rows(needs, [bu_picked, gu_picked])
-    )
-    return (
-        [best_effort[i] for i in best_effort_picks]
-        + [burstable[i] for i in burstable_picks]
-        + [guaranteed[i] for i in guaranteed_picks]
+        [best_effort[i] for i in be_picks]
+        + [burstable[i] for i in bu_picks]
+        + [guaranteed[i] for i in gu_picks]
     )
 
 

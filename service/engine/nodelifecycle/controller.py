@@ -19,7 +19,7 @@ from service.engine.nodelifecycle.health import (
     Condition,
     LeaseSeen,
     NodeHealthTracker,
-    NodeState,
+    NodeWorkingCopy,
 )
 from service.engine.nodelifecycle.queue import TimedValue, run_queue_loop
 from service.engine.nodelifecycle.taints import (
@@ -60,7 +60,7 @@ class NodeLifecycleSimulator:
         self.tracker = NodeHealthTracker(config)
         self.disruption = DisruptionController(config)
         self.known: set[str] = set()
-        self.nodes: dict[str, NodeState] = {}
+        self.nodes: dict[str, NodeWorkingCopy] = {}
         self.pods = list(pods)
         self.eviction_status: dict[str, str] = {}  # legacy nodeEvictionMap
         self.deleted_pods: dict[str, int] = {}  # "ns/name" -> deletion time (legacy)
@@ -69,7 +69,7 @@ class NodeLifecycleSimulator:
     # --- API state ---
 
     def set_nodes(self, nodes: Iterable[Node]) -> None:
-        self.nodes = {node.name: NodeState.from_node(node) for node in nodes}
+        self.nodes = {node.name: NodeWorkingCopy.from_node(node) for node in nodes}
 
     def _pods_on(self, name: str) -> list[Pod]:
         return [p for p in self.pods if p.node_name == name]
@@ -151,11 +151,11 @@ class NodeLifecycleSimulator:
             node.listed = None
         return records
 
-    def _cancel_pod_eviction(self, node: NodeState) -> bool:
+    def _cancel_pod_eviction(self, node: NodeWorkingCopy) -> bool:
         self.eviction_status[node.name] = "unmarked"
         return self.disruption.queue(node.zone).remove(node.name)
 
-    def _process_legacy(self, node: NodeState, observed: str, now: int) -> str:
+    def _process_legacy(self, node: NodeWorkingCopy, observed: str, now: int) -> str:
         data = self.tracker.data[node.name]
         queue = self.disruption.queue(node.zone)
         timeout = self.config.pod_eviction_timeout_ns

@@ -15,12 +15,13 @@ Both mark a stale node with ``mark_stale_conditions``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from service.engine.nodelifecycle.clock import SECOND, to_ns
 from service.engine.nodelifecycle.config import NodeLifecycleConfig
-from service.engine.nodelifecycle.zones import is_excluded_from_disruption, zone_key
+from service.engine.nodelifecycle.zones import is_excluded_from_disruption
 from service.engine.objects import Lease, Node, NodeCondition, Taint
+from service.engine.topology import zone_key
 
 __all__ = [
     "GO_ZERO_TIME_NS",
@@ -28,7 +29,7 @@ __all__ = [
     "NodeHealth",
     "NodeHealthData",
     "NodeHealthTracker",
-    "NodeState",
+    "NodeWorkingCopy",
     "TryUpdateResult",
     "is_stale",
     "lease_renew_ns",
@@ -61,32 +62,11 @@ class Condition:
     message: str = ""
 
     def copy(self) -> Condition:
-        return Condition(
-            self.type,
-            self.status,
-            self.last_heartbeat,
-            self.last_transition,
-            self.reason,
-            self.message,
-        )
+        return replace(self)
 
     def same(self, other: Condition | None) -> bool:
-        """apiequality.Semantic.DeepEqual of two conditions."""
-        return other is not None and (
-            self.type,
-            self.status,
-            self.last_heartbeat,
-            self.last_transition,
-            self.reason,
-            self.message,
-        ) == (
-            other.type,
-            other.status,
-            other.last_heartbeat,
-            other.last_transition,
-            other.reason,
-            other.message,
-        )
+        """apiequality.Semantic.DeepEqual of two conditions (every field equal)."""
+        return other is not None and self == other
 
 
 _UNSET = object()
@@ -102,7 +82,7 @@ def _condition(c: NodeCondition) -> Condition:
     )
 
 
-class NodeState:
+class NodeWorkingCopy:
     """The controller's working copy of one Node: what it reads and what it writes.
 
     ``taints`` is the node as stored in the API server (what the controller's writes
@@ -157,7 +137,7 @@ class NodeState:
         self._ready: object = _UNSET
 
     @classmethod
-    def from_node(cls, node: Node, *, log_taints: bool = False) -> NodeState:
+    def from_node(cls, node: Node, *, log_taints: bool = False) -> NodeWorkingCopy:
         return cls(
             node.name,
             node.uid,
@@ -221,7 +201,7 @@ def is_stale(probe: int, grace: int, now: int) -> bool:
     return now > probe + grace
 
 
-def mark_stale_conditions(node: NodeState, now: int) -> None:
+def mark_stale_conditions(node: NodeWorkingCopy, now: int) -> None:
     """The Unknown marking of tryUpdateNodeHealth (k8s 1.35) for a stale node, in place.
 
     For Ready, MemoryPressure, DiskPressure and PIDPressure: a missing condition is
@@ -281,7 +261,9 @@ class NodeHealthTracker:
         self.config = config
         self.data: dict[str, NodeHealthData] = {}
 
-    def try_update(self, node: NodeState, lease: LeaseSeen | None, now: int) -> TryUpdateResult:
+    def try_update(
+        self, node: NodeWorkingCopy, lease: LeaseSeen | None, now: int
+    ) -> TryUpdateResult:
         """tryUpdateNodeHealth on ``node`` (modified in place when the controller marks it).
 
         ``lease`` is the kube-node-lease Lease as listed now (None when there is none).
@@ -372,7 +354,7 @@ class NodeHealth:
 
 
 def node_health_at(
-    node: NodeState, lease_renew: int | None, now: int, config: NodeLifecycleConfig
+    node: NodeWorkingCopy, lease_renew: int | None, now: int, config: NodeLifecycleConfig
 ) -> NodeHealth:
     """The controller's view of ``node`` at ``now`` (stateless, §a.8), marking it in place.
 

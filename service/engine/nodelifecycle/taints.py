@@ -37,7 +37,7 @@ from service.engine.nodelifecycle.clock import MILLISECOND, format_time, from_ns
 from service.engine.nodelifecycle.config import NodeLifecycleConfig
 from service.engine.nodelifecycle.health import (
     NodeHealth,
-    NodeState,
+    NodeWorkingCopy,
     lease_renew_ns,
     node_health_at,
 )
@@ -53,9 +53,9 @@ from service.engine.nodelifecycle.tainteviction import (
 from service.engine.nodelifecycle.zones import (
     STATE_NORMAL,
     DisruptionController,
-    zone_parts,
 )
 from service.engine.objects import Cluster, Node, Pod, Taint, Toleration
+from service.engine.topology import zone_key_parts
 
 __all__ = [
     "ACTION_ENQUEUE_NOT_READY",
@@ -122,7 +122,7 @@ def _remove_taint(taints: list[Taint], key: str, effect: str = NO_EXECUTE) -> li
     return [t for t in taints if not (t.key == key and t.effect == effect)]
 
 
-def remove_taint_off_node(node: NodeState, key: str, now: int) -> None:
+def remove_taint_off_node(node: NodeWorkingCopy, key: str, now: int) -> None:
     """controller.RemoveTaintOffNode: nothing when the controller's copy of the node lacks
     the taint (the API-call short-circuit); otherwise removed from the stored node."""
     if not taint_exists(node.seen_taints(), key):
@@ -131,7 +131,9 @@ def remove_taint_off_node(node: NodeState, key: str, now: int) -> None:
         node.set_taints(_remove_taint(node.taints, key), now)
 
 
-def swap_node_controller_taint(node: NodeState, add_key: str, remove_key: str, now: int) -> None:
+def swap_node_controller_taint(
+    node: NodeWorkingCopy, add_key: str, remove_key: str, now: int
+) -> None:
     """SwapNodeControllerTaint: add ``add_key``:NoExecute with timeAdded = now to the stored
     node, then RemoveTaintOffNode ``remove_key``:NoExecute (two writes: there is never a
     moment without either)."""
@@ -140,7 +142,7 @@ def swap_node_controller_taint(node: NodeState, add_key: str, remove_key: str, n
     remove_taint_off_node(node, remove_key, now)
 
 
-def mark_node_as_reachable(node: NodeState, queue: RateLimitedTimedQueue, now: int) -> bool:
+def mark_node_as_reachable(node: NodeWorkingCopy, queue: RateLimitedTimedQueue, now: int) -> bool:
     """markNodeAsReachable: remove both NoExecute lifecycle taints, drop the node from its
     zone queue (which also forgets it in the de-duplication set)."""
     if not node.seen_taints():  # fast path: nothing to remove (the usual healthy node)
@@ -151,7 +153,7 @@ def mark_node_as_reachable(node: NodeState, queue: RateLimitedTimedQueue, now: i
 
 
 def mark_node_for_tainting(
-    node: NodeState, status: str, queue: RateLimitedTimedQueue, now: int
+    node: NodeWorkingCopy, status: str, queue: RateLimitedTimedQueue, now: int
 ) -> bool:
     """markNodeForTainting: when the node lacks the taint for ``status``, Remove it from the
     queue first (resetting de-duplication); then Add it."""
@@ -162,7 +164,7 @@ def mark_node_for_tainting(
 
 
 def process_taint_base_eviction(
-    node: NodeState, observed: str, queue: RateLimitedTimedQueue, now: int
+    node: NodeWorkingCopy, observed: str, queue: RateLimitedTimedQueue, now: int
 ) -> str:
     """processTaintBaseEviction on the Ready status ``observed`` at the start of the pass.
 
@@ -188,7 +190,7 @@ def process_taint_base_eviction(
     return ACTION_NONE
 
 
-def taint_queued_node(node: NodeState | None, now: int) -> tuple[bool, int]:
+def taint_queued_node(node: NodeWorkingCopy | None, now: int) -> tuple[bool, int]:
     """The function doNoExecuteTaintingPass gives Try(): re-read the node; gone → drop;
     no Ready condition → retry in 50 ms; False → not-ready (unreachable removed); Unknown →
     unreachable (not-ready removed); anything else → drop without tainting."""
@@ -218,7 +220,7 @@ def legacy_eviction_due(
 
 
 def process_no_taint_base_eviction(
-    node: NodeState,
+    node: NodeWorkingCopy,
     observed: str,
     probe: int,
     ready_transition: int,
@@ -307,7 +309,7 @@ class ZoneOutcome:
 @dataclass(slots=True)
 class NodeOutcome:
     node: Node
-    state: NodeState
+    state: NodeWorkingCopy
     health: NodeHealth
     ready: str  # current Ready status ("Unknown" for a node that has not posted one yet)
     wanted: str | None  # the lifecycle taint key the controller wants on the node
@@ -362,14 +364,14 @@ def _zone_name(key: str) -> str:
 
 
 def _plan_zones(
-    dc: DisruptionController, states: list[NodeState], nodes: Sequence[Node]
+    dc: DisruptionController, states: list[NodeWorkingCopy], nodes: Sequence[Node]
 ) -> list[ZoneOutcome]:
     first: dict[str, Node] = {}
     for state, node in zip(states, nodes, strict=True):
         first.setdefault(state.zone, node)
     result = []
     for key in dc.queues:
-        region, zone = zone_parts(first[key].labels) if key else ("", "")
+        region, zone = zone_key_parts(first[key].labels) if key else ("", "")
         count = dc.counts.get(key)
         result.append(
             ZoneOutcome(
@@ -387,19 +389,19 @@ def _plan_zones(
 
 def _health(
     cluster: Cluster, now: int, config: NodeLifecycleConfig, *, log_taints: bool
-) -> tuple[list[NodeState], list[NodeHealth]]:
+) -> tuple[list[NodeWorkingCopy], list[NodeHealth]]:
     leases = cluster.leases_by_node
     states = []
     healths = []
     for node in cluster.snapshot.nodes:
-        state = NodeState.from_node(node, log_taints=log_taints)
+        state = NodeWorkingCopy.from_node(node, log_taints=log_taints)
         healths.append(node_health_at(state, lease_renew_ns(leases.get(node.name)), now, config))
         states.append(state)
     return states, healths
 
 
 def _zone_statuses(
-    states: list[NodeState], healths: list[NodeHealth]
+    states: list[NodeWorkingCopy], healths: list[NodeHealth]
 ) -> dict[str, list[str | None]]:
     statuses: dict[str, list[str | None]] = {}
     for state, health in zip(states, healths, strict=True):
@@ -606,7 +608,7 @@ def _plan_legacy(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Pla
             return (transition if transition is not None else health.probe) + timeout
         return health.probe + timeout
 
-    arrivals: dict[int, list[NodeState]] = {}
+    arrivals: dict[int, list[NodeWorkingCopy]] = {}
     for state, health in zip(states, healths, strict=True):
         if state.ready() is None:
             continue
@@ -624,7 +626,7 @@ def _plan_legacy(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Pla
         for state in states:
             dc.queue(state.zone).remove(state.name)
 
-    def add_all(at: int, group: list[NodeState]) -> None:
+    def add_all(at: int, group: list[NodeWorkingCopy]) -> None:
         for state in group:
             dc.queue(state.zone).add(state.name, at, state.uid)
 

@@ -1,7 +1,7 @@
-"""Zones: keys, zone states, eviction rates and the cluster-level disruption logic.
+"""Zones: zone states, eviction rates and the cluster-level disruption logic (a node's zone
+key is service.engine.topology.zone_key).
 
-Mirrors component-helpers node/topology GetZoneKey and, in
-pkg/controller/nodelifecycle/node_lifecycle_controller.go (k8s 1.35):
+Mirrors, in pkg/controller/nodelifecycle/node_lifecycle_controller.go (k8s 1.35):
 isNodeExcludedFromDisruptionChecks, ComputeZoneState, ReducedQPSFunc, HealthyQPSFunc,
 setLimiterInZone, addPodEvictorForNewZone and handleDisruption.
 """
@@ -32,44 +32,14 @@ __all__ = [
     "is_excluded_from_disruption",
     "rate_for_state",
     "reduced_qps",
-    "zone_key",
-    "zone_parts",
 ]
 
-LABEL_FAILURE_DOMAIN_BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
-LABEL_FAILURE_DOMAIN_BETA_REGION = "failure-domain.beta.kubernetes.io/region"
-LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
-LABEL_TOPOLOGY_REGION = "topology.kubernetes.io/region"
 EXCLUDE_DISRUPTION_LABEL = "node.kubernetes.io/exclude-disruption"
 
 STATE_INITIAL = "Initial"
 STATE_NORMAL = "Normal"
 STATE_PARTIAL = "PartialDisruption"
 STATE_FULL = "FullDisruption"
-
-
-def zone_parts(labels: Mapping[str, str]) -> tuple[str, str]:
-    """(region, zone) as GetZoneKey reads them: each taken from the legacy
-    failure-domain.beta label when that key is present (even empty), else from the
-    topology.kubernetes.io label, else ""."""
-    zone = labels.get(LABEL_FAILURE_DOMAIN_BETA_ZONE)
-    if zone is None:
-        zone = labels.get(LABEL_TOPOLOGY_ZONE, "")
-    region = labels.get(LABEL_FAILURE_DOMAIN_BETA_REGION)
-    if region is None:
-        region = labels.get(LABEL_TOPOLOGY_REGION, "")
-    return region, zone
-
-
-def zone_key(labels: Mapping[str, str] | None) -> str:
-    """topology.GetZoneKey (component-helpers, k8s 1.35): region + ":\\x00:" + zone, or ""
-    when both parts are empty (and for a node without labels)."""
-    if not labels:
-        return ""
-    region, zone = zone_parts(labels)
-    if region == "" and zone == "":
-        return ""
-    return region + ":\x00:" + zone
 
 
 def is_excluded_from_disruption(node: Node) -> bool:

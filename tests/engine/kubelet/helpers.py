@@ -1,12 +1,21 @@
-"""Shared helpers for the kubelet eviction/allocatable tests: conformance data and builders."""
+"""Shared helpers for the kubelet tests (and the other tests that read the kubelet's
+conformance cases): conformance data, Kubernetes JSON turned into model objects through the
+real ingest code (service.ingest.kube), thresholds and stats.
+
+The conformance pods come from Kubernetes' own unit tests, which build pods WITHOUT API
+defaulting; ``k8s_pod`` therefore undoes the ingest's "limit without a request gets the
+request" defaulting unless ``defaulted=True``.
+"""
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from service.engine.kubelet.eviction_config import (
@@ -15,30 +24,34 @@ from service.engine.kubelet.eviction_config import (
     _f32,
     parse_go_duration,
 )
-from service.engine.objects import NodeStats
-from service.engine.quantity import parse_quantity
+from service.engine.objects import Container, Node, NodeStats, Pod
+from service.engine.quantity import parse_quantity, to_base_units
 from service.ingest import wire
-from service.ingest.kube import convert_object, node_stats
+from service.ingest.kube import convert_object, node_from_object, node_stats, pod_from_object
 
-CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance" / "kubelet.json"
+CONFORMANCE_DIR = Path(__file__).resolve().parents[2] / "conformance"
 NOW = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 
 
 @cache
-def _groups() -> dict[str, list]:
-    data = json.loads(CONFORMANCE.read_text())
+def _groups(file: str) -> dict[str, list]:
+    data = json.loads((CONFORMANCE_DIR / file).read_text())
     return {g["function"]: g["cases"] for g in data["groups"]}
 
 
-def cases(function: str) -> list:
-    """Every case of a conformance group as pytest params (input, expected), id = name."""
-    group = _groups()[function]
+def conformance_cases(function: str, file: str = "kubelet.json") -> list:
+    """Every case of one conformance group as pytest params (input, expected), id = name."""
+    group = _groups(file)[function]
     assert group, function
     return [pytest.param(c["input"], c["expected"], id=c["name"]) for c in group]
 
 
 def group_names() -> list[str]:
-    return list(_groups())
+    return list(_groups("kubelet.json"))
+
+
+def base_units(resources: dict) -> dict[str, int]:
+    return {name: to_base_units(name, parse_quantity(q)) for name, q in resources.items()}
 
 
 def value_from_case(value: dict | None) -> ThresholdValue:
@@ -81,3 +94,68 @@ def summary_to_stats(summary: dict, node_name: str = "node-1") -> NodeStats:
 
 def ago(seconds: float) -> datetime:
     return NOW - timedelta(seconds=seconds)
+
+
+def _named(obj: dict) -> dict:
+    obj = copy.deepcopy(obj)
+    meta = obj.setdefault("metadata", {})
+    if not meta.get("name"):
+        meta["name"] = meta.get("generateName") or "pod"
+    spec = obj.setdefault("spec", {})
+    for key in ("containers", "initContainers"):
+        for i, c in enumerate(spec.get(key) or ()):
+            c.setdefault("name", f"{key}-{i}")
+    return obj
+
+
+def _raw_keys(resources: dict | None, part: str) -> set[str]:
+    return set(((resources or {}).get(part)) or {})
+
+
+def k8s_pod(obj: dict, *, defaulted: bool = False) -> Pod:
+    """A Pod from Kubernetes JSON (missing names filled in)."""
+    obj = _named(obj)
+    pod = pod_from_object(obj)
+    if defaulted:
+        return pod
+    spec = obj["spec"]
+
+    def undo(containers, raws):
+        out = []
+        for c, raw in zip(containers, raws or (), strict=True):
+            keep = _raw_keys(raw.get("resources"), "requests")
+            out.append(
+                msgspec.structs.replace(
+                    c, requests={k: v for k, v in c.requests.items() if k in keep}
+                )
+            )
+        return tuple(out)
+
+    changes = {
+        "containers": undo(pod.containers, spec.get("containers")),
+        "init_containers": undo(pod.init_containers, spec.get("initContainers")),
+    }
+    if pod.resources is not None:
+        keep = _raw_keys(spec.get("resources"), "requests")
+        changes["resources"] = msgspec.structs.replace(
+            pod.resources,
+            requests={k: v for k, v in pod.resources.requests.items() if k in keep},
+        )
+    return msgspec.structs.replace(pod, **changes)
+
+
+def k8s_node(obj: dict) -> Node:
+    return node_from_object(_named(obj))
+
+
+def request_pod(name, cpu=0, memory=0, *, priority=None, guaranteed=False, annotations=None) -> Pod:
+    """A one-container pod requesting ``cpu`` (millicores) and ``memory`` (bytes); zero
+    amounts are left out; ``guaranteed`` sets the limits to the requests."""
+    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v}
+    return Pod(
+        namespace="ns",
+        name=name,
+        priority=priority,
+        annotations=annotations or {},
+        containers=(Container(name="c", requests=requests, limits=requests if guaranteed else {}),),
+    )

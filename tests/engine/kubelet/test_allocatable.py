@@ -13,7 +13,7 @@ from service.engine.kubelet.allocatable import (
 )
 from service.engine.kubelet.eviction_config import build_eviction_config
 from service.engine.quantity import parse_quantity, to_base_units
-from tests.engine.kubelet.helpers import cases, threshold_from_case
+from tests.engine.kubelet.helpers import conformance_cases, threshold_from_case
 
 GI = 1024**3
 MI = 1024**2
@@ -23,7 +23,9 @@ def amounts(resources: dict) -> dict[str, int]:
     return {name: to_base_units(name, parse_quantity(text)) for name, text in resources.items()}
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("kubelet.cm.GetNodeAllocatableReservation"))
+@pytest.mark.parametrize(
+    ("given", "expected"), conformance_cases("kubelet.cm.GetNodeAllocatableReservation")
+)
 def test_conformance_reservation(given, expected):
     got = get_node_allocatable_reservation(
         amounts(given["capacity"]),
@@ -34,7 +36,9 @@ def test_conformance_reservation(given, expected):
     assert got == amounts(expected["reservation"])
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("kubelet.cm.GetNodeAllocatableAbsolute"))
+@pytest.mark.parametrize(
+    ("given", "expected"), conformance_cases("kubelet.cm.GetNodeAllocatableAbsolute")
+)
 def test_conformance_absolute(given, expected):
     got = get_node_allocatable_absolute(
         amounts(given["capacity"]), amounts(given["kubeReserved"]), amounts(given["systemReserved"])
@@ -42,7 +46,9 @@ def test_conformance_absolute(given, expected):
     assert got == amounts(expected["allocatable"])
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("kubelet.cm.validateNodeAllocatable"))
+@pytest.mark.parametrize(
+    ("given", "expected"), conformance_cases("kubelet.cm.validateNodeAllocatable")
+)
 def test_conformance_validate(given, expected):
     capacity = amounts(given["capacity"])
     reservation = get_node_allocatable_reservation(

@@ -15,11 +15,23 @@ from service.engine.kubelet.eviction import (
     SignalObservation,
     build_signal_to_node_reclaim_funcs,
     build_signal_to_rank_func,
+    disk,
     eviction_message,
+    exceed_disk_requests,
+    exceed_memory_requests,
     make_signal_observations,
+    measure_disk,
+    measure_memory,
+    measure_pids,
+    memory,
     node_conditions_last_observed_at,
     node_conditions_observed_since,
-    rank_pods,
+    ordered_by,
+    priority,
+    process,
+    rank_disk_pressure,
+    rank_memory_pressure,
+    rank_pid_pressure,
     sort_by_eviction_priority,
     synchronize,
     thresholds_first_observed_at,
@@ -28,6 +40,7 @@ from service.engine.kubelet.eviction import (
     thresholds_updated_stats,
 )
 from service.engine.kubelet.eviction_config import (
+    RESOURCE_EPHEMERAL_STORAGE,
     Threshold,
     ThresholdValue,
     build_eviction_config,
@@ -45,8 +58,15 @@ from service.engine.objects import (
     VolumeStats,
 )
 from service.engine.quantity import parse_quantity
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object
-from tests.engine.kubelet.helpers import NOW, ago, cases, summary_to_stats, threshold_from_case
+from tests.engine.kubelet.helpers import (
+    NOW,
+    ago,
+    conformance_cases,
+    summary_to_stats,
+    threshold_from_case,
+)
 
 S = 1_000_000_000
 MI = 1024**2
@@ -64,7 +84,7 @@ def _observations(raw: dict) -> dict[str, SignalObservation]:
     return result
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.thresholdsMet"))
+@pytest.mark.parametrize(("given", "expected"), conformance_cases("eviction.thresholdsMet"))
 def test_conformance_thresholds_met(given, expected):
     thresholds = [threshold_from_case(t) for t in given["thresholds"]]
     got = thresholds_met(
@@ -73,7 +93,9 @@ def test_conformance_thresholds_met(given, expected):
     assert sorted(thresholds.index(t) for t in got) == sorted(expected["metIndices"])
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.thresholdsMetGracePeriod"))
+@pytest.mark.parametrize(
+    ("given", "expected"), conformance_cases("eviction.thresholdsMetGracePeriod")
+)
 def test_conformance_thresholds_met_grace_period(given, expected):
     by_id = {k: threshold_from_case(t) for k, t in given["thresholds"].items()}
     observed_at = {by_id[k]: ago(s) for k, s in given["firstObservedSecondsAgo"].items()}
@@ -82,7 +104,9 @@ def test_conformance_thresholds_met_grace_period(given, expected):
     assert sorted(ids[t] for t in got) == sorted(expected["met"])
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.thresholdsFirstObservedAt"))
+@pytest.mark.parametrize(
+    ("given", "expected"), conformance_cases("eviction.thresholdsFirstObservedAt")
+)
 def test_conformance_thresholds_first_observed_at(given, expected):
     by_id = {k: threshold_from_case(t) for k, t in given["thresholds"].items()}
     last = {by_id[k]: ago(s) for k, s in given["lastObservedSecondsAgo"].items()}
@@ -93,7 +117,9 @@ def test_conformance_thresholds_first_observed_at(given, expected):
     ]
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.nodeConditionsLastObservedAt"))
+@pytest.mark.parametrize(
+    ("given", "expected"), conformance_cases("eviction.nodeConditionsLastObservedAt")
+)
 def test_conformance_node_conditions_last_observed_at(given, expected):
     last = {c: ago(s) for c, s in given["lastObservedSecondsAgo"].items()}
     got = node_conditions_last_observed_at(given["conditions"], last, NOW)
@@ -102,14 +128,18 @@ def test_conformance_node_conditions_last_observed_at(given, expected):
     ]
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.nodeConditionsObservedSince"))
+@pytest.mark.parametrize(
+    ("given", "expected"), conformance_cases("eviction.nodeConditionsObservedSince")
+)
 def test_conformance_node_conditions_observed_since(given, expected):
     last = {c: ago(s) for c, s in given["lastObservedSecondsAgo"].items()}
     got = node_conditions_observed_since(last, given["periodSeconds"] * S, NOW)
     assert got == expected["conditions"]
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.thresholdsUpdatedStats"))
+@pytest.mark.parametrize(
+    ("given", "expected"), conformance_cases("eviction.thresholdsUpdatedStats")
+)
 def test_conformance_thresholds_updated_stats(given, expected):
     thresholds = [threshold_from_case(t) for t in given["thresholds"]]
 
@@ -125,7 +155,7 @@ def test_conformance_thresholds_updated_stats(given, expected):
     assert [thresholds.index(t) for t in got] == expected["kept"]
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.byEvictionPriority"))
+@pytest.mark.parametrize(("given", "expected"), conformance_cases("eviction.byEvictionPriority"))
 def test_conformance_by_eviction_priority(given, expected):
     thresholds = [
         Threshold(s, value=ThresholdValue(quantity=parse_quantity("1"))) for s in given["signals"]
@@ -133,21 +163,43 @@ def test_conformance_by_eviction_priority(given, expected):
     assert [t.signal for t in sort_by_eviction_priority(thresholds)] == expected["signals"]
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.rankPods"))
+# helpers.go's comparators by their upstream names, as the conformance cases name them.
+COMPARATORS = {
+    "priority": priority,
+    "exceedMemoryRequests": exceed_memory_requests,
+    "memory": memory,
+    "exceedDiskRequests": exceed_disk_requests,
+    "disk": disk,
+    "process": process,
+}
+
+
+def _measure_for(comparators: list[str], given: dict):
+    """What the ranker behind these comparators reads of each pod."""
+    if {"memory", "exceedMemoryRequests"} & set(comparators):
+        return lambda pod, stats: measure_memory(pod, stats, DEFAULT_SETTINGS)
+    if {"disk", "exceedDiskRequests"} & set(comparators):
+        fs_stats, resource = given.get("fsStatsToMeasure", ()), given.get("resource")
+        return lambda pod, stats: measure_disk(
+            pod, stats, DEFAULT_SETTINGS, fs_stats, resource or RESOURCE_EPHEMERAL_STORAGE
+        )
+    return measure_pids
+
+
+@pytest.mark.parametrize(("given", "expected"), conformance_cases("eviction.rankPods"))
 def test_conformance_rank_pods(given, expected):
     pods = [pod_from_object(p) for p in given["pods"]]
     stats = summary_to_stats({"node": {}, "pods": given["podStats"]})
-    ranked = rank_pods(
-        pods,
-        PodStatsIndex(stats.pods),
-        given["comparators"],
-        fs_stats_to_measure=given.get("fsStatsToMeasure", ()),
-        resource=given.get("resource"),
-    )
+    index = PodStatsIndex(stats.pods)
+    measure = _measure_for(given["comparators"], given)
+    entries = [measure(pod, index.get(pod)) for pod in pods]
+    ranked = ordered_by(entries, *[COMPARATORS[name] for name in given["comparators"]])
     assert [e.pod.name for e in ranked] == expected["order"]
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.makeSignalObservations"))
+@pytest.mark.parametrize(
+    ("given", "expected"), conformance_cases("eviction.makeSignalObservations")
+)
 def test_conformance_make_signal_observations(given, expected):
     got = make_signal_observations(summary_to_stats(given["summary"]))
     assert {
@@ -824,7 +876,17 @@ def test_local_storage_isolation_can_be_turned_off():
     ],
 )
 def test_rank_functions_by_layout(image_fs, split, signal, measured):
-    assert build_signal_to_rank_func(image_fs, split)[signal].fs_stats_to_measure == measured
+    ranker = build_signal_to_rank_func(image_fs, split)[signal]
+    assert ranker.func is rank_disk_pressure
+    assert ranker.keywords["fs_stats_to_measure"] == measured
+
+
+@pytest.mark.parametrize(("image_fs", "split"), [(False, False), (True, False), (True, True)])
+def test_memory_and_pid_rankers_do_not_depend_on_the_layout(image_fs, split):
+    rankers = build_signal_to_rank_func(image_fs, split)
+    assert rankers["memory.available"] is rank_memory_pressure
+    assert rankers["allocatableMemory.available"] is rank_memory_pressure
+    assert rankers["pid.available"] is rank_pid_pressure
 
 
 def test_node_reclaim_functions_by_layout():

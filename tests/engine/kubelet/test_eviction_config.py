@@ -26,7 +26,7 @@ from service.engine.kubelet.eviction_config import (
 )
 from service.engine.quantity import parse_quantity
 from tests.engine.kubelet.helpers import (
-    cases,
+    conformance_cases,
     group_names,
     threshold_from_case,
     threshold_view,
@@ -67,7 +67,7 @@ def test_every_eviction_group_is_covered():
     assert ours == covered
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.ParseThresholdConfig"))
+@pytest.mark.parametrize(("given", "expected"), conformance_cases("eviction.ParseThresholdConfig"))
 def test_conformance_parse_threshold_config(given, expected):
     def call():
         return parse_threshold_config(
@@ -89,21 +89,23 @@ def test_conformance_parse_threshold_config(given, expected):
     assert _views(got) == _views(want)
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.addAllocatableThresholds"))
+@pytest.mark.parametrize(
+    ("given", "expected"), conformance_cases("eviction.addAllocatableThresholds")
+)
 def test_conformance_add_allocatable_thresholds(given, expected):
     got = add_allocatable_thresholds([threshold_from_case(t) for t in given["thresholds"]])
     want = [threshold_from_case(t) for t in expected["thresholds"]]
     assert _views(got) == _views(want)
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.parsePercentage"))
+@pytest.mark.parametrize(("given", "expected"), conformance_cases("eviction.parsePercentage"))
 def test_conformance_parse_percentage(given, expected):
     assert expected["error"] is True
     with pytest.raises(ValueError, match="invalid syntax"):
         parse_percentage(given["value"])
 
 
-@pytest.mark.parametrize(("given", "expected"), cases("eviction.compareThresholdValue"))
+@pytest.mark.parametrize(("given", "expected"), conformance_cases("eviction.compareThresholdValue"))
 def test_conformance_compare_threshold_value(given, expected):
     a, b = value_from_case(given["a"]), value_from_case(given["b"])
     assert compare_threshold_value(a, b) is expected["equal"]

@@ -37,7 +37,8 @@ from service.engine.nodelifecycle.taints import (
     _initial_events,
     no_schedule_condition_taints,
 )
-from service.engine.nodelifecycle.zones import compute_zone_state, rate_for_state, zone_key
+from service.engine.nodelifecycle.zones import compute_zone_state, rate_for_state
+from service.engine.topology import zone_key
 from service.ingest.kube import node_from_object, pod_from_object
 from tests.engine.nodelifecycle.vectors import (
     cases,

@@ -1,4 +1,4 @@
-"""The small engine pieces on their own: zone keys, the token bucket and queue quirks,
+"""The small engine pieces on their own: the token bucket and queue quirks,
 the health tracker's lease memory, time formatting, the taint eviction replay."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from service.engine.nodelifecycle.health import (
     Condition,
     LeaseSeen,
     NodeHealthTracker,
-    NodeState,
+    NodeWorkingCopy,
 )
 from service.engine.nodelifecycle.queue import (
     NeverLimiter,
@@ -20,32 +20,8 @@ from service.engine.nodelifecycle.queue import (
     float32,
 )
 from service.engine.nodelifecycle.tainteviction import replay_pod
-from service.engine.nodelifecycle.zones import DisruptionController, zone_key, zone_parts
+from service.engine.nodelifecycle.zones import DisruptionController
 from service.engine.objects import Taint, Toleration
-
-BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
-BETA_REGION = "failure-domain.beta.kubernetes.io/region"
-GA_ZONE = "topology.kubernetes.io/zone"
-GA_REGION = "topology.kubernetes.io/region"
-
-
-@pytest.mark.parametrize(
-    ("labels", "key"),
-    [
-        pytest.param({}, "", id="no labels"),
-        pytest.param({"other": "x"}, "", id="no zone labels"),
-        pytest.param({GA_ZONE: "z"}, ":\x00:z", id="zone only"),
-        pytest.param({GA_REGION: "r"}, "r:\x00:", id="region only"),
-        pytest.param({GA_ZONE: "z", BETA_ZONE: ""}, "", id="empty beta label wins (presence)"),
-        pytest.param(
-            {GA_ZONE: "z", GA_REGION: "r", BETA_REGION: "rb"}, "rb:\x00:z", id="independent"
-        ),
-    ],
-)
-def test_zone_key(labels, key):
-    assert zone_key(labels) == key
-    region, zone = zone_parts(labels)
-    assert (region + ":\x00:" + zone if region or zone else "") == key
 
 
 def test_float32():
@@ -112,8 +88,8 @@ def test_zone_with_only_excluded_nodes_is_dropped_and_recreated():
     assert dc.ensure_zone("z")  # a fresh queue next pass
 
 
-def _state(heartbeat: int) -> NodeState:
-    return NodeState("n", conditions=[Condition("Ready", "True", heartbeat, 0)])
+def _state(heartbeat: int) -> NodeWorkingCopy:
+    return NodeWorkingCopy("n", conditions=[Condition("Ready", "True", heartbeat, 0)])
 
 
 def test_tracker_forgets_the_lease_when_the_heartbeat_changes():

@@ -1,6 +1,7 @@
 """Differential test of the critical pod admission handler's victim choice
 (service.engine.kubelet.preemption.get_pods_to_preempt) against a plain, literal
-re-implementation of pkg/kubelet/preemption/preemption.go (k8s 1.35) written below.
+re-implementation of pkg/kubelet/preemption/preemption.go (k8s 1.35) written below: the
+oracle, whose helpers and whole search are first checked against upstream's own cases.
 
 The engine does not scan every candidate every round as upstream does; these seeded
 random cases (small and 110-pod nodes, ties, missing and zero requests, every QoS class,
@@ -20,6 +21,7 @@ from service.engine.objects import Container, Pod, PodResources
 from service.engine.qos import BEST_EFFORT, BURSTABLE, GUARANTEED, get_pod_qos, preemptable
 from service.engine.resources import resource_request
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from tests.engine.kubelet.helpers import conformance_cases, k8s_pod, request_pod
 
 MI = 1024 * 1024
 GI = 1024 * MI
@@ -37,6 +39,41 @@ class OracleError(Exception):
         )
 
 
+def oracle_distance(requirements, pod, request=resource_request):
+    """admissionRequirementList.distance; math.Pow(x, 2) rounds once, like x * x."""
+    total = 0.0
+    for name, q in requirements:
+        remaining = float(q - request(pod, name))
+        if remaining > 0:
+            fraction = remaining / float(q)
+            total += fraction * fraction
+    return total
+
+
+def oracle_subtract(requirements, victims, request=resource_request):
+    """admissionRequirementList.subtract."""
+    left_over = []
+    for name, q in requirements:
+        amount = q
+        for pod in victims:
+            amount -= request(pod, name)
+            if amount <= 0:
+                break
+        if amount > 0:
+            left_over.append((name, amount))
+    return left_over
+
+
+def oracle_smaller_resource_request(pod1, pod2, request=resource_request):
+    """smallerResourceRequest."""
+    for name in ("memory", "cpu"):
+        if request(pod1, name) < request(pod2, name):
+            return True
+        if request(pod1, name) > request(pod2, name):
+            return False
+    return True
+
+
 def oracle_pods_to_preempt(preemptor, pods, requirements, settings=DEFAULT_SETTINGS):
     """getPodsToPreempt with its helpers, as plainly as possible. The only liberty: a pod's
     request for a resource (GetResourceRequest) is remembered once asked, which changes
@@ -49,36 +86,8 @@ def oracle_pods_to_preempt(preemptor, pods, requirements, settings=DEFAULT_SETTI
             remembered[key] = resource_request(pod, name, settings=settings)
         return remembered[key]
 
-    def distance(reqs, pod):
-        # admissionRequirementList.distance; math.Pow(x, 2) rounds once, like x * x.
-        total = 0.0
-        for name, q in reqs:
-            remaining = float(q - request(pod, name))
-            if remaining > 0:
-                fraction = remaining / float(q)
-                total += fraction * fraction
-        return total
-
     def subtract(reqs, victims):
-        # admissionRequirementList.subtract
-        left_over = []
-        for name, q in reqs:
-            amount = q
-            for pod in victims:
-                amount -= request(pod, name)
-                if amount <= 0:
-                    break
-            if amount > 0:
-                left_over.append((name, amount))
-        return left_over
-
-    def smaller_resource_request(pod1, pod2):
-        for name in ("memory", "cpu"):
-            if request(pod1, name) < request(pod2, name):
-                return True
-            if request(pod1, name) > request(pod2, name):
-                return False
-        return True
+        return oracle_subtract(reqs, victims, request)
 
     def by_distance(candidates, reqs):
         # getPodsToPreemptByDistance
@@ -90,9 +99,10 @@ def oracle_pods_to_preempt(preemptor, pods, requirements, settings=DEFAULT_SETTI
             best_distance = float(len(reqs) + 1)
             best_index = 0
             for i, pod in enumerate(candidates):
-                dist = distance(reqs, pod)
+                dist = oracle_distance(reqs, pod, request)
                 if dist < best_distance or (
-                    dist == best_distance and smaller_resource_request(pod, candidates[best_index])
+                    dist == best_distance
+                    and oracle_smaller_resource_request(pod, candidates[best_index], request)
                 ):
                     best_distance = dist
                     best_index = i
@@ -124,6 +134,49 @@ def oracle_pods_to_preempt(preemptor, pods, requirements, settings=DEFAULT_SETTI
         best_effort, subtract(requirements, burstable_out + guaranteed_out)
     )
     return best_effort_out + burstable_out + guaranteed_out
+
+
+# --- the oracle's helpers against upstream's own cases ---------------------------------------
+
+
+def _reqs(items: list[dict]) -> list[tuple[str, int]]:
+    return [(r["resourceName"], r["quantity"]) for r in items]
+
+
+@pytest.mark.parametrize(
+    ("inp", "expected"), conformance_cases("kubelet.admissionRequirementList.distance")
+)
+def test_conformance_distance(inp, expected):
+    got = oracle_distance(_reqs(inp["requirements"]), k8s_pod(inp["pod"]))
+    assert got == expected["distance"]
+
+
+@pytest.mark.parametrize(
+    ("inp", "expected"), conformance_cases("kubelet.admissionRequirementList.subtract")
+)
+def test_conformance_subtract(inp, expected):
+    got = oracle_subtract(_reqs(inp["requirements"]), [k8s_pod(inp["pod"])])
+    assert sorted(got) == sorted(_reqs(expected["remaining"]))
+
+
+@pytest.mark.parametrize(("inp", "expected"), conformance_cases("kubelet.smallerResourceRequest"))
+def test_conformance_smaller_resource_request(inp, expected):
+    got = oracle_smaller_resource_request(k8s_pod(inp["pod1"]), k8s_pod(inp["pod2"]))
+    assert got is expected["result"]
+
+
+@pytest.mark.parametrize(("inp", "expected"), conformance_cases("kubelet.getPodsToPreempt"))
+def test_conformance_oracle_get_pods_to_preempt(inp, expected):
+    preemptor = k8s_pod(inp["preemptor"])
+    pods = [k8s_pod(p) for p in inp["pods"]]
+    requirements = _reqs(inp["insufficientResources"])
+    if expected["error"]:
+        with pytest.raises(OracleError) as err:
+            oracle_pods_to_preempt(preemptor, pods, requirements)
+        assert expected["messageContains"] in str(err.value)
+        return
+    got = oracle_pods_to_preempt(preemptor, pods, requirements)
+    assert [p.name for p in got] == expected["podsToPreempt"]
 
 
 # --- random inputs ---------------------------------------------------------------------------
@@ -389,3 +442,39 @@ def test_skyline_stays_the_undominated_live_entries():
             assert skyline.sky_second == sorted(skyline.sky_second)
             live.discard(gone)
             skyline.remove(gone)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_matches_the_upstream_scan_on_random_nodes(seed):
+    rng = random.Random(seed)
+    pods = []
+    for i in range(rng.randint(0, 40)):
+        cpu = rng.choice([0, 100, 100, 250, 500, 1000])
+        memory = rng.choice([0, MI, MI, 64 * MI, 256 * MI])
+        pods.append(
+            request_pod(
+                f"p{i}",
+                cpu,
+                memory,
+                priority=rng.choice([None, 0, 5, 2_000_000_000]),
+                guaranteed=rng.random() < 0.3,
+            )
+        )
+    requirements = [
+        (name, q)
+        for name, q in (
+            ("pods", rng.choice([0, 1, 2])),
+            ("cpu", rng.choice([0, 50, 300, 2000])),
+            ("memory", rng.choice([0, MI, 100 * MI])),
+        )
+        if q
+    ]
+    rng.shuffle(requirements)
+    try:
+        expected = [p.name for p in oracle_pods_to_preempt(CRITICAL, pods, requirements)]
+    except OracleError as exc:
+        with pytest.raises(PreemptionError) as err:
+            get_pods_to_preempt(CRITICAL, pods, requirements)
+        assert str(err.value) == str(exc)
+        return
+    assert [p.name for p in get_pods_to_preempt(CRITICAL, pods, requirements)] == expected

@@ -32,7 +32,7 @@ from service.engine.objects import (
     Toleration,
 )
 from service.engine.version import EngineSettings
-from tests.engine.kubelet_cases import conformance_cases, k8s_node, k8s_pod
+from tests.engine.kubelet.helpers import conformance_cases, k8s_node, k8s_pod
 
 MI = 1024 * 1024
 
