@@ -23,8 +23,13 @@ UNBOUNDED_PATHS = ("/healthz", "/readyz", "/metrics")
 # Files served as they are from disk cost no work worth shedding, and a browser asks for
 # several at once: shedding one (Swagger UI's bundle, say) would leave a blank page.
 UNBOUNDED_ENDPOINTS = frozenset(
-    {"docs.swagger_ui", "docs.swagger_initializer", "docs.swagger_asset", "docs.openapi_json",
-     "console.static"}
+    {
+        "docs.swagger_ui",
+        "docs.swagger_initializer",
+        "docs.swagger_asset",
+        "docs.openapi_json",
+        "console.static",
+    }
 )
 
 

@@ -127,6 +127,6 @@ def context(kind: str, result: dict, request: dict | None = None) -> dict:
                 {"nodeName": name, **(status or {})}
                 for name, status in nodes.items()
                 if name != chosen
-            ]
+            ],
         }
     return {}

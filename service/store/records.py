@@ -344,7 +344,17 @@ def iterate(
             return
         for seq, id_, kind, snapshot_id, created, engine, key, request, result, prev, h in rows:
             yield StoredRecord(
-                seq, id_, kind, snapshot_id, created, engine, key, loads(request), loads(result), prev, h
+                seq,
+                id_,
+                kind,
+                snapshot_id,
+                created,
+                engine,
+                key,
+                loads(request),
+                loads(result),
+                prev,
+                h,
             )
         after = rows[-1][0]
 

@@ -282,7 +282,9 @@ def test_a_bare_list_without_an_items_array_is_a_422(api):
 
 def test_an_inline_list_without_an_items_array_is_a_422_and_records_nothing(api):
     body = {"snapshot": {"apiVersion": "v1", "kind": "List", "items": None}}
-    response = api.post("/v1/decisions/node-eviction-rate", json=body, role="decide", validate=False)
+    response = api.post(
+        "/v1/decisions/node-eviction-rate", json=body, role="decide", validate=False
+    )
     assert response.status_code == 422
     assert response.json["errors"][0]["path"] == "snapshot.items"
     assert api.get("/v1/decisions", role="read").json["items"] == []
@@ -293,6 +295,8 @@ def test_a_null_snapshot_reference_is_a_422_naming_it(api, field):
     body = {"snapshot": {"apiVersion": "v1", "kind": "List", "items": []}, "snapshotId": None}
     if field == "snapshot":
         body = {"snapshotId": "00000000-0000-0000-0000-000000000000", "snapshot": None}
-    response = api.post("/v1/decisions/node-eviction-rate", json=body, role="decide", validate=False)
+    response = api.post(
+        "/v1/decisions/node-eviction-rate", json=body, role="decide", validate=False
+    )
     assert response.status_code == 422
     assert response.json["errors"][0]["path"] == field

@@ -14,7 +14,7 @@ that defines the extension points it has upstream, and only those:
     PreFilterExtensions: update the plugin's PreFilter state when a pod (a PodInfo) is added
     to or removed from node ``ni`` (nominated pods, preemption's victims).
 ``filter(state, ni, ns) -> Status | None``
-    Filter on NodeInfo ``ni`` whose pods are as in NodeState ``ns``; None means Success.
+    Filter on NodeInfo ``ni`` whose pods are as in NodeInfoPods ``ns``; None means Success.
 ``pre_score(state, nodes) -> Status``
     PreScore over the feasible nodes; SKIP means the plugin's Score is skipped for this pod.
 ``score(state, ni, ns) -> int``
@@ -62,13 +62,13 @@ __all__ = [
     "UNSCHEDULABLE",
     "CycleState",
     "NodeInfo",
-    "NodeState",
+    "NodeInfoPods",
     "Plugin",
     "PodInfo",
     "Status",
+    "node_info_pods_of",
     "pod_info",
     "prefilter_state_missing",
-    "state_of",
     "used_ports_of",
 ]
 
@@ -489,8 +489,8 @@ class NodeInfo:
         self._by_importance = order
         return order, neg, cums, ports
 
-    def base_state(self) -> NodeState:
-        return NodeState(
+    def base_state(self) -> NodeInfoPods:
+        return NodeInfoPods(
             self.requested,
             self.pod_count,
             self.used_ports,
@@ -512,9 +512,10 @@ _MEMORY = attrgetter("memory")
 
 
 @dataclass(slots=True)
-class NodeState:
-    """The mutable part of a NodeInfo copy: what adding/removing pods changes. ``port_pods``
-    are the pods holding host ports; ``used_ports`` is built from them."""
+class NodeInfoPods:
+    """What a NodeInfo holds of its pods, the part of a copy that adding or removing pods
+    changes (requested sums, pod count, host ports, the pods). ``port_pods`` are the pods
+    holding host ports; ``used_ports`` is built from them."""
 
     requested: dict[str, int]
     pod_count: int
@@ -526,7 +527,7 @@ class NodeState:
     # a state is built from sums alone (preemption's fast path, which those filters avoid).
     pods: Sequence[PodInfo] | None = None
 
-    def with_pods(self, added: Sequence[PodInfo], removed: Sequence[PodInfo] = ()) -> NodeState:
+    def with_pods(self, added: Sequence[PodInfo], removed: Sequence[PodInfo] = ()) -> NodeInfoPods:
         """A copy with ``added`` pods added and ``removed`` pods taken away."""
         requested = dict(self.requested)
         get = requested.get
@@ -555,7 +556,7 @@ class NodeState:
         if pods is not None:
             gone = {id(pi) for pi in removed}
             pods = [pi for pi in pods if id(pi) not in gone] + list(added)
-        return NodeState(
+        return NodeInfoPods(
             requested,
             self.pod_count + len(added) - len(removed),
             ports,
@@ -572,8 +573,8 @@ def used_ports_of(pods: Sequence[PodInfo]) -> HostPorts | None:
     return HostPorts.of_pods(with_ports) if with_ports else None
 
 
-def state_of(pods: list[PodInfo]) -> NodeState:
-    """A NodeState aggregated from scratch over ``pods`` (the literal NodeInfo of a copy)."""
+def node_info_pods_of(pods: list[PodInfo]) -> NodeInfoPods:
+    """A NodeInfoPods aggregated from scratch over ``pods`` (the literal NodeInfo of a copy)."""
     requested: dict[str, int] = {}
     nz_cpu = nz_mem = 0
     for pi in pods:
@@ -582,6 +583,6 @@ def state_of(pods: list[PodInfo]) -> NodeState:
         nz_cpu += pi.nz_cpu
         nz_mem += pi.nz_mem
     port_pods = tuple(pi for pi in pods if pi.has_ports)
-    return NodeState(
+    return NodeInfoPods(
         requested, len(pods), used_ports_of(port_pods), nz_cpu, nz_mem, port_pods, pods
     )

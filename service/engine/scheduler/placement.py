@@ -101,7 +101,9 @@ def place(
         view = scheduler_view(cluster, whole_pods=True)
     state = fwk.cycle_state(pod, view)
     prepare_nominated(state, view)
-    plan = apply_holds(state, view, hold_statefulset_upgrades=hold_statefulset_upgrades, holds=holds)
+    plan = apply_holds(
+        state, view, hold_statefulset_upgrades=hold_statefulset_upgrades, holds=holds
+    )
     hold_nodes = plan.nodes()
 
     order = view.nodes
@@ -168,9 +170,7 @@ def place(
         message=_message(state.prefilter_status, best_name, nodes, statuses, nominated_chosen),
         weights=scores.weights,
         not_modelled=state.not_modelled,
-        skipped_plugins=tuple(
-            p.name for p, _ in fwk.score_plugins if p.name in state.skip_score
-        ),
+        skipped_plugins=tuple(p.name for p, _ in fwk.score_plugins if p.name in state.skip_score),
         nominated_node_chosen=nominated_chosen,
         holds_freed=plan.freed,
     )

@@ -294,7 +294,10 @@ def filter_statuses(
 
 def _explain_holds_in_dry_run(
     fwk: Framework,
-    ctx: CycleState, view: SchedulerView, plan: HoldPlan, statuses: dict[str, Status]
+    ctx: CycleState,
+    view: SchedulerView,
+    plan: HoldPlan,
+    statuses: dict[str, Status],
 ) -> None:
     """Spec §6 rule 4 for the dry run: a visited node that is no candidate only because of a
     hold gets the hold reasons appended to its dry-run status."""

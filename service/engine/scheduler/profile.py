@@ -156,6 +156,7 @@ DEFAULT_PLUGIN_ARGS: Mapping[str, object] = MappingProxyType(
     }
 )
 
+
 @dataclass(frozen=True, slots=True)
 class Profile:
     """A KubeSchedulerProfile after defaulting and multiPoint expansion: the enabled plugins
@@ -340,9 +341,13 @@ def _expand_point(
         if ref.name not in IN_TREE:
             errors.append((where, f'{_type_name(point)} "{ref.name}" does not exist'))
         elif point not in IN_TREE[ref.name]:
-            errors.append((where, f'plugin "{ref.name}" does not extend {_type_name(point)} plugin'))
+            errors.append(
+                (where, f'plugin "{ref.name}" does not extend {_type_name(point)} plugin')
+            )
         elif ref.name in explicit:
-            errors.append((where, f'plugin "{ref.name}" already registered as "{_type_name(point)}"'))
+            errors.append(
+                (where, f'plugin "{ref.name}" already registered as "{_type_name(point)}"')
+            )
         else:
             explicit.append(ref.name)
     if "*" in own.disabled:

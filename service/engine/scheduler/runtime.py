@@ -27,7 +27,7 @@ from service.engine.scheduler.framework import (
     UNRESOLVABLE,
     CycleState,
     NodeInfo,
-    NodeState,
+    NodeInfoPods,
     Plugin,
     PodInfo,
     Status,
@@ -80,9 +80,9 @@ class NodeScores:
         return sum(self.weights[p] * self.normalized[p][i] for p in self.plugins)
 
 
-def node_state(state: CycleState, ni: NodeInfo) -> NodeInfo | NodeState:
+def node_state(state: CycleState, ni: NodeInfo) -> NodeInfo | NodeInfoPods:
     """The node as this pod sees it: its pods, minus any predecessor taken off for the pod
-    (holds.py). A NodeInfo reads as its own unmodified NodeState."""
+    (holds.py). A NodeInfo reads as its own unmodified NodeInfoPods."""
     removed = state.removed.get(ni.name)
     if not removed:
         return ni
@@ -322,7 +322,7 @@ class Framework:
         ]
 
     def run_filter_plugins(
-        self, state: CycleState, ni: NodeInfo, ns: NodeInfo | NodeState | None = None
+        self, state: CycleState, ni: NodeInfo, ns: NodeInfo | NodeInfoPods | None = None
     ) -> Status:
         """RunFilterPlugins on ``ni`` with its pods as in ``ns`` (default: as this pod sees
         the node). Nodes outside the PreFilter node set are not filtered at all."""
@@ -344,7 +344,7 @@ class Framework:
         self,
         state: CycleState,
         ni: NodeInfo,
-        ns: NodeInfo | NodeState | None = None,
+        ns: NodeInfo | NodeInfoPods | None = None,
         additions: list[PodInfo] | None = None,
     ) -> Status:
         """RunFilterPluginsWithNominatedPods: with nominated pods of equal or higher priority
@@ -381,7 +381,7 @@ class Framework:
         self,
         state: CycleState,
         nodes: Sequence[NodeInfo],
-        states: Sequence[NodeInfo | NodeState],
+        states: Sequence[NodeInfo | NodeInfoPods],
     ) -> NodeScores:
         """RunScorePlugins over the feasible ``nodes`` (their pods as in ``states``)."""
         result = NodeScores([], {}, {}, {})

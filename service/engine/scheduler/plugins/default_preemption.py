@@ -24,10 +24,10 @@ from service.engine.scheduler.framework import (
     UNRESOLVABLE,
     CycleState,
     NodeInfo,
-    NodeState,
+    NodeInfoPods,
     PodInfo,
     Status,
-    state_of,
+    node_info_pods_of,
 )
 from service.engine.scheduler.plugins.node_ports import wanted_ports
 from service.engine.scheduler.snapshot import SchedulerView
@@ -197,7 +197,7 @@ def select_victims_on_node(
     }
     kept, kept_ports = ni.ports_before(first)
     # The kept pods themselves too, for the volume filters (and the nominated pods of pass 1).
-    state = NodeState(
+    state = NodeInfoPods(
         requested, first, kept_ports if wanted else None, port_pods=kept, pods=order[:first]
     )
     status = fwk.run_filter_plugins_with_nominated(ctx, ni, state)
@@ -356,7 +356,7 @@ def select_victims_reference(
     for pi in potential:
         fwk.remove_pod(state, pi, ni)
     # The node copy's aggregate, kept in step as pods are reprieved (NodeInfo.AddPod).
-    current = state_of(present)
+    current = node_info_pods_of(present)
     status = fwk.run_filter_plugins_with_nominated(state, ni, current)
     if not status.is_success:
         return [], 0, status

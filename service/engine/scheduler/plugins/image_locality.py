@@ -127,4 +127,3 @@ class ImageLocality(Plugin):
     def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
         sums, containers = self._per_node(state)
         return calculate_priority(sums.get(ni.index, 0), containers)
-

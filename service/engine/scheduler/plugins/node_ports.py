@@ -15,7 +15,7 @@ from service.engine.scheduler.framework import (
     UNSCHEDULABLE,
     CycleState,
     NodeInfo,
-    NodeState,
+    NodeInfoPods,
     Plugin,
     Status,
     prefilter_state_missing,
@@ -44,7 +44,7 @@ class NodePorts(Plugin):
         state.write(self.name, ports)
         return None, OK
 
-    def filter(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> Status | None:
+    def filter(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> Status | None:
         wanted = state.read(self.name)
         if wanted is None:  # PreFilter disabled in the profile: upstream's Filter errors too
             return prefilter_state_missing(self.name)

@@ -31,7 +31,7 @@ from service.engine.scheduler.framework import (
     UNSCHEDULABLE,
     CycleState,
     NodeInfo,
-    NodeState,
+    NodeInfoPods,
     Plugin,
     PodInfo,
     Status,
@@ -254,7 +254,7 @@ class NodeVolumeLimits(Plugin):
                 return None, OK
         return None, SKIPPED
 
-    def filter(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> Status | None:
+    def filter(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> Status | None:
         pod = state.pod
         if not pod.volumes or state.view is None:
             return None

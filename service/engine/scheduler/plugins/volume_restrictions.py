@@ -17,7 +17,7 @@ from service.engine.scheduler.framework import (
     UNSCHEDULABLE,
     CycleState,
     NodeInfo,
-    NodeState,
+    NodeInfoPods,
     Plugin,
     PodInfo,
     Status,
@@ -145,7 +145,7 @@ class VolumeRestrictions(Plugin):
                 return False
         return True
 
-    def filter(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> Status | None:
+    def filter(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> Status | None:
         pod = state.pod
         pods = ns.pods if ns.pods is not None else ni.pods
         for v in pod.volumes:

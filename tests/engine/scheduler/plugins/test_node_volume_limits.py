@@ -279,7 +279,12 @@ ROWS = [
         limit_source="csinode",
         want=EXCEEDED,
     ),
-    row("nil csi node", "in-tree-inline-vol-pod", ["in-tree-two-vol-pod"], drivers=[EBS_IN_TREE, EBS]),
+    row(
+        "nil csi node",
+        "in-tree-inline-vol-pod",
+        ["in-tree-two-vol-pod"],
+        drivers=[EBS_IN_TREE, EBS],
+    ),
     row(
         "should count unbound in-tree volumes if migration is enabled",
         "pending-volume-pod",

@@ -11,7 +11,7 @@ from service.engine.scheduler.framework import (
     SKIPPED,
     CycleState,
     NodeInfo,
-    NodeState,
+    NodeInfoPods,
     Plugin,
     Status,
 )
@@ -43,7 +43,7 @@ class NodeResourcesBalancedAllocation(Plugin):
         state.write(self.name, prepared)
         return OK
 
-    def score(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> int:
+    def score(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> int:
         prepared = state.read(self.name)
         if prepared is None:  # PreScore disabled: computed here, as upstream falls back
             prepared = self.scorer.prepare(state.pod, self.settings)

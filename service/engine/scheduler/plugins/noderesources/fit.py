@@ -18,7 +18,7 @@ from service.engine.scheduler.framework import (
     UNSCHEDULABLE,
     CycleState,
     NodeInfo,
-    NodeState,
+    NodeInfoPods,
     Plugin,
     Status,
     prefilter_state_missing,
@@ -120,7 +120,7 @@ class NodeResourcesFit(Plugin):
         state.write(self.name, fit_state(state.info.requests, self.args))
         return None, OK
 
-    def filter(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> Status | None:
+    def filter(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> Status | None:
         """Unschedulable with every shortfall; UnschedulableAndUnresolvable when any of them
         is unresolvable."""
         fit: FitState | None = state.read(self.name)
@@ -145,7 +145,7 @@ class NodeResourcesFit(Plugin):
         state.write(self.name + "/score", self.scorer.prepare(state.pod, self.settings))
         return OK
 
-    def score(self, state: CycleState, ni: NodeInfo, ns: NodeState) -> int:
+    def score(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> int:
         prepared = state.read(self.name + "/score")
         if prepared is None:  # PreScore disabled: computed here, as upstream falls back
             self.pre_score(state, ())

@@ -64,8 +64,6 @@ MAX_UTILIZATION = 100
 STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 
 
-
-
 class ScoringError(Exception):
     """A Score plugin returned an Error status (e.g. "resources not found")."""
 
