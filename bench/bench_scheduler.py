@@ -30,9 +30,9 @@ from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DefaultPreemptionArgs as PreemptionArgs
 from service.engine.scheduler.snapshot import scheduler_view
-from service.engine.scheduler.stored import restore
 from service.ingest.kube import snapshot_from_objects
 from service.store import snapshots as store
+from service.store.scheduler_view import restore
 
 GI = 1024**3
 

@@ -20,13 +20,13 @@ from sqlalchemy.orm import Session
 
 from service.engine.objects import Cluster, Snapshot
 from service.engine.scheduler.snapshot import scheduler_view
-from service.engine.scheduler.stored import (
+from service.store.models import DecisionRow, SnapshotRow
+from service.store.scheduler_view import (
     FINGERPRINT,
     StoredView,
     restored_cluster,
     stored_view,
 )
-from service.store.models import DecisionRow, SnapshotRow
 
 log = logging.getLogger("verdict.snapshots")
 

@@ -221,7 +221,7 @@ class PodInfo(msgspec.Struct, eq=False, gc=False, array_like=True):
     the pod's own container dict (see ``pod_info``): read it, never mutate it.
 
     ``pod`` is None for an explicit hold, and for the pods of a view restored from a stored
-    scheduler form (``scheduler/stored.py``) that the scheduler never needs whole: those carry
+    scheduler form (``store/scheduler_view.py``) that the scheduler never needs whole: those carry
     their QoS class in ``qos`` for the result's pod reference. Encoded as an array in that
     form (``array_like``).
     """

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -21,6 +21,7 @@ from service.engine.objects import (
     Cluster,
     LabelSelector,
     Namespace,
+    Node,
     Pod,
     PodDisruptionBudget,
     Service,
@@ -167,22 +168,43 @@ class SchedulerView:
     @classmethod
     def restored(
         cls,
-        nodes: list[NodeInfo],
-        nominated: dict[str, list[PodInfo]],
-        terminating_statefulset_pods: list[tuple[str, PodInfo]],
+        nodes: Sequence[Node],
+        node_pods: Sequence[list[PodInfo]],
+        node_totals: Sequence[tuple[dict[str, int], int, int]],
+        nominated: Iterable[Pod],
+        terminating_statefulset: Iterable[tuple[int, int]],
         inter_pod_affinity_in_use: bool,
-        pdbs: Sequence[PodDisruptionBudget],
+        workloads: tuple[
+            Sequence[PodDisruptionBudget],
+            Sequence[Namespace],
+            Sequence[Service],
+            Sequence[WorkloadController],
+        ],
     ) -> SchedulerView:
-        """A view from parts computed earlier (a stored scheduler form, see
-        ``scheduler/stored.py``); the nodes' PodInfos already hold their matching PDBs."""
+        """The view built from parts computed earlier (the store keeps them with each
+        snapshot, ``store/scheduler_view.py``), with the same nodes, pods, order and answers
+        as the view they were taken from. ``node_pods[i]`` are node i's PodInfos in snapshot
+        order, already holding their matching PDBs; ``node_totals[i]`` its Requested and
+        NonZeroRequested sums; ``nominated`` the pods with a nominated node;
+        ``terminating_statefulset`` (node index, position in that node's pods) pairs;
+        ``workloads`` the PDBs, namespaces, services and workload controllers."""
+        pdbs, namespaces, services, controllers = workloads
+        infos = [
+            NodeInfo(node, i, pods, totals)
+            for i, (node, pods, totals) in enumerate(
+                zip(nodes, node_pods, node_totals, strict=True)
+            )
+        ]
+        nominated_infos: dict[str, list[PodInfo]] = {}
+        for pod in nominated:
+            nominated_infos.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
+        terminating = [(infos[i].name, infos[i].pods[j]) for i, j in terminating_statefulset]
         view = cls.__new__(cls)
-        view._assemble(
-            nodes, nominated, terminating_statefulset_pods, inter_pod_affinity_in_use, pdbs
-        )
+        view._assemble(infos, nominated_infos, terminating, inter_pod_affinity_in_use, pdbs)
         view._bound = []
         view._bound_pdbs_done = True
         view.whole_pods = False  # most PodInfos carry no Pod: see scheduler_view(whole_pods=)
-        view.index_workloads((), (), ())
+        view.index_workloads(namespaces, services, controllers)
         return view
 
     def _assemble(

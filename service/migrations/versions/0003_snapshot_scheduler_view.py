@@ -5,7 +5,7 @@ Revises: 0002
 Create Date: 2026-11-21 13:00:00
 
 A nullable blob beside the snapshot's content: the scheduler's view of it in a compact form
-(service/engine/scheduler/stored.py), so that the first placement or preemption on a stored
+(service/store/scheduler_view.py), so that the first placement or preemption on a stored
 snapshot restores that view instead of decoding every pod. Rows stored before have none and
 are decided on in full; a server's warming thread writes it for them.
 """

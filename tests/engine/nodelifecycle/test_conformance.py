@@ -12,7 +12,6 @@ import math
 import pytest
 
 from service.engine.nodelifecycle.clock import MILLISECOND, SECOND, format_time
-from service.engine.nodelifecycle.controller import NodeLifecycleSimulator
 from service.engine.nodelifecycle.queue import (
     AlwaysLimiter,
     RateLimitedTimedQueue,
@@ -40,6 +39,7 @@ from service.engine.nodelifecycle.taints import (
 from service.engine.nodelifecycle.zones import compute_zone_state, rate_for_state
 from service.engine.topology import zone_key
 from service.ingest.kube import node_from_object, pod_from_object
+from tests.engine.nodelifecycle.controller import NodeLifecycleSimulator
 from tests.engine.nodelifecycle.vectors import (
     cases,
     config,

@@ -32,8 +32,8 @@ from service.engine.objects import (
 )
 from service.engine.qos import get_pod_qos
 from service.engine.scheduler.snapshot import scheduler_view
-from service.engine.scheduler.stored import StoredView, restored_cluster, stored_view
 from service.ingest.kube import snapshot_from_objects
+from service.store.scheduler_view import StoredView, restored_cluster, stored_view
 from tests.engine.scheduler.helpers import GI, cluster_of, conformance_group, node, pdb, pod
 
 DECODER = msgspec.msgpack.Decoder(StoredView)

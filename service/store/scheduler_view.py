@@ -1,6 +1,11 @@
 """The scheduler's view of a snapshot in a form stored with the snapshot, so that the first
 placement or preemption on a stored snapshot restores the view instead of decoding every pod.
 
+A persistence format, so it lives in the store: the engine only builds a view from the parts
+kept here (``SchedulerView.restored``, a pure function); this module chooses the parts, names
+the code that derived them (``FINGERPRINT``, which reads the deriving modules' source) and
+encodes them with the snapshot (``store/snapshots.py``).
+
 Decoding a 150,000-pod snapshot and building its SchedulerView takes about 1.5 s, most of it
 spent on pod fields the scheduler never reads (labels, annotations, containers, stats). The
 stored view keeps, per node, the PodInfos the view holds (requests, priority, start time,
@@ -32,7 +37,7 @@ from service.engine.objects import (
 )
 from service.engine.qos import get_pod_qos
 from service.engine.scheduler import framework, snapshot
-from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
+from service.engine.scheduler.framework import PodInfo
 from service.engine.scheduler.snapshot import SchedulerView, install_view
 from service.engine.version import ENGINE_VERSION
 
@@ -122,21 +127,15 @@ def stored_view(view: SchedulerView, snapshot: Snapshot) -> StoredView:
 
 def restore(stored: StoredView) -> SchedulerView:
     """The SchedulerView ``stored`` was made from (same nodes, pods, order and answers)."""
-    nodes = [
-        NodeInfo(node, i, pods, totals)
-        for i, (node, pods, totals) in enumerate(
-            zip(stored.nodes, stored.node_pods, stored.node_totals, strict=True)
-        )
-    ]
-    nominated: dict[str, list[PodInfo]] = {}
-    for pod in stored.nominated:
-        nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
-    terminating = [(nodes[i].name, nodes[i].pods[j]) for i, j in stored.terminating_statefulset]
-    view = SchedulerView.restored(
-        nodes, nominated, terminating, stored.inter_pod_affinity_in_use, stored.pdbs
+    return SchedulerView.restored(
+        stored.nodes,
+        stored.node_pods,
+        stored.node_totals,
+        stored.nominated,
+        stored.terminating_statefulset,
+        stored.inter_pod_affinity_in_use,
+        (stored.pdbs, stored.namespaces, stored.services, stored.controllers),
     )
-    view.index_workloads(stored.namespaces, stored.services, stored.controllers)
-    return view
 
 
 def restored_cluster(stored: StoredView, load: Callable[[], Snapshot]) -> Cluster:
