@@ -18,7 +18,7 @@ import statistics
 import time
 
 from bench.generate import generate
-from service.decisions import load_kinds
+from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.objects import Cluster, Node
 from service.ingest.kube import snapshot_from_objects
@@ -114,7 +114,7 @@ def main() -> None:
     node = max(cluster.snapshot.nodes, key=lambda n: len(cluster.pods_on(n.name)))
     distinct, distinct_name = distinct_node()
     distinct_node_obj = distinct.node(distinct_name)
-    kind = load_kinds()["admission"]
+    kind = KINDS["admission"]
     cases = [
         ("fits", cluster, node.name, {"cpu": "10m", "memory": "16Mi"}, False),
         ("critical, preempts", cluster, node.name, {"cpu": "8", "memory": "16Gi"}, True),

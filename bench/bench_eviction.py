@@ -24,7 +24,7 @@ from datetime import datetime
 
 from bench.common import time_calls
 from bench.generate import DEFAULT_CAPTURED_AT, generate
-from service.decisions import load_kinds
+from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.kubelet.eviction import make_signal_observations, synchronize
 from service.engine.kubelet.eviction_config import build_eviction_config
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}")
     print(f"node {node}: {len(pods)} pods, {len(stats.pods)} with stats; {args.iterations} runs")
     print(f"{'scenario':24} {'layer':9} {'median ms':>10} {'p95 ms':>8} {'mean ms':>8}  outcome")
-    kind = load_kinds()["eviction"]
+    kind = KINDS["eviction"]
     for name, config in scenarios.items():
         parsed = build_eviction_config(config)
         evaluation = synchronize(pods, stats, parsed, now)

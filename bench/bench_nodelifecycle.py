@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 
 from bench.common import time_calls
 from bench.generate import DEFAULT_CAPTURED_AT, generate
-from service.decisions import load_kinds
+from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.nodelifecycle.decision import node_eviction_rate
 from service.engine.objects import Cluster
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     cluster, unhealthy = _cluster(args.nodes, args.pods, args.seed, args.every)
     built = time.perf_counter() - built
     now = cluster.snapshot.captured_at or datetime.now(UTC)
-    kind = load_kinds()["node-eviction-rate"]
+    kind = KINDS["node-eviction-rate"]
     print(f"python {platform.python_version()} on {platform.machine()}")
     print(
         f"cluster: {len(cluster.snapshot.nodes)} nodes, {len(cluster.snapshot.pods)} pods, "

@@ -7,7 +7,6 @@ import logging
 from flask import Flask
 
 from service.config import Settings
-from service.decisions import load_kinds
 from service.store import migrate
 from service.store.db import Database
 from service.store.snapshots import ClusterCache
@@ -35,9 +34,8 @@ def create_app(config: dict | Settings | None = None) -> Flask:
     app.extensions["verdict.cache"] = ClusterCache(
         settings.SNAPSHOT_CACHE_SIZE, settings.SNAPSHOT_CACHE_PODS
     )
-    load_kinds()
-    from service.decisions.warm import warm
     from service.store.preload import Preloader
+    from service.store.warm import warm
 
     app.extensions["verdict.preloader"] = Preloader(
         db,

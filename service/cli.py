@@ -383,27 +383,26 @@ def capture(
 # ----------------------------------------------------------------------------- decide
 
 
-def _stored_cluster(snapshot_id: str):
-    from service.store import snapshots as store
-
-    db = _database()
-    with db.session() as session:
-        cluster = store.load_cluster(session, store.ClusterCache(1), snapshot_id)
-    if cluster is None:
-        raise click.BadParameter(f"no stored snapshot {snapshot_id}", param_hint="--snapshot-id")
-    return cluster
-
-
-def _file_cluster(path: str):
-    from service.engine.objects import Cluster
-    from service.ingest.body import parse_snapshot
+def _named_cluster(snapshot_file: str | None, snapshot_id: str | None, kind):
+    """The cluster given on the command line, resolved as a request's (``decisions.cluster``):
+    a stored snapshot by id, or a snapshot file."""
+    from service.decisions.cluster import SnapshotNotFound, SnapshotReference, resolve_cluster
     from service.ingest.errors import IngestError
+    from service.store.snapshots import ClusterCache
 
-    data, content_type = _read_file(path)
+    if snapshot_id:
+        reference, db = SnapshotReference(snapshot_id=snapshot_id), _database()
+    else:
+        data, content_type = _read_file(snapshot_file)
+        reference, db = SnapshotReference(data=data, content_type=content_type, field=""), None
     try:
-        return Cluster(parse_snapshot(data, content_type=content_type).snapshot)
+        return resolve_cluster(reference, db=db, cache=ClusterCache(1), scheduler=kind.scheduler)
+    except SnapshotNotFound:
+        raise click.BadParameter(
+            f"no stored snapshot {snapshot_id}", param_hint="--snapshot-id"
+        ) from None
     except IngestError as exc:
-        raise click.ClickException(f"invalid snapshot {path}: {exc}") from None
+        raise click.ClickException(f"invalid snapshot {snapshot_file}: {exc}") from None
 
 
 @cli.command()
@@ -429,7 +428,7 @@ def decide(kind, snapshot_file, snapshot_id, node, pod, now, request_file) -> in
     API would record. Give --snapshot FILE or --snapshot-id ID."""
     from marshmallow import ValidationError
 
-    from service.decisions import DecisionInputError, load_kinds
+    from service.decisions import KINDS, DecisionInputError
     from service.decisions.run import compute
 
     if bool(snapshot_file) == bool(snapshot_id):
@@ -442,9 +441,10 @@ def decide(kind, snapshot_file, snapshot_id, node, pod, now, request_file) -> in
         params["pod"] = _read_object(pod, "--pod")
     if now:
         params["now"] = now.isoformat()
-    cluster = _stored_cluster(snapshot_id) if snapshot_id else _file_cluster(snapshot_file)
+    decision = KINDS[kind]
+    named = _named_cluster(snapshot_file, snapshot_id, decision)
     try:
-        outcome = compute(load_kinds()[kind], cluster, params)
+        outcome = compute(decision, named.cluster, params)
     except ValidationError as exc:
         raise click.ClickException(f"invalid request: {exc.messages}") from None
     except DecisionInputError as exc:

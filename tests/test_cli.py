@@ -196,9 +196,9 @@ def test_a_bad_choice_names_the_option_without_a_traceback(capsys, cluster_file)
 
 def test_the_listed_decision_kinds_are_the_registered_ones():
     from service.cli import DECISION_KINDS
-    from service.decisions import load_kinds
+    from service.decisions import KINDS
 
-    assert sorted(DECISION_KINDS) == sorted(load_kinds())
+    assert sorted(DECISION_KINDS) == sorted(KINDS)
 
 
 def test_a_missing_file_names_the_option(capsys, tmp_path):

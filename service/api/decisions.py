@@ -3,25 +3,24 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 
 import orjson
 import yaml
 from flask import Blueprint, Response, current_app, g, request, url_for
 
-from service.api import snapshots as snapshot_api
 from service.api.errors import ApiError
 from service.api.metrics import DECISIONS, count_cache, decision_outcome
 from service.api.requests import MAX_JSON_BYTES, json_body
 from service.api.responses import json_response
 from service.decisions import KINDS
-from service.decisions.run import (
-    check_snapshot_reference,
-    compute,
-    decision_params,
-    needs_stored_time,
+from service.decisions.cluster import (
+    NamedCluster,
+    SnapshotNotFound,
+    SnapshotReference,
+    resolve_cluster,
+    stored_time,
 )
-from service.engine.objects import Cluster
+from service.decisions.run import check_snapshot_reference, compute, decision_params
 from service.engine.version import ENGINE_VERSION
 from service.ingest import wire
 from service.ingest.body import YAML_TYPES, yaml_to_json
@@ -42,29 +41,20 @@ def _kind(name: str):
     return kind
 
 
-def _cluster_for(body: dict, kind):
-    """(cluster, parsed inline snapshot or None, stored snapshot id or None)."""
-    if body.get("snapshotId") is not None:
-        db, cache = current_app.extensions["verdict.db"], current_app.extensions["verdict.cache"]
-        count_cache(cache, body["snapshotId"])
-        cluster = cache.get(body["snapshotId"])
-        if cluster is None:
-            with db.session() as session:
-                cluster = store.load_cluster(
-                    session, cache, body["snapshotId"], scheduler=kind.scheduler
-                )
-        if cluster is None:
-            raise ApiError(
-                422,
-                f"no snapshot {body['snapshotId']}",
-                [{"path": "snapshotId", "message": "no stored snapshot has this id"}],
-            )
-        return cluster, None, body["snapshotId"]
+def _named_cluster(body: dict, kind) -> NamedCluster:
+    """The cluster the request names; an unknown snapshotId is a 422 naming it."""
     try:
-        parsed = snapshot_api.parse(orjson.dumps(body["snapshot"]), "application/json")
-    except IngestError as exc:
-        raise exc.prefixed("snapshot") from None
-    return Cluster(parsed.snapshot), parsed, None
+        return resolve_cluster(
+            SnapshotReference.of_request(body),
+            db=current_app.extensions["verdict.db"],
+            cache=current_app.extensions["verdict.cache"],
+            scheduler=kind.scheduler,
+            on_read=count_cache,
+        )
+    except SnapshotNotFound as exc:
+        raise ApiError(
+            422, f"no snapshot {exc.snapshot_id}", [{"path": exc.path, "message": exc.message}]
+        ) from None
 
 
 def check_pod_metadata(body: dict) -> None:
@@ -77,29 +67,24 @@ def check_pod_metadata(body: dict) -> None:
             raise IngestError(errors)
 
 
-def stored_time(kind, cluster: Cluster, params: dict, snapshot_id: str | None) -> datetime | None:
-    """When the snapshot was stored, if ``now`` falls back to it (an inline snapshot: now,
-    as it is stored with the decision)."""
-    if not needs_stored_time(kind, cluster, params):
-        return None
-    if snapshot_id is None:
-        return datetime.now(UTC)
-    with current_app.extensions["verdict.db"].session() as session:
-        return records.as_utc(store.get_summary(session, snapshot_id).created_at)
-
-
 def record_decision(kind_name: str, body: dict):
     kind = _kind(kind_name)
     check_snapshot_reference(body)
     check_pod_metadata(body)
-    cluster, inline, snapshot_id = _cluster_for(body, kind)
+    named = _named_cluster(body, kind)
     params = decision_params(body)
-    outcome = compute(
-        kind, cluster, params, stored_at=stored_time(kind, cluster, params, snapshot_id)
-    )
-    with current_app.extensions["verdict.db"].session(write=True) as session:
-        if inline is not None:
-            snapshot_id = snapshot_api.save(session, inline, cluster).id
+    db = current_app.extensions["verdict.db"]
+    outcome = compute(kind, named.cluster, params, stored_at=stored_time(db, kind, named, params))
+    snapshot_id = named.snapshot_id
+    with db.session(write=True) as session:
+        if named.inline is not None:
+            snapshot_id = store.save_parsed(
+                session,
+                named.inline,
+                key_id=g.get("key_id"),
+                cache=current_app.extensions["verdict.cache"],
+                cluster=named.cluster,
+            ).id
         row = records.append(
             session,
             kind=kind.name,

@@ -7,16 +7,13 @@ import uuid
 import orjson
 from flask import Blueprint, Response, current_app, request, stream_with_context
 
-from service.api.decisions import stored_time
 from service.api.errors import ApiError
 from service.api.metrics import count_cache
 from service.api.requests import check_args, encode_cursor, int_cursor, limit_arg, time_arg
 from service.api.responses import json_response
 from service.decisions import KINDS
-from service.decisions.diff import differences
-from service.decisions.run import compute, decision_params
+from service.decisions.replay import NotReplayable, replay_record
 from service.store import records
-from service.store import snapshots as store
 
 bp = Blueprint("history", __name__)
 
@@ -116,39 +113,22 @@ def get_decision(decision_id: str):
     return response
 
 
-def replay_record(session, row) -> dict:
-    """Recompute a stored decision with the running engine; shared by the API and the console."""
-    kind = KINDS.get(row.kind)
-    if kind is None or row.snapshot_id is None:
-        raise ApiError(409, f"decisions of kind {row.kind!r} cannot be replayed")
-    cache = current_app.extensions["verdict.cache"]
-    count_cache(cache, row.snapshot_id)
-    cluster = store.load_cluster(
-        session,
-        cache,
-        row.snapshot_id,
-        scheduler=kind.scheduler,
-    )
-    params = decision_params(row.request)
-    stored_at = stored_time(kind, cluster, params, row.snapshot_id)
-    outcome = compute(kind, cluster, params, stored_at=stored_at)
-    diffs = differences(row.result, outcome.result)
-    return {
-        "id": row.id,
-        "matches": not diffs,
-        "storedEngineVersion": row.engine_version,
-        "stored": row.result,
-        "replayed": outcome.result,
-        "differences": diffs,
-    }
+def replay_or_409(row) -> dict:
+    """The replay report of ``row`` (``decisions.replay``); a record that cannot be replayed
+    (a prune) is a 409. Shared by the API and the console."""
+    try:
+        return replay_record(
+            _db(), current_app.extensions["verdict.cache"], row, on_read=count_cache
+        )
+    except NotReplayable as exc:
+        raise ApiError(409, str(exc)) from None
 
 
 @bp.post("/v1/decisions/<decision_id>/replay")
 def replay(decision_id: str):
     with _db().session() as session:
         row = _record_or_404(session, decision_id)
-        payload = replay_record(session, row)
-    return json_response(payload)
+    return json_response(replay_or_409(row))
 
 
 @bp.get("/v1/decisions/export")

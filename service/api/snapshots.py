@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import time
 
 from flask import Blueprint, Response, current_app, g, request, url_for
@@ -21,9 +20,15 @@ from service.api.requests import (
     read_body,
 )
 from service.api.responses import json_response
+from service.decisions.cluster import (
+    SnapshotNotFound,
+    SnapshotReference,
+    parse_snapshot_body,
+    resolve_cluster,
+)
 from service.engine.objects import Cluster, Snapshot
 from service.engine.summary import node_view, pod_view
-from service.ingest.body import YAML_TYPES, gunzip, parse_snapshot
+from service.ingest.body import YAML_TYPES, gunzip
 from service.store import snapshots as store
 from service.store.models import SnapshotRow
 from service.store.records import as_utc, iso
@@ -63,42 +68,15 @@ def read_snapshot_body() -> tuple[bytes, str]:
     return data, content_type
 
 
-def parse(data: bytes, content_type: str):
-    """Parse a snapshot body; the collector is paused (millions of short-lived objects)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return parse_snapshot(data, content_type=content_type)
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def save(session, parsed, cluster: Cluster | None = None) -> SnapshotRow:
-    """Store a parsed snapshot in the caller's transaction and put it in the cache (as
-    ``cluster``, the Cluster already made of it, if given)."""
-    if cluster is None:
-        cluster = Cluster(parsed.snapshot)
-    row = store.save(
-        session,
-        parsed.snapshot,
-        name=parsed.name,
-        cluster=parsed.cluster,
-        labels=parsed.labels,
-        key_id=g.get("key_id"),
-        in_memory=cluster,
-    )
-    current_app.extensions["verdict.cache"].put(row.id, cluster)
-    return row
-
-
 @bp.post("")
 def create_snapshot():
     started = time.perf_counter()
     # No local keeps the body: it can be freed as soon as parsing is done.
-    parsed = parse(*read_snapshot_body())
+    parsed = parse_snapshot_body(*read_snapshot_body())
     with current_app.extensions["verdict.db"].session(write=True) as session:
-        row = save(session, parsed)
+        row = store.save_parsed(
+            session, parsed, key_id=g.get("key_id"), cache=current_app.extensions["verdict.cache"]
+        )
     INGEST_SECONDS.observe(time.perf_counter() - started)
     g.snapshot_id = row.id
     current_app.extensions["verdict.preloader"].nudge(row.id)
@@ -188,13 +166,17 @@ def get_snapshot(snapshot_id: str):
 
 
 def load_cluster(snapshot_id: str, path: str = "snapshotId") -> Cluster:
-    db, cache = current_app.extensions["verdict.db"], current_app.extensions["verdict.cache"]
-    count_cache(cache, snapshot_id)
-    with db.session() as session:
-        cluster = store.load_cluster(session, cache, snapshot_id)
-    if cluster is None:
-        raise ApiError(404, f"no snapshot {snapshot_id}", [{"path": path, "message": "not found"}])
-    return cluster
+    try:
+        return resolve_cluster(
+            SnapshotReference(snapshot_id=snapshot_id),
+            db=current_app.extensions["verdict.db"],
+            cache=current_app.extensions["verdict.cache"],
+            on_read=count_cache,
+        ).cluster
+    except SnapshotNotFound:
+        raise ApiError(
+            404, f"no snapshot {snapshot_id}", [{"path": path, "message": "not found"}]
+        ) from None
 
 
 def _offset_page(items: list, limit: int) -> tuple[list, str | None]:

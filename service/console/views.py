@@ -20,9 +20,11 @@ from flask_wtf.csrf import CSRFError
 from sqlalchemy import select
 
 from service.api.errors import ApiError
-from service.api.history import replay_record
+from service.api.metrics import count_cache
 from service.console import csrf, explain
 from service.decisions import KINDS
+from service.decisions.cluster import SnapshotReference, resolve_cluster
+from service.decisions.replay import NotReplayable, replay_record
 from service.engine.summary import node_view, pod_view
 from service.store import checkpoints, keys, records
 from service.store import snapshots as store
@@ -275,7 +277,12 @@ def replay(decision_id: str):
         row = records.get(db_session, decision_id)
         if row is None:
             raise ConsoleError(404, f"There is no decision {decision_id}.")
-        outcome = replay_record(db_session, row)
+    try:
+        outcome = replay_record(
+            _db(), current_app.extensions["verdict.cache"], row, on_read=count_cache
+        )
+    except NotReplayable as exc:
+        raise ApiError(409, str(exc)) from None
     return render_template(
         "replay.html",
         record=records.to_json(row),
@@ -310,8 +317,12 @@ def _cluster(snapshot_id: str):
         row = store.get_summary(db_session, snapshot_id)
         if row is None:
             raise ConsoleError(404, f"There is no snapshot {snapshot_id}.")
-        cluster = store.load_cluster(db_session, current_app.extensions["verdict.cache"], row.id)
-    return row, cluster
+    named = resolve_cluster(
+        SnapshotReference(snapshot_id=row.id),
+        db=_db(),
+        cache=current_app.extensions["verdict.cache"],
+    )
+    return row, named.cluster
 
 
 @bp.get("/snapshots/<snapshot_id>")

@@ -1,23 +1,22 @@
 """Decision kinds: the glue between a validated request and the pure engine.
 
-Each module here declares one kind (its request schema, how to decide, which nodes and pods
-the decision is about) and registers it. The HTTP API, the offline CLI and replay all go
-through the same registry, so a decision computed three ways is computed one way.
+The job of this package, and of each module in it:
+
+- one module per kind (``admission``, ``eviction``, ``node_eviction_rate``, ``placement``,
+  ``preemption``) declares ``DECISION``: its request schema (marshmallow, the body minus
+  ``snapshotId``/``snapshot``), ``decide`` (the loaded request and the cluster to the
+  engine, and the engine's answer rendered as the JSON-ready result) and ``subjects`` (the
+  nodes and pods the record is indexed by); ``kinds.KINDS`` lists them;
+- ``base`` is the contract (``DecisionKind``, ``Subjects``, ``DecisionInputError``) and what
+  the kinds share in deciding and rendering; ``schemas`` the request schemas they share;
+  ``priority`` the Priority admission of a pod given in a request;
+- ``cluster`` resolves the cluster a request names (a stored snapshot id or an inline
+  snapshot), ``run`` validates a request and decides (``compute``), ``replay`` recomputes a
+  stored record and ``diff`` lists what changed: the HTTP API, the console, the offline CLI
+  and replay all go through these, so a decision computed three ways is computed one way.
 """
 
-from service.decisions.base import KINDS, DecisionInputError, DecisionKind, Subjects, register
+from service.decisions.base import DecisionInputError, DecisionKind, Subjects
+from service.decisions.kinds import KINDS
 
-__all__ = ["KINDS", "DecisionInputError", "DecisionKind", "Subjects", "load_kinds", "register"]
-
-
-def load_kinds() -> dict[str, DecisionKind]:
-    """Import every kind module so that it registers itself; return the registry."""
-    import importlib
-    import pkgutil
-
-    import service.decisions as package
-
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name != "base" and not info.name.startswith("_"):
-            importlib.import_module(f"service.decisions.{info.name}")
-    return KINDS
+__all__ = ["KINDS", "DecisionInputError", "DecisionKind", "Subjects"]

@@ -45,13 +45,8 @@ import weakref
 
 from marshmallow import RAISE, Schema, ValidationError, fields, post_load
 
-from service.decisions.base import (
-    DecisionInputError,
-    DecisionKind,
-    PodField,
-    Subjects,
-    register,
-)
+from service.decisions.base import DecisionInputError, DecisionKind, Subjects
+from service.decisions.schemas import PodField
 from service.engine.kubelet.admission import (
     AdmissionResult,
     AdmitRejection,
@@ -66,7 +61,7 @@ from service.engine.objects import Cluster, Pod
 from service.engine.refs import pod_ref
 from service.engine.version import DEFAULT_SETTINGS
 
-__all__ = ["AdmissionRequestSchema", "decide", "subjects"]
+__all__ = ["DECISION", "AdmissionRequestSchema", "decide", "subjects"]
 
 _API_REASON = {
     "NodeAffinity": "NodeAffinity",
@@ -191,6 +186,6 @@ def subjects(request: dict, result: dict) -> Subjects:
     return Subjects(node_names=[request["nodeName"]], pods=pods)
 
 
-register(
-    DecisionKind(name="admission", schema=AdmissionRequestSchema, decide=decide, subjects=subjects)
+DECISION = DecisionKind(
+    name="admission", schema=AdmissionRequestSchema, decide=decide, subjects=subjects
 )

@@ -1,4 +1,6 @@
-"""The contract every decision kind fulfils, and the errors it may raise."""
+"""The contract every decision kind fulfils (``DecisionKind``), the errors it may raise, and
+what the kinds share in deciding and rendering: the time a decision is made at
+(``resolve_now``) and the sentence naming what was not modelled."""
 
 from __future__ import annotations
 
@@ -6,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from marshmallow import Schema, ValidationError, fields
+from marshmallow import Schema
 
-from service.engine.objects import Cluster, Pod
+from service.engine.objects import Cluster
 
 
 class DecisionInputError(Exception):
@@ -45,8 +47,6 @@ class DecisionKind:
     clock: bool = False
 
 
-KINDS: dict[str, DecisionKind] = {}
-
 # Where a decision's time came from (the result's ``nowSource``).
 NOW_SOURCES = ("request", "capturedAt", "createdAt")
 
@@ -69,27 +69,10 @@ def resolve_now(cluster: Cluster, request: dict) -> tuple[datetime, str]:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)), source
 
 
-def register(kind: DecisionKind) -> DecisionKind:
-    KINDS[kind.name] = kind
-    return kind
-
-
-class PodField(fields.Field):
-    """A v1 Pod object, decoded into the engine model (API defaulting applied)."""
-
-    default_error_messages = {"invalid": "Not a v1 Pod object."}
-
-    def _deserialize(self, value, attr, data, **kwargs) -> Pod:
-        from service.ingest.errors import IngestError
-        from service.ingest.kube import pod_from_object
-
-        if not isinstance(value, dict):
-            raise self.make_error("invalid")
-        try:
-            return pod_from_object(value)
-        except IngestError as exc:
-            # Field paths relative to the pod; marshmallow prefixes the field name.
-            raise ValidationError({err.path: [err.message] for err in exc.errors}) from exc
-
-    def _serialize(self, value, attr, obj, **kwargs):  # requests are stored as sent
-        raise NotImplementedError
+def not_modelled_sentence(not_modelled: tuple[str, ...] | list[str]) -> str:
+    if not not_modelled:
+        return ""
+    return (
+        f" Not evaluated: {', '.join(not_modelled)} (filters Verdict does not model); "
+        "the result assumes they pass."
+    )

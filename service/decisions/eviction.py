@@ -35,9 +35,9 @@ from service.decisions.base import (
     DecisionInputError,
     DecisionKind,
     Subjects,
-    register,
     resolve_now,
 )
+from service.decisions.schemas import time_field
 from service.engine.kubelet.allocatable import (
     get_node_allocatable_reservation,
     node_allocatable,
@@ -173,23 +173,19 @@ def _signal_key(value: str) -> None:
         raise ValidationError(f"unsupported eviction signal {value}")
 
 
-def _time_field() -> fields.AwareDateTime:
-    return fields.AwareDateTime(format="iso", default_timezone=UTC)
-
-
 class EvictionRequestSchema(Schema):
     class Meta:
         unknown = RAISE
 
     nodeName = fields.String(required=True, validate=validate.Length(min=1))
     config = fields.Nested(ConfigSchema, allow_none=True)
-    now = fields.AwareDateTime(format="iso", default_timezone=UTC, allow_none=True)
+    now = time_field(allow_none=True)
     firstObserved = fields.Dict(
-        keys=fields.String(validate=_signal_key), values=_time_field(), allow_none=True
+        keys=fields.String(validate=_signal_key), values=time_field(), allow_none=True
     )
     nodeConditionsLastObserved = fields.Dict(
         keys=fields.String(validate=validate.OneOf(NODE_CONDITIONS)),
-        values=_time_field(),
+        values=time_field(),
         allow_none=True,
     )
 
@@ -399,8 +395,6 @@ def subjects(request: dict, result: dict) -> Subjects:
     return Subjects(node_names=[request["nodeName"]], pods=pods)
 
 
-register(
-    DecisionKind(
-        name=KIND, schema=EvictionRequestSchema, decide=decide, subjects=subjects, clock=True
-    )
+DECISION = DecisionKind(
+    name=KIND, schema=EvictionRequestSchema, decide=decide, subjects=subjects, clock=True
 )

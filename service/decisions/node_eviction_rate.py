@@ -15,17 +15,15 @@ largeClusterSizeThreshold is a 4xx naming ``config.<field>``.
 
 from __future__ import annotations
 
-from datetime import UTC
-
 from marshmallow import RAISE, Schema, ValidationError, fields, validates_schema
 
 from service.decisions.base import (
     DecisionInputError,
     DecisionKind,
     Subjects,
-    register,
     resolve_now,
 )
+from service.decisions.schemas import time_field
 from service.engine.nodelifecycle.config import ConfigError, config_from_dict
 from service.engine.nodelifecycle.decision import node_eviction_rate
 from service.engine.objects import Cluster
@@ -37,7 +35,7 @@ class NodeEvictionRateRequestSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    now = fields.AwareDateTime(format="iso", default_timezone=UTC, allow_none=True)
+    now = time_field(allow_none=True)
     config = fields.Dict(keys=fields.String(), allow_none=True)
 
     @validates_schema
@@ -71,12 +69,10 @@ def subjects(request: dict, result: dict) -> Subjects:
     return Subjects(node_names=nodes, pods=pods)
 
 
-register(
-    DecisionKind(
-        name=KIND,
-        schema=NodeEvictionRateRequestSchema,
-        decide=decide,
-        subjects=subjects,
-        clock=True,
-    )
+DECISION = DecisionKind(
+    name=KIND,
+    schema=NodeEvictionRateRequestSchema,
+    decide=decide,
+    subjects=subjects,
+    clock=True,
 )

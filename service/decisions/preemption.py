@@ -31,12 +31,8 @@ from __future__ import annotations
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validates_schema
 
-from service.decisions.base import DecisionKind, Subjects, register
-from service.decisions.placement import (
-    SchedulerRequestSchema,
-    holds_from_request,
-    not_modelled_sentence,
-)
+from service.decisions.base import DecisionKind, Subjects, not_modelled_sentence
+from service.decisions.schemas import SchedulerRequestSchema, holds_from_request
 from service.engine.objects import Cluster
 from service.engine.refs import pod_ref
 from service.engine.scheduler.framework import SUCCESS, PodInfo
@@ -44,7 +40,7 @@ from service.engine.scheduler.preemption import PreemptionOutcome, preempt
 from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs
 from service.engine.version import DEFAULT_SETTINGS
 
-__all__ = ["PreemptionOptionsSchema", "PreemptionRequestSchema", "decide", "subjects"]
+__all__ = ["DECISION", "PreemptionOptionsSchema", "PreemptionRequestSchema", "decide", "subjects"]
 
 
 class PreemptionOptionsSchema(Schema):
@@ -205,12 +201,10 @@ def subjects(request: dict, result: dict) -> Subjects:
     return Subjects(node_names=nodes, pods=pods)
 
 
-register(
-    DecisionKind(
-        name="preemption",
-        schema=PreemptionRequestSchema,
-        decide=decide,
-        subjects=subjects,
-        scheduler=True,
-    )
+DECISION = DecisionKind(
+    name="preemption",
+    schema=PreemptionRequestSchema,
+    decide=decide,
+    subjects=subjects,
+    scheduler=True,
 )

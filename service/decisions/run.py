@@ -22,11 +22,6 @@ class Outcome:
     subjects: Subjects
 
 
-def needs_stored_time(kind: DecisionKind, cluster: Cluster, params: dict) -> bool:
-    """Whether ``now`` falls back to the snapshot's stored time (no ``now``, no capturedAt)."""
-    return kind.clock and params.get("now") is None and cluster.snapshot.captured_at is None
-
-
 def decision_params(body: dict) -> dict:
     return {k: v for k, v in body.items() if k not in SNAPSHOT_FIELDS}
 

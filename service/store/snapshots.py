@@ -176,6 +176,33 @@ def save(
     return row
 
 
+def save_parsed(
+    session: Session,
+    parsed,
+    *,
+    key_id: str | None,
+    cache: ClusterCache | None = None,
+    cluster: Cluster | None = None,
+) -> SnapshotRow:
+    """Store ``parsed`` (a parsed snapshot body: the snapshot, its name, cluster and labels,
+    ``ingest.body.ParsedSnapshot``) in the caller's transaction and put its Cluster in
+    ``cache`` (``cluster``, the Cluster already made of it, if given)."""
+    if cluster is None:
+        cluster = Cluster(parsed.snapshot)
+    row = save(
+        session,
+        parsed.snapshot,
+        name=parsed.name,
+        cluster=parsed.cluster,
+        labels=parsed.labels,
+        key_id=key_id,
+        in_memory=cluster,
+    )
+    if cache is not None:
+        cache.put(row.id, cluster)
+    return row
+
+
 def summary_columns():
     """Every column but the blobs: listing must not load megabytes per row."""
     return [c for c in SnapshotRow.__table__.columns if c.name not in ("content", "scheduler_view")]

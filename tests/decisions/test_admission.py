@@ -9,8 +9,8 @@ import time
 import pytest
 from marshmallow import ValidationError
 
+from service.decisions import KINDS, DecisionInputError
 from service.decisions.admission import AdmissionRequestSchema, decide
-from service.decisions.base import KINDS, DecisionInputError
 from service.decisions.run import compute
 from service.engine.objects import Cluster
 from service.ingest.kube import snapshot_from_objects

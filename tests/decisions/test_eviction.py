@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from marshmallow import ValidationError
 
-from service.decisions.base import KINDS, DecisionInputError
+from service.decisions import KINDS, DecisionInputError
 from service.decisions.eviction import EvictionRequestSchema, decide
 from service.decisions.run import compute
 from service.engine.objects import Cluster

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.decisions import load_kinds
+from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.objects import Cluster
 from service.ingest.kube import snapshot_from_objects
@@ -44,7 +44,7 @@ def _cluster(used: int, size_limit: str | None, medium: str = "") -> Cluster:
 
 def _decide(cluster: Cluster) -> dict:
     return compute(
-        load_kinds()["eviction"], cluster, {"nodeName": "n1", "now": "2026-11-20T10:00:00Z"}
+        KINDS["eviction"], cluster, {"nodeName": "n1", "now": "2026-11-20T10:00:00Z"}
     ).result
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from marshmallow import ValidationError
 
-from service.decisions.base import KINDS, DecisionInputError
+from service.decisions import KINDS, DecisionInputError
 from service.decisions.node_eviction_rate import NodeEvictionRateRequestSchema, decide
 from service.decisions.run import compute
 from tests.engine.nodelifecycle.builders import (

@@ -1,7 +1,7 @@
 """A node that reports no status.allocatable fits nothing, as in the scheduler (NodeInfo
 allocatable is empty, so the pod count check fails first); Verdict invents no allocatable."""
 
-from service.decisions import load_kinds
+from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.objects import Cluster
 from service.ingest.kube import snapshot_from_objects
@@ -13,6 +13,6 @@ def test_node_without_allocatable_has_too_many_pods():
     del bare["status"]["allocatable"]
     cluster = Cluster(snapshot_from_objects([bare]))
     assert cluster.node("n1").allocatable == {}
-    result = compute(load_kinds()["placement"], cluster, {"pod": pod("p", cpu="100m")}).result
+    result = compute(KINDS["placement"], cluster, {"pod": pod("p", cpu="100m")}).result
     assert result["selectedNode"] is None
     assert "Too many pods" in result["nodes"][0]["reasons"]

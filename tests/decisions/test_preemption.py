@@ -7,7 +7,7 @@ import pytest
 from marshmallow import ValidationError
 
 from service.api.errors import flatten_messages
-from service.decisions.base import KINDS, DecisionInputError
+from service.decisions import KINDS, DecisionInputError
 from service.decisions.preemption import decide  # noqa: F401 - registers the kind
 from service.decisions.run import compute
 from service.engine.objects import Cluster

@@ -21,7 +21,7 @@ def _store(api, name: str) -> str:
 
 
 def _preloader(app, cache: ClusterCache, count: int = 1, interval: float = 0.05) -> Preloader:
-    from service.decisions.warm import warm
+    from service.store.warm import warm
 
     return Preloader(app.extensions["verdict.db"], cache, count=count, interval=interval, warm=warm)
 

@@ -112,7 +112,7 @@ def test_a_row_without_a_usable_view_is_decoded_in_full(app, api):
 
 
 def test_the_warming_thread_writes_the_view_a_row_lacks(app, api):
-    from service.decisions.warm import warm
+    from service.store.warm import warm
 
     snapshot_id = _store(api)
     _set_row_view(app, snapshot_id, None)

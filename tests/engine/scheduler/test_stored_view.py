@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 from bench.generate import generate
-from service.decisions import load_kinds
+from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.objects import (
     Cluster,
@@ -37,7 +37,6 @@ from service.store.scheduler_view import StoredView, restored_cluster, stored_vi
 from tests.engine.scheduler.helpers import GI, cluster_of, conformance_group, node, pdb, pod
 
 DECODER = msgspec.msgpack.Decoder(StoredView)
-KINDS = load_kinds()
 
 
 class Loads:

@@ -4,7 +4,7 @@ the decision is the one the full view makes; a pod without volumes still never d
 
 from __future__ import annotations
 
-from service.decisions import load_kinds
+from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.objects import Cluster
 from service.ingest.kube import snapshot_from_objects
@@ -19,8 +19,6 @@ from tests.engine.scheduler.plugins.volumes import (
     k8s_pvc,
 )
 from tests.engine.scheduler.test_stored_view import restored
-
-KINDS = load_kinds()
 
 
 def _snapshot():

@@ -1,4 +1,5 @@
-"""What decisions build once per snapshot, built ahead of the first decision."""
+"""What decisions build once per snapshot, built ahead of the first decision (by the
+preloader beside it, ``preload.py``)."""
 
 from __future__ import annotations
 
