@@ -111,38 +111,24 @@ def cli() -> None:
 # ------------------------------------------------------------------------------ serve
 
 
+def _serve_option(name: str, default, kind, help_text: str):
+    """An option of `verdict serve`, also read from VERDICT_<NAME>, its default shown."""
+    env = f"VERDICT_{name.upper()}"
+    return click.option(
+        f"--{name}",
+        envvar=env,
+        type=kind,
+        default=default,
+        show_default=True,
+        help=f"{help_text} (env {env}).",
+    )
+
+
 @cli.command()
-@click.option(
-    "--host",
-    envvar="VERDICT_HOST",
-    default="127.0.0.1",
-    show_default=True,
-    help="Address to listen on (env VERDICT_HOST).",
-)
-@click.option(
-    "--port",
-    envvar="VERDICT_PORT",
-    type=click.IntRange(1, 65535),
-    default=8080,
-    show_default=True,
-    help="Port to listen on (env VERDICT_PORT).",
-)
-@click.option(
-    "--workers",
-    envvar="VERDICT_WORKERS",
-    type=click.IntRange(min=1),
-    default=2,
-    show_default=True,
-    help="gunicorn worker processes (env VERDICT_WORKERS).",
-)
-@click.option(
-    "--threads",
-    envvar="VERDICT_THREADS",
-    type=click.IntRange(min=1),
-    default=4,
-    show_default=True,
-    help="Threads per worker (env VERDICT_THREADS).",
-)
+@_serve_option("host", "127.0.0.1", click.STRING, "Address to listen on")
+@_serve_option("port", 8080, click.IntRange(1, 65535), "Port to listen on")
+@_serve_option("workers", 2, click.IntRange(min=1), "gunicorn worker processes")
+@_serve_option("threads", 4, click.IntRange(min=1), "Threads per worker")
 def serve(host: str, port: int, workers: int, threads: int) -> int:
     """Run the HTTP service under gunicorn, migrating the database first."""
     from gunicorn.app.base import BaseApplication

@@ -186,6 +186,4 @@ def subjects(request: dict, result: dict) -> Subjects:
     return Subjects(node_names=[request["nodeName"]], pods=pods)
 
 
-DECISION = DecisionKind(
-    name="admission", schema=AdmissionRequestSchema, decide=decide, subjects=subjects
-)
+DECISION = DecisionKind("admission", AdmissionRequestSchema, decide, subjects)

@@ -395,6 +395,4 @@ def subjects(request: dict, result: dict) -> Subjects:
     return Subjects(node_names=[request["nodeName"]], pods=pods)
 
 
-DECISION = DecisionKind(
-    name=KIND, schema=EvictionRequestSchema, decide=decide, subjects=subjects, clock=True
-)
+DECISION = DecisionKind(KIND, EvictionRequestSchema, decide, subjects, clock=True)

@@ -69,10 +69,4 @@ def subjects(request: dict, result: dict) -> Subjects:
     return Subjects(node_names=nodes, pods=pods)
 
 
-DECISION = DecisionKind(
-    name=KIND,
-    schema=NodeEvictionRateRequestSchema,
-    decide=decide,
-    subjects=subjects,
-    clock=True,
-)
+DECISION = DecisionKind(KIND, NodeEvictionRateRequestSchema, decide, subjects, clock=True)

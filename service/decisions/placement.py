@@ -119,10 +119,4 @@ def subjects(request: dict, result: dict) -> Subjects:
     return Subjects(node_names=nodes, pods=[pod.key])
 
 
-DECISION = DecisionKind(
-    name="placement",
-    schema=PlacementRequestSchema,
-    decide=decide,
-    subjects=subjects,
-    scheduler=True,
-)
+DECISION = DecisionKind("placement", PlacementRequestSchema, decide, subjects, scheduler=True)

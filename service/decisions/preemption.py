@@ -201,10 +201,4 @@ def subjects(request: dict, result: dict) -> Subjects:
     return Subjects(node_names=nodes, pods=pods)
 
 
-DECISION = DecisionKind(
-    name="preemption",
-    schema=PreemptionRequestSchema,
-    decide=decide,
-    subjects=subjects,
-    scheduler=True,
-)
+DECISION = DecisionKind("preemption", PreemptionRequestSchema, decide, subjects, scheduler=True)
