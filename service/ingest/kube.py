@@ -341,6 +341,45 @@ def preferred_terms(
 _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
+def _requirement_errors(req, at: str, operators: tuple[str, ...], errors: list[FieldError]) -> None:
+    """The API server's checks of one selector requirement at ``at``: a known operator,
+    values for In / NotIn only, one integer for Gt / Lt (where ``operators`` has them: a
+    node selector's), a key (ValidateLabelSelectorRequirement and
+    ValidateNodeSelectorRequirement)."""
+    values = req.values or []
+    if req.operator not in operators:
+        errors.append(
+            FieldError(
+                f"{at}.operator",
+                f'Unsupported value: "{req.operator}": supported values: '
+                + ", ".join(f'"{o}"' for o in operators),
+            )
+        )
+    elif req.operator in ("In", "NotIn") and not values:
+        errors.append(
+            FieldError(
+                f"{at}.values",
+                "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+            )
+        )
+    elif req.operator in ("Exists", "DoesNotExist") and values:
+        errors.append(
+            FieldError(
+                f"{at}.values",
+                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )
+        )
+    elif req.operator in ("Gt", "Lt") and (len(values) != 1 or parse_int64(values[0]) is None):
+        errors.append(
+            FieldError(
+                f"{at}.values",
+                "Invalid value: must be a single integer value when `operator` is 'Lt' or 'Gt'",
+            )
+        )
+    if not req.key:
+        errors.append(FieldError(f"{at}.key", "Required value"))
+
+
 def label_selector(
     raw: wire.LabelSelector | None, path: str, errors: list[FieldError]
 ) -> m.LabelSelector | None:
@@ -350,31 +389,7 @@ def label_selector(
         return None
     requirements = raw.match_expressions or ()
     for i, req in enumerate(requirements):
-        where = f"{path}.matchExpressions[{i}]"
-        if req.operator not in _SELECTOR_OPERATORS:
-            errors.append(
-                FieldError(
-                    f"{where}.operator",
-                    f'Unsupported value: "{req.operator}": supported values: '
-                    + ", ".join(f'"{o}"' for o in _SELECTOR_OPERATORS),
-                )
-            )
-        elif req.operator in ("In", "NotIn") and not req.values:
-            errors.append(
-                FieldError(
-                    f"{where}.values",
-                    "Required value: must be specified when `operator` is 'In' or 'NotIn'",
-                )
-            )
-        elif req.operator in ("Exists", "DoesNotExist") and req.values:
-            errors.append(
-                FieldError(
-                    f"{where}.values",
-                    "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                )
-            )
-        if not req.key:
-            errors.append(FieldError(f"{where}.key", "Required value"))
+        _requirement_errors(req, f"{path}.matchExpressions[{i}]", _SELECTOR_OPERATORS, errors)
     return m.LabelSelector(
         match_labels=raw.match_labels or {},
         match_expressions=_selector_requirements(raw.match_expressions, m.LabelSelectorRequirement),
@@ -974,41 +989,9 @@ def _volume_node_affinity(
             ("matchFields", term.match_fields),
         ):
             for j, req in enumerate(reqs or ()):
-                at = f"{where}[{i}].{kind}[{j}]"
-                values = req.values or []
-                if req.operator not in _NODE_SELECTOR_OPERATORS:
-                    errors.append(
-                        FieldError(
-                            f"{at}.operator",
-                            f'Unsupported value: "{req.operator}": supported values: '
-                            + ", ".join(f'"{o}"' for o in _NODE_SELECTOR_OPERATORS),
-                        )
-                    )
-                elif req.operator in ("In", "NotIn") and not values:
-                    errors.append(
-                        FieldError(
-                            f"{at}.values",
-                            "Required value: must be specified when `operator` is 'In' or 'NotIn'",
-                        )
-                    )
-                elif req.operator in ("Exists", "DoesNotExist") and values:
-                    errors.append(
-                        FieldError(
-                            f"{at}.values",
-                            "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                        )
-                    )
-                elif req.operator in ("Gt", "Lt") and (
-                    len(values) != 1 or parse_int64(values[0]) is None
-                ):
-                    errors.append(
-                        FieldError(
-                            f"{at}.values",
-                            "Invalid value: must be a single integer value when `operator` is 'Lt' or 'Gt'",
-                        )
-                    )
-                if not req.key:
-                    errors.append(FieldError(f"{at}.key", "Required value"))
+                _requirement_errors(
+                    req, f"{where}[{i}].{kind}[{j}]", _NODE_SELECTOR_OPERATORS, errors
+                )
     return tuple(node_selector_term(t) for t in terms)
 
 
