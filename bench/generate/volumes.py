@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from bench.generate import _Cluster
+from bench.generate.cluster import Cluster
 
 __all__ = ["STATEFULSET_SHARE", "VolumeCluster"]
 
@@ -36,9 +36,9 @@ ATTACH_LIMITS = (25, 27, 39)
 SIZES = ("10Gi", "20Gi", "50Gi", "100Gi")
 
 
-class VolumeCluster(_Cluster):
-    """bench.generate's cluster plan with more StatefulSets, and their storage rendered
-    after the other items."""
+class VolumeCluster(Cluster):
+    """The cluster plan with more StatefulSets, and their storage rendered after the other
+    items (so that every other object stays as the plain cluster renders it)."""
 
     statefulset_share = STATEFULSET_SHARE
 
@@ -47,7 +47,7 @@ class VolumeCluster(_Cluster):
         yield from storage_items(self)
 
 
-def storage_items(cluster: _Cluster) -> Iterator[dict]:
+def storage_items(cluster: Cluster) -> Iterator[dict]:
     """The StorageClass, the CSIDriver, a CSINode per node, and per StatefulSet replica its
     claim, its volume and (on a node) its VolumeAttachment."""
     rng = random.Random(f"bench.generate/{cluster.seed}/volumes")
