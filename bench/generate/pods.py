@@ -29,6 +29,9 @@ from bench.generate.tables import (
     STATUS_FIELDS,
 )
 
+# The phase of a pod on a node, by the plan's state (a pod still creating is Pending).
+_PHASE = {"Succeeded": "Succeeded", "Failed": "Failed", "Creating": "Pending"}
+
 
 class Pods(ClusterState):
     """Plans pods and renders them."""
@@ -273,241 +276,27 @@ class Pods(ClusterState):
         }
 
     def _pod_status(self, pod: PodPlan, rng: random.Random) -> dict:
+        """The pod's status: the scheduler's for pods without a node, otherwise the kubelet's
+        (container statuses, conditions, IPs)."""
         wl, nd = pod.wl, pod.node
         state = pod.state
         if state == "Pending":
             return {"phase": "Pending", "qosClass": wl.qos}
         if state == "Unschedulable":
-            n = self.n_nodes
-            taint = sum(
-                1
-                for x in self.nodes
-                if x.state != "Ready"
-                or any(t["effect"] != "PreferNoSchedule" for t in x.static_taints)
-            )
-            mismatch = min(n - taint, n // 7 if (wl.node_selector or wl.affinity) else 0)
-            rest = n - taint - mismatch
-            reasons = [f"{rest} Insufficient cpu"] if rest else []
-            if mismatch:
-                reasons.append(f"{mismatch} node(s) didn't match Pod's node affinity/selector")
-            if taint:
-                reasons.append(f"{taint} node(s) had untolerated taint(s)")
-            message = (
-                f"0/{n} nodes are available: {', '.join(reasons)}. preemption: 0/{n} nodes are "
-                f"available: {rest} No preemption victims found for incoming pod, "
-                f"{n - rest} Preemption is not helpful for scheduling."
-            )
-            status: dict = {
-                "conditions": [
-                    {
-                        "lastProbeTime": None,
-                        "lastTransitionTime": fmt_time(pod.created + 1),
-                        "message": message,
-                        "reason": "Unschedulable",
-                        "status": "False",
-                        "type": "PodScheduled",
-                    }
-                ],
-                "phase": "Pending",
-                "qosClass": wl.qos,
-            }
-            if pod.nominated is not None:
-                status["nominatedNodeName"] = pod.nominated.name
-            return status
-
+            return self._unschedulable_status(pod)
         started = pod.started
         s_started = fmt_time(started)
         initialized_at = started + (rng.randrange(2, 20) if wl.inits else 0)
         ready_at = initialized_at + rng.randrange(3, 30)
-        init_statuses = []
-        statuses = []
-        terminal = state in ("Succeeded", "Failed")
-        for c in wl.inits:
-            st: dict = {
-                "containerID": "containerd://" + rand_hex(rng, 64),
-                "image": c.image,
-                "imageID": c.image_id,
-                "lastState": {},
-                "name": c.name,
-                "ready": True,
-                "restartCount": 0,
-            }
-            if state == "Creating":
-                del st["containerID"]
-                st.update(
-                    imageID="",
-                    ready=False,
-                    started=False,
-                    state={"waiting": {"reason": "PodInitializing"}},
-                )
-            elif c.sidecar and not terminal:
-                st["started"] = True
-                st["state"] = {"running": {"startedAt": fmt_time(started + 1)}}
-            else:
-                st["started"] = False
-                st["state"] = {
-                    "terminated": {
-                        "containerID": st["containerID"],
-                        "exitCode": 0,
-                        "finishedAt": fmt_time(initialized_at),
-                        "reason": "Completed",
-                        "startedAt": fmt_time(started + 1),
-                    }
-                }
-            init_statuses.append(st)
-        not_ready = []
-        for i, c in enumerate(wl.containers):
-            st = {
-                "containerID": "containerd://" + rand_hex(rng, 64),
-                "image": c.image,
-                "imageID": c.image_id,
-                "lastState": {},
-                "name": c.name,
-                "ready": True,
-                "restartCount": pod.restarts,
-                "started": True,
-            }
-            if state == "Creating":
-                del st["containerID"]
-                st.update(
-                    imageID="",
-                    ready=False,
-                    started=False,
-                    state={"waiting": {"reason": "ContainerCreating"}},
-                )
-                not_ready.append(c.name)
-            elif terminal:
-                failed = state == "Failed"
-                oom = failed and c.mem_lim and rng.random() < 0.3
-                st.update(ready=False, started=False)
-                st["state"] = {
-                    "terminated": {
-                        "containerID": st["containerID"],
-                        "exitCode": 137 if oom else 1 if failed else 0,
-                        "finishedAt": fmt_time(pod.finished),
-                        "reason": "OOMKilled" if oom else "Error" if failed else "Completed",
-                        "startedAt": fmt_time(initialized_at + 1),
-                    }
-                }
-            elif state == "CrashLoop" and i == 0:
-                st.update(ready=False, started=False)
-                st["lastState"] = {
-                    "terminated": {
-                        "containerID": "containerd://" + rand_hex(rng, 64),
-                        "exitCode": 1,
-                        "finishedAt": fmt_time(pod.last_restart),
-                        "reason": "Error",
-                        "startedAt": fmt_time(pod.last_restart - rng.randrange(1, 20)),
-                    }
-                }
-                st["state"] = {
-                    "waiting": {
-                        "message": f"back-off 5m0s restarting failed container={c.name} pod={pod.name}_{wl.ns}({pod.uid})",
-                        "reason": "CrashLoopBackOff",
-                    }
-                }
-                not_ready.append(c.name)
-            else:
-                if pod.restarts and i == 0:
-                    st["lastState"] = {
-                        "terminated": {
-                            "containerID": "containerd://" + rand_hex(rng, 64),
-                            "exitCode": 137 if c.mem_lim else 2,
-                            "finishedAt": fmt_time(pod.last_restart),
-                            "reason": "OOMKilled" if c.mem_lim else "Error",
-                            "startedAt": fmt_time(initialized_at + 1),
-                        }
-                    }
-                    st["state"] = {"running": {"startedAt": fmt_time(pod.last_restart + 1)}}
-                else:
-                    st["restartCount"] = 0
-                    st["state"] = {"running": {"startedAt": fmt_time(initialized_at + 1)}}
-            statuses.append(st)
-
-        def cond(ctype: str, status: str, when: int, reason: str = "", message: str = "") -> dict:
-            c = {
-                "lastProbeTime": None,
-                "lastTransitionTime": fmt_time(when),
-                "status": status,
-                "type": ctype,
-            }
-            if reason:
-                c["reason"] = reason
-            if message:
-                c["message"] = message
-            return c
-
-        if terminal:
-            end = pod.finished
-            conditions = [
-                cond("PodReadyToStartContainers", "False", end + 1),
-                cond("Initialized", "True", initialized_at, "PodCompleted" if not wl.inits else ""),
-                cond("Ready", "False", end, "PodCompleted"),
-                cond("ContainersReady", "False", end, "PodCompleted"),
-                cond("PodScheduled", "True", pod.created),
-            ]
-        elif state == "Creating":
-            msg = f"containers with unready status: [{' '.join(not_ready)}]"
-            init_ok = not wl.inits
-            conditions = [
-                cond("PodReadyToStartContainers", "False", started),
-                cond(
-                    "Initialized",
-                    "True" if init_ok else "False",
-                    started,
-                    "" if init_ok else "ContainersNotInitialized",
-                    ""
-                    if init_ok
-                    else f"containers with incomplete status: [{' '.join(c.name for c in wl.inits)}]",
-                ),
-                cond("Ready", "False", started, "ContainersNotReady", msg),
-                cond("ContainersReady", "False", started, "ContainersNotReady", msg),
-                cond("PodScheduled", "True", pod.created),
-            ]
-        else:
-            conditions = [
-                cond("PodReadyToStartContainers", "True", started + 2),
-                cond("Initialized", "True", initialized_at),
-            ]
-            if not_ready:
-                msg = f"containers with unready status: [{' '.join(not_ready)}]"
-                conditions.append(
-                    cond("Ready", "False", pod.last_restart, "ContainersNotReady", msg)
-                )
-                conditions.append(
-                    cond("ContainersReady", "False", pod.last_restart, "ContainersNotReady", msg)
-                )
-            elif nd.state != "Ready":
-                # The node lifecycle controller marks the pods of a not-ready node not ready.
-                conditions.append(cond("Ready", "False", nd.transition + rng.randrange(1, 6)))
-                conditions.append(cond("ContainersReady", "True", ready_at))
-            else:
-                conditions.append(cond("Ready", "True", ready_at))
-                conditions.append(cond("ContainersReady", "True", ready_at))
-            if pod.preempted:
-                conditions.insert(
-                    0,
-                    cond(
-                        "DisruptionTarget",
-                        "True",
-                        pod.deleting - wl.grace,
-                        "PreemptionByScheduler",
-                        "default-scheduler: preempting to accommodate a higher priority pod",
-                    ),
-                )
-            conditions.append(cond("PodScheduled", "True", pod.created))
+        init_statuses = _init_statuses(pod, initialized_at, rng)
+        statuses, not_ready = _container_statuses(pod, initialized_at, rng)
+        conditions = _pod_conditions(pod, initialized_at, ready_at, not_ready, rng)
         status = {
             "conditions": conditions,
             "containerStatuses": statuses,
             "hostIP": nd.ip,
             "hostIPs": [{"ip": nd.ip}],
-            "phase": "Succeeded"
-            if state == "Succeeded"
-            else "Failed"
-            if state == "Failed"
-            else "Pending"
-            if state == "Creating"
-            else "Running",
+            "phase": _PHASE.get(state, "Running"),
             "qosClass": wl.qos,
             "startTime": s_started,
         }
@@ -516,6 +305,47 @@ class Pods(ClusterState):
         if pod.ip and state != "Creating":
             status["podIP"] = pod.ip
             status["podIPs"] = [{"ip": pod.ip}]
+        return status
+
+    def _unschedulable_status(self, pod: PodPlan) -> dict:
+        """The status the scheduler leaves on a pod that fits nowhere: its PodScheduled
+        condition with the message kube-scheduler writes (per-reason node counts, and the
+        preemption that did not help), and the node a preemption nominated, if any."""
+        wl = pod.wl
+        n = self.n_nodes
+        taint = sum(
+            1
+            for x in self.nodes
+            if x.state != "Ready" or any(t["effect"] != "PreferNoSchedule" for t in x.static_taints)
+        )
+        mismatch = min(n - taint, n // 7 if (wl.node_selector or wl.affinity) else 0)
+        rest = n - taint - mismatch
+        reasons = [f"{rest} Insufficient cpu"] if rest else []
+        if mismatch:
+            reasons.append(f"{mismatch} node(s) didn't match Pod's node affinity/selector")
+        if taint:
+            reasons.append(f"{taint} node(s) had untolerated taint(s)")
+        message = (
+            f"0/{n} nodes are available: {', '.join(reasons)}. preemption: 0/{n} nodes are "
+            f"available: {rest} No preemption victims found for incoming pod, "
+            f"{n - rest} Preemption is not helpful for scheduling."
+        )
+        status: dict = {
+            "conditions": [
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": fmt_time(pod.created + 1),
+                    "message": message,
+                    "reason": "Unschedulable",
+                    "status": "False",
+                    "type": "PodScheduled",
+                }
+            ],
+            "phase": "Pending",
+            "qosClass": wl.qos,
+        }
+        if pod.nominated is not None:
+            status["nominatedNodeName"] = pod.nominated.name
         return status
 
     def _render_priority_class(self, pc: tuple, rng: random.Random, rv: str) -> dict:
@@ -548,3 +378,210 @@ class Pods(ClusterState):
         if global_default:
             obj["globalDefault"] = True
         return obj
+
+
+def _init_statuses(pod: PodPlan, initialized_at: int, rng: random.Random) -> list[dict]:
+    """initContainerStatuses: still initializing (Creating), a running sidecar, or completed."""
+    wl, state, started = pod.wl, pod.state, pod.started
+    terminal = state in ("Succeeded", "Failed")
+    init_statuses = []
+    for c in wl.inits:
+        st: dict = {
+            "containerID": "containerd://" + rand_hex(rng, 64),
+            "image": c.image,
+            "imageID": c.image_id,
+            "lastState": {},
+            "name": c.name,
+            "ready": True,
+            "restartCount": 0,
+        }
+        if state == "Creating":
+            del st["containerID"]
+            st.update(
+                imageID="",
+                ready=False,
+                started=False,
+                state={"waiting": {"reason": "PodInitializing"}},
+            )
+        elif c.sidecar and not terminal:
+            st["started"] = True
+            st["state"] = {"running": {"startedAt": fmt_time(started + 1)}}
+        else:
+            st["started"] = False
+            st["state"] = {
+                "terminated": {
+                    "containerID": st["containerID"],
+                    "exitCode": 0,
+                    "finishedAt": fmt_time(initialized_at),
+                    "reason": "Completed",
+                    "startedAt": fmt_time(started + 1),
+                }
+            }
+        init_statuses.append(st)
+    return init_statuses
+
+
+def _container_statuses(
+    pod: PodPlan, initialized_at: int, rng: random.Random
+) -> tuple[list[dict], list[str]]:
+    """containerStatuses as the kubelet reports them for the pod's state (creating, finished,
+    crash-looping, running after restarts), and the names of the containers not ready."""
+    wl, state = pod.wl, pod.state
+    terminal = state in ("Succeeded", "Failed")
+    statuses = []
+    not_ready = []
+    for i, c in enumerate(wl.containers):
+        st = {
+            "containerID": "containerd://" + rand_hex(rng, 64),
+            "image": c.image,
+            "imageID": c.image_id,
+            "lastState": {},
+            "name": c.name,
+            "ready": True,
+            "restartCount": pod.restarts,
+            "started": True,
+        }
+        if state == "Creating":
+            del st["containerID"]
+            st.update(
+                imageID="",
+                ready=False,
+                started=False,
+                state={"waiting": {"reason": "ContainerCreating"}},
+            )
+            not_ready.append(c.name)
+        elif terminal:
+            failed = state == "Failed"
+            oom = failed and c.mem_lim and rng.random() < 0.3
+            st.update(ready=False, started=False)
+            st["state"] = {
+                "terminated": {
+                    "containerID": st["containerID"],
+                    "exitCode": 137 if oom else 1 if failed else 0,
+                    "finishedAt": fmt_time(pod.finished),
+                    "reason": "OOMKilled" if oom else "Error" if failed else "Completed",
+                    "startedAt": fmt_time(initialized_at + 1),
+                }
+            }
+        elif state == "CrashLoop" and i == 0:
+            st.update(ready=False, started=False)
+            st["lastState"] = {
+                "terminated": {
+                    "containerID": "containerd://" + rand_hex(rng, 64),
+                    "exitCode": 1,
+                    "finishedAt": fmt_time(pod.last_restart),
+                    "reason": "Error",
+                    "startedAt": fmt_time(pod.last_restart - rng.randrange(1, 20)),
+                }
+            }
+            st["state"] = {
+                "waiting": {
+                    "message": f"back-off 5m0s restarting failed container={c.name} pod={pod.name}_{wl.ns}({pod.uid})",
+                    "reason": "CrashLoopBackOff",
+                }
+            }
+            not_ready.append(c.name)
+        else:
+            if pod.restarts and i == 0:
+                st["lastState"] = {
+                    "terminated": {
+                        "containerID": "containerd://" + rand_hex(rng, 64),
+                        "exitCode": 137 if c.mem_lim else 2,
+                        "finishedAt": fmt_time(pod.last_restart),
+                        "reason": "OOMKilled" if c.mem_lim else "Error",
+                        "startedAt": fmt_time(initialized_at + 1),
+                    }
+                }
+                st["state"] = {"running": {"startedAt": fmt_time(pod.last_restart + 1)}}
+            else:
+                st["restartCount"] = 0
+                st["state"] = {"running": {"startedAt": fmt_time(initialized_at + 1)}}
+        statuses.append(st)
+    return statuses, not_ready
+
+
+def _pod_conditions(
+    pod: PodPlan, initialized_at: int, ready_at: int, not_ready: list[str], rng: random.Random
+) -> list[dict]:
+    """The pod's conditions for its state, in the kubelet's order; a pod on a node gone not
+    ready is marked not Ready by the node lifecycle controller, and a preemption victim
+    carries the scheduler's DisruptionTarget first."""
+    wl, nd, state, started = pod.wl, pod.node, pod.state, pod.started
+    terminal = state in ("Succeeded", "Failed")
+    if terminal:
+        end = pod.finished
+        conditions = [
+            _condition("PodReadyToStartContainers", "False", end + 1),
+            _condition(
+                "Initialized", "True", initialized_at, "PodCompleted" if not wl.inits else ""
+            ),
+            _condition("Ready", "False", end, "PodCompleted"),
+            _condition("ContainersReady", "False", end, "PodCompleted"),
+            _condition("PodScheduled", "True", pod.created),
+        ]
+    elif state == "Creating":
+        msg = f"containers with unready status: [{' '.join(not_ready)}]"
+        init_ok = not wl.inits
+        conditions = [
+            _condition("PodReadyToStartContainers", "False", started),
+            _condition(
+                "Initialized",
+                "True" if init_ok else "False",
+                started,
+                "" if init_ok else "ContainersNotInitialized",
+                ""
+                if init_ok
+                else f"containers with incomplete status: [{' '.join(c.name for c in wl.inits)}]",
+            ),
+            _condition("Ready", "False", started, "ContainersNotReady", msg),
+            _condition("ContainersReady", "False", started, "ContainersNotReady", msg),
+            _condition("PodScheduled", "True", pod.created),
+        ]
+    else:
+        conditions = [
+            _condition("PodReadyToStartContainers", "True", started + 2),
+            _condition("Initialized", "True", initialized_at),
+        ]
+        if not_ready:
+            msg = f"containers with unready status: [{' '.join(not_ready)}]"
+            conditions.append(
+                _condition("Ready", "False", pod.last_restart, "ContainersNotReady", msg)
+            )
+            conditions.append(
+                _condition("ContainersReady", "False", pod.last_restart, "ContainersNotReady", msg)
+            )
+        elif nd.state != "Ready":
+            # The node lifecycle controller marks the pods of a not-ready node not ready.
+            conditions.append(_condition("Ready", "False", nd.transition + rng.randrange(1, 6)))
+            conditions.append(_condition("ContainersReady", "True", ready_at))
+        else:
+            conditions.append(_condition("Ready", "True", ready_at))
+            conditions.append(_condition("ContainersReady", "True", ready_at))
+        if pod.preempted:
+            conditions.insert(
+                0,
+                _condition(
+                    "DisruptionTarget",
+                    "True",
+                    pod.deleting - wl.grace,
+                    "PreemptionByScheduler",
+                    "default-scheduler: preempting to accommodate a higher priority pod",
+                ),
+            )
+        conditions.append(_condition("PodScheduled", "True", pod.created))
+    return conditions
+
+
+def _condition(ctype: str, status: str, when: int, reason: str = "", message: str = "") -> dict:
+    """A PodCondition; reason and message only when set, as the API server omits them."""
+    c = {
+        "lastProbeTime": None,
+        "lastTransitionTime": fmt_time(when),
+        "status": status,
+        "type": ctype,
+    }
+    if reason:
+        c["reason"] = reason
+    if message:
+        c["message"] = message
+    return c
