@@ -308,13 +308,10 @@ class Workloads(ClusterState):
         return wl
 
     def _app_workload(self, ns: str, kind: str, replicas: int, flavor: str) -> WorkloadPlan:
+        """An application workload of ``flavor`` (web, worker, db, gpu, kata): its containers,
+        where it may run, its scheduling constraints and its not-ready tolerations."""
         rng = self.rng
-        if flavor == "gpu":
-            qos = "Guaranteed" if rng.random() < 0.4 else "Burstable"
-        elif kind == "StatefulSet":
-            qos = "Guaranteed" if rng.random() < 0.5 else "Burstable"
-        else:
-            qos = weighted_choice(rng, (("Guaranteed", 20), ("Burstable", 65), ("BestEffort", 15)))
+        qos = self._app_qos(kind, flavor)
         if kind == "StatefulSet":
             store, image, port = rng.choice(DATASTORES)
             app = self._unique(ns, f"{ns}-{store}")
@@ -325,6 +322,62 @@ class Workloads(ClusterState):
             image = f"{ECR}/{ns}/{app}:{version}"
             port = 8080
             cname = "app" if rng.random() < 0.5 else app.rsplit("-", 1)[-1]
+        containers, inits, volumes, security = self._app_containers(
+            app, cname, image, port, kind, flavor, qos, replicas
+        )
+        pc = weighted_choice(rng, (("default", 80), ("high", 12), ("low", 8)))
+        kw: dict = {
+            "inits": inits,
+            "priority_class": pc,
+            "volumes": volumes,
+            "flavor": flavor,
+            "service_account": app if rng.random() < 0.5 else "default",
+            "pod_security": POD_SECURITY if security else {},
+        }
+        if rng.random() < 0.15:
+            kw["annotations"] = {"prometheus.io/port": str(port), "prometheus.io/scrape": "true"}
+        tolerations = self._pin_to_nodes(kw, app, replicas, flavor)
+        if flavor in ("web", "worker", "db"):
+            self._scheduling_constraints(kw, app, kind, replicas)
+        if kind == "StatefulSet":
+            seconds = rng.choice((30, 60))
+            tolerations += _not_ready_tolerations(seconds)
+            kw["grace"] = rng.choice((60, 120))
+            return self._statefulset(
+                ns, app, containers, replicas, claim="data", tolerations=tolerations, **kw
+            )
+        if rng.random() < 0.05:
+            seconds = rng.choice((600, 3600, 86400))
+            tolerations += _not_ready_tolerations(seconds)
+        return self._replicaset(ns, app, containers, replicas, tolerations=tolerations, **kw)
+
+    def _app_qos(self, kind: str, flavor: str) -> str:
+        """The QoS class an application's pods get: GPU and database pods are mostly
+        Guaranteed, the rest mostly Burstable."""
+        rng = self.rng
+        if flavor == "gpu":
+            qos = "Guaranteed" if rng.random() < 0.4 else "Burstable"
+        elif kind == "StatefulSet":
+            qos = "Guaranteed" if rng.random() < 0.5 else "Burstable"
+        else:
+            qos = weighted_choice(rng, (("Guaranteed", 20), ("Burstable", 65), ("BestEffort", 15)))
+        return qos
+
+    def _app_containers(
+        self,
+        app: str,
+        cname: str,
+        image: str,
+        port: int,
+        kind: str,
+        flavor: str,
+        qos: str,
+        replicas: int,
+    ) -> tuple[list, list, list, dict | None]:
+        """The application's containers (with a metrics exporter beside some databases), its
+        init containers (a migration, a log-shipping sidecar) and volumes, and the security
+        context its containers run with (None for the default)."""
+        rng = self.rng
         cpu, mem = self._resources(qos, 3.0 if flavor == "gpu" else 1.0)
         if replicas > 20 and cpu[0] > 500:
             # Large fleets are made of small pods.
@@ -421,17 +474,13 @@ class Workloads(ClusterState):
                 {"mountPath": "/var/log/app", "name": "applogs"},
             ]
             volumes.append({"emptyDir": {}, "name": "applogs"})
-        pc = weighted_choice(rng, (("default", 80), ("high", 12), ("low", 8)))
-        kw: dict = {
-            "inits": inits,
-            "priority_class": pc,
-            "volumes": volumes,
-            "flavor": flavor,
-            "service_account": app if rng.random() < 0.5 else "default",
-            "pod_security": POD_SECURITY if security else {},
-        }
-        if rng.random() < 0.15:
-            kw["annotations"] = {"prometheus.io/port": str(port), "prometheus.io/scrape": "true"}
+        return containers, inits, volumes, security
+
+    def _pin_to_nodes(self, kw: dict, app: str, replicas: int, flavor: str) -> list:
+        """Where the workload may run: GPU and kata pods on their pools, a share of the others
+        pinned by a node selector, a required node affinity or (softly) apart from each other.
+        Sets ``kw``'s fields and returns the tolerations so far."""
+        rng = self.rng
         tolerations: list = []
         if flavor == "gpu":
             kw["node_selector"] = {"nvidia.com/gpu.present": "true"}
@@ -460,41 +509,13 @@ class Workloads(ClusterState):
             elif r < 0.16:
                 zones = next(z for name, z, _, _ in REGIONS if name == ref.region)
                 other = rng.choice([z for z in zones if z != ref.zone])
-                kw["affinity"] = {
-                    "nodeAffinity": {
-                        "requiredDuringSchedulingIgnoredDuringExecution": {
-                            "nodeSelectorTerms": [
-                                {
-                                    "matchExpressions": [
-                                        {
-                                            "key": "topology.kubernetes.io/zone",
-                                            "operator": "In",
-                                            "values": sorted((ref.zone, other)),
-                                        }
-                                    ]
-                                }
-                            ]
-                        }
-                    }
-                }
+                kw["affinity"] = _required_node_affinity(
+                    "topology.kubernetes.io/zone", "In", sorted((ref.zone, other))
+                )
             elif r < 0.19 and ref.itype not in ("m5.2xlarge", "c5.4xlarge"):
-                kw["affinity"] = {
-                    "nodeAffinity": {
-                        "requiredDuringSchedulingIgnoredDuringExecution": {
-                            "nodeSelectorTerms": [
-                                {
-                                    "matchExpressions": [
-                                        {
-                                            "key": "node.kubernetes.io/instance-type",
-                                            "operator": "NotIn",
-                                            "values": ["m5.2xlarge", "c5.4xlarge"],
-                                        }
-                                    ]
-                                }
-                            ]
-                        }
-                    }
-                }
+                kw["affinity"] = _required_node_affinity(
+                    "node.kubernetes.io/instance-type", "NotIn", ["m5.2xlarge", "c5.4xlarge"]
+                )
             elif r < 0.30 and replicas > 1:
                 kw["affinity"] = {
                     "podAntiAffinity": {
@@ -511,45 +532,7 @@ class Workloads(ClusterState):
                         ]
                     }
                 }
-        if flavor in ("web", "worker", "db"):
-            self._scheduling_constraints(kw, app, kind, replicas)
-        if kind == "StatefulSet":
-            seconds = rng.choice((30, 60))
-            tolerations += [
-                {
-                    "effect": "NoExecute",
-                    "key": NOT_READY,
-                    "operator": "Exists",
-                    "tolerationSeconds": seconds,
-                },
-                {
-                    "effect": "NoExecute",
-                    "key": UNREACHABLE,
-                    "operator": "Exists",
-                    "tolerationSeconds": seconds,
-                },
-            ]
-            kw["grace"] = rng.choice((60, 120))
-            return self._statefulset(
-                ns, app, containers, replicas, claim="data", tolerations=tolerations, **kw
-            )
-        if rng.random() < 0.05:
-            seconds = rng.choice((600, 3600, 86400))
-            tolerations += [
-                {
-                    "effect": "NoExecute",
-                    "key": NOT_READY,
-                    "operator": "Exists",
-                    "tolerationSeconds": seconds,
-                },
-                {
-                    "effect": "NoExecute",
-                    "key": UNREACHABLE,
-                    "operator": "Exists",
-                    "tolerationSeconds": seconds,
-                },
-            ]
-        return self._replicaset(ns, app, containers, replicas, tolerations=tolerations, **kw)
+        return tolerations
 
     def _scheduling_constraints(self, kw: dict, app: str, kind: str, replicas: int) -> None:
         """Pod (anti-)affinity, topology spread constraints, preferred node affinity and a
@@ -864,3 +847,22 @@ class Workloads(ClusterState):
                 "replicas": len(wl.pods),
             },
         }
+
+
+def _required_node_affinity(key: str, operator: str, values: list) -> dict:
+    """A pod affinity with one required node selector term of one expression."""
+    expression = {"key": key, "operator": operator, "values": values}
+    term = {"matchExpressions": [expression]}
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
+    }
+
+
+def _not_ready_tolerations(seconds: int) -> list[dict]:
+    """Tolerating a not-ready and an unreachable node for ``seconds`` before eviction."""
+    return [
+        {"effect": "NoExecute", "key": key, "operator": "Exists", "tolerationSeconds": seconds}
+        for key in (NOT_READY, UNREACHABLE)
+    ]
