@@ -89,6 +89,22 @@ class Pods(ClusterState):
                     break
 
     def _render_pod(self, pod: PodPlan, rng: random.Random, rv: str) -> dict:
+        """The Pod as the API server returns it: metadata with its owner and managedFields,
+        the spec its controller wrote (plus the scheduler's nodeName), the status."""
+        meta = self._pod_metadata(pod, rng, rv)
+        spec = _pod_spec(pod)
+        meta["managedFields"] = _pod_managed_fields(pod, meta["creationTimestamp"])
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": meta,
+            "spec": spec,
+            "status": self._pod_status(pod, rng),
+        }
+
+    def _pod_metadata(self, pod: PodPlan, rng: random.Random, rv: str) -> dict:
+        """Labels (a StatefulSet pod's index and name added), the owner (the Node for a mirror
+        pod, with the kubelet's config annotations), the deletion in progress."""
         wl, nd = pod.wl, pod.node
         created = fmt_time(pod.created)
         labels = wl.labels
@@ -135,145 +151,7 @@ class Pods(ClusterState):
         if pod.deleting:
             meta["deletionGracePeriodSeconds"] = wl.grace
             meta["deletionTimestamp"] = fmt_time(pod.deleting)
-
-        # spec
-        containers = []
-        api_volume = pod.sa_volume
-        sa_mount = None
-        if api_volume:
-            sa_mount = {"mountPath": SA_MOUNT_PATH, "name": api_volume, "readOnly": True}
-        for c in wl.containers:
-            spec_c = dict(c.spec)
-            mounts = [*c.mounts, sa_mount] if sa_mount else c.mounts
-            if mounts:
-                spec_c["volumeMounts"] = mounts
-            containers.append(spec_c)
-        priority, policy = PRIORITY[wl.priority_class]
-        spec: dict = {
-            "containers": containers,
-            "dnsPolicy": wl.dns_policy,
-            "enableServiceLinks": True,
-            "preemptionPolicy": policy,
-            "priority": priority,
-            "priorityClassName": wl.priority_class,
-            "restartPolicy": wl.restart_policy,
-            "schedulerName": "default-scheduler",
-            "securityContext": wl.pod_security,
-            "serviceAccount": wl.service_account,
-            "serviceAccountName": wl.service_account,
-            "terminationGracePeriodSeconds": wl.grace,
-            "tolerations": wl.tolerations,
-        }
-        if wl.kind == "Node":
-            # Static pods have no service account (admission skips mirror pods).
-            del spec["serviceAccount"], spec["serviceAccountName"]
-        if wl.inits:
-            inits = []
-            for c in wl.inits:
-                spec_c = dict(c.spec)
-                mounts = [*c.mounts, sa_mount] if sa_mount else c.mounts
-                if mounts:
-                    spec_c["volumeMounts"] = mounts
-                inits.append(spec_c)
-            spec["initContainers"] = inits
-        volumes = wl.volumes
-        if wl.kind == "StatefulSet":
-            volumes = [
-                {"name": "data", "persistentVolumeClaim": {"claimName": f"{wl.hash}-{pod.name}"}},
-                *volumes,
-            ]
-            spec["hostname"] = pod.name
-            spec["subdomain"] = wl.app
-        if api_volume:
-            volumes = [*volumes, {"name": api_volume, "projected": SA_PROJECTION}]
-        if volumes:
-            spec["volumes"] = volumes
-        if nd is not None:
-            spec["nodeName"] = nd.name
-        if wl.node_selector:
-            spec["nodeSelector"] = wl.node_selector
-        if wl.kind == "DaemonSet":
-            spec["affinity"] = {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {
-                                "matchFields": [
-                                    {"key": "metadata.name", "operator": "In", "values": [nd.name]}
-                                ]
-                            }
-                        ]
-                    }
-                }
-            }
-        elif wl.affinity:
-            spec["affinity"] = wl.affinity
-        if wl.spread:
-            spec["topologySpreadConstraints"] = wl.spread
-        if wl.host_network:
-            spec["hostNetwork"] = True
-        if wl.runtime_class:
-            spec["runtimeClassName"] = wl.runtime_class
-            spec["overhead"] = {
-                "cpu": cpu_quantity(wl.overhead[0]),
-                "memory": mem_quantity(wl.overhead[1]),
-            }
-
-        # managedFields
-        creator = "kubelet" if wl.kind == "Node" else "kube-controller-manager"
-        managed = [managed_field(creator, created, wl.mf_spec)]
-        if pod.state in ("Unschedulable",):
-            managed.append(
-                managed_field(
-                    "kube-scheduler",
-                    fmt_time(pod.created + 1),
-                    SCHEDULER_FIELDS,
-                    subresource="status",
-                )
-            )
-        elif pod.state != "Pending":
-            managed.append(
-                managed_field(
-                    "kubelet",
-                    fmt_time(max(pod.started, pod.last_restart, pod.finished) + 8),
-                    STATUS_FIELDS,
-                    subresource="status",
-                )
-            )
-        if pod.deleting and pod.preempted:
-            managed.append(
-                managed_field(
-                    "kube-scheduler",
-                    fmt_time(pod.deleting - wl.grace),
-                    {
-                        "f:status": {
-                            "f:conditions": {
-                                'k:{"type":"DisruptionTarget"}': {
-                                    ".": {},
-                                    **field_set(
-                                        "lastProbeTime",
-                                        "lastTransitionTime",
-                                        "message",
-                                        "reason",
-                                        "status",
-                                        "type",
-                                    ),
-                                }
-                            }
-                        }
-                    },
-                    subresource="status",
-                )
-            )
-        meta["managedFields"] = managed
-
-        return {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": meta,
-            "spec": spec,
-            "status": self._pod_status(pod, rng),
-        }
+        return meta
 
     def _pod_status(self, pod: PodPlan, rng: random.Random) -> dict:
         """The pod's status: the scheduler's for pods without a node, otherwise the kubelet's
@@ -585,3 +463,142 @@ def _condition(ctype: str, status: str, when: int, reason: str = "", message: st
     if message:
         c["message"] = message
     return c
+
+
+def _pod_spec(pod: PodPlan) -> dict:
+    """The pod's spec: its template's containers with the service-account token mounted, its
+    claim (StatefulSet) and volumes, where it may run and, once bound, nodeName."""
+    wl, nd = pod.wl, pod.node
+    api_volume = pod.sa_volume
+    sa_mount = None
+    if api_volume:
+        sa_mount = {"mountPath": SA_MOUNT_PATH, "name": api_volume, "readOnly": True}
+    containers = _with_mounts(wl.containers, sa_mount)
+    priority, policy = PRIORITY[wl.priority_class]
+    spec: dict = {
+        "containers": containers,
+        "dnsPolicy": wl.dns_policy,
+        "enableServiceLinks": True,
+        "preemptionPolicy": policy,
+        "priority": priority,
+        "priorityClassName": wl.priority_class,
+        "restartPolicy": wl.restart_policy,
+        "schedulerName": "default-scheduler",
+        "securityContext": wl.pod_security,
+        "serviceAccount": wl.service_account,
+        "serviceAccountName": wl.service_account,
+        "terminationGracePeriodSeconds": wl.grace,
+        "tolerations": wl.tolerations,
+    }
+    if wl.kind == "Node":
+        # Static pods have no service account (admission skips mirror pods).
+        del spec["serviceAccount"], spec["serviceAccountName"]
+    if wl.inits:
+        spec["initContainers"] = _with_mounts(wl.inits, sa_mount)
+    volumes = wl.volumes
+    if wl.kind == "StatefulSet":
+        volumes = [
+            {"name": "data", "persistentVolumeClaim": {"claimName": f"{wl.hash}-{pod.name}"}},
+            *volumes,
+        ]
+        spec["hostname"] = pod.name
+        spec["subdomain"] = wl.app
+    if api_volume:
+        volumes = [*volumes, {"name": api_volume, "projected": SA_PROJECTION}]
+    if volumes:
+        spec["volumes"] = volumes
+    if nd is not None:
+        spec["nodeName"] = nd.name
+    if wl.node_selector:
+        spec["nodeSelector"] = wl.node_selector
+    if wl.kind == "DaemonSet":
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": [nd.name]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+    elif wl.affinity:
+        spec["affinity"] = wl.affinity
+    if wl.spread:
+        spec["topologySpreadConstraints"] = wl.spread
+    if wl.host_network:
+        spec["hostNetwork"] = True
+    if wl.runtime_class:
+        spec["runtimeClassName"] = wl.runtime_class
+        spec["overhead"] = {
+            "cpu": cpu_quantity(wl.overhead[0]),
+            "memory": mem_quantity(wl.overhead[1]),
+        }
+    return spec
+
+
+def _pod_managed_fields(pod: PodPlan, created: str) -> list[dict]:
+    """Who wrote what: the controller (or the kubelet, for a mirror pod) the spec, the
+    scheduler or the kubelet the status, the scheduler a preemption victim's condition."""
+    wl = pod.wl
+    creator = "kubelet" if wl.kind == "Node" else "kube-controller-manager"
+    managed = [managed_field(creator, created, wl.mf_spec)]
+    if pod.state in ("Unschedulable",):
+        managed.append(
+            managed_field(
+                "kube-scheduler",
+                fmt_time(pod.created + 1),
+                SCHEDULER_FIELDS,
+                subresource="status",
+            )
+        )
+    elif pod.state != "Pending":
+        managed.append(
+            managed_field(
+                "kubelet",
+                fmt_time(max(pod.started, pod.last_restart, pod.finished) + 8),
+                STATUS_FIELDS,
+                subresource="status",
+            )
+        )
+    if pod.deleting and pod.preempted:
+        managed.append(
+            managed_field(
+                "kube-scheduler",
+                fmt_time(pod.deleting - wl.grace),
+                {
+                    "f:status": {
+                        "f:conditions": {
+                            'k:{"type":"DisruptionTarget"}': {
+                                ".": {},
+                                **field_set(
+                                    "lastProbeTime",
+                                    "lastTransitionTime",
+                                    "message",
+                                    "reason",
+                                    "status",
+                                    "type",
+                                ),
+                            }
+                        }
+                    }
+                },
+                subresource="status",
+            )
+        )
+    return managed
+
+
+def _with_mounts(containers: list, sa_mount: dict | None) -> list[dict]:
+    """The containers' spec with their volumeMounts, the service-account token's last."""
+    rendered = []
+    for c in containers:
+        spec_c = dict(c.spec)
+        mounts = [*c.mounts, sa_mount] if sa_mount else c.mounts
+        if mounts:
+            spec_c["volumeMounts"] = mounts
+        rendered.append(spec_c)
+    return rendered
