@@ -341,47 +341,8 @@ class Nodes(ClusterState):
         return [{"names": [image_digest(img), img], "sizeBytes": size} for img, size in ordered]
 
     def _render_node(self, nd: NodePlan, rng: random.Random, rv: str) -> dict:
-        capacity = {
-            "cpu": str(nd.cores),
-            "ephemeral-storage": f"{nd.eph_cap_ki}Ki",
-            "hugepages-1Gi": "0",
-            "hugepages-2Mi": "0",
-            "memory": f"{nd.mem_cap_ki}Ki",
-            "pods": str(MAX_PODS_PER_NODE),
-        }
-        allocatable = {
-            "cpu": cpu_quantity(nd.cpu_alloc),
-            "ephemeral-storage": str(nd.eph_alloc),
-            "hugepages-1Gi": "0",
-            "hugepages-2Mi": "0",
-            "memory": f"{nd.mem_alloc_ki}Ki",
-            "pods": str(MAX_PODS_PER_NODE),
-        }
-        if nd.gpus:
-            capacity["nvidia.com/gpu"] = allocatable["nvidia.com/gpu"] = str(nd.gpus)
-        cidr = f"{nd.pod_cidr}.0/24"
-        spec: dict = {
-            "podCIDR": cidr,
-            "podCIDRs": [cidr],
-            "providerID": f"aws:///{nd.zone}/{nd.instance_id}",
-        }
-        taints = self._node_taints(nd)
-        if taints:
-            spec["taints"] = taints
-        if nd.cordoned:
-            spec["unschedulable"] = True
-        hb = fmt_time(nd.heartbeat)
-        handlers = [
-            {"features": {"recursiveReadOnlyMounts": True, "userNamespaces": True}, "name": "runc"},
-            {"features": {"recursiveReadOnlyMounts": True, "userNamespaces": True}, "name": ""},
-        ]
-        if nd.kata:
-            handlers.append(
-                {
-                    "features": {"recursiveReadOnlyMounts": False, "userNamespaces": False},
-                    "name": "kata",
-                }
-            )
+        """The Node as the API server returns it: the kubelet's labels and status, the node
+        controllers' spec and taints, and who wrote which part."""
         return {
             "apiVersion": "v1",
             "kind": "Node",
@@ -394,84 +355,29 @@ class Nodes(ClusterState):
                 },
                 "creationTimestamp": fmt_time(nd.created),
                 "labels": nd.labels,
-                "managedFields": [
-                    managed_field(
-                        "kubelet",
-                        fmt_time(nd.created),
-                        {
-                            "f:metadata": {
-                                "f:annotations": field_set(
-                                    "alpha.kubernetes.io/provided-node-ip",
-                                    "volumes.kubernetes.io/controller-managed-attach-detach",
-                                ),
-                                "f:labels": field_set(
-                                    "kubernetes.io/arch",
-                                    "kubernetes.io/hostname",
-                                    "kubernetes.io/os",
-                                    "node.kubernetes.io/instance-type",
-                                ),
-                            },
-                            "f:spec": field_set("providerID"),
-                        },
-                    ),
-                    managed_field(
-                        "kube-controller-manager",
-                        fmt_time(nd.transition or nd.created + 30),
-                        {
-                            "f:metadata": {
-                                "f:annotations": field_set("node.alpha.kubernetes.io/ttl")
-                            },
-                            "f:spec": field_set("podCIDR", "podCIDRs", "taints"),
-                        },
-                    ),
-                    managed_field(
-                        "kubelet",
-                        hb,
-                        {
-                            "f:status": field_set(
-                                "allocatable",
-                                "capacity",
-                                "conditions",
-                                "daemonEndpoints",
-                                "images",
-                                "nodeInfo",
-                                "runtimeHandlers",
-                            )
-                        },
-                        subresource="status",
-                    ),
-                ],
+                "managedFields": _node_managed_fields(nd),
                 "name": nd.name,
                 "resourceVersion": rv,
                 "uid": nd.uid,
             },
-            "spec": spec,
-            "status": {
-                "addresses": [
-                    {"address": nd.ip, "type": "InternalIP"},
-                    {"address": nd.name, "type": "InternalDNS"},
-                    {"address": nd.name, "type": "Hostname"},
-                ],
-                "allocatable": allocatable,
-                "capacity": capacity,
-                "conditions": self._node_conditions(nd),
-                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-                "images": self._node_images(nd),
-                "nodeInfo": {
-                    "architecture": "amd64",
-                    "bootID": new_uid(rng),
-                    "containerRuntimeVersion": "containerd://1.7.23",
-                    "kernelVersion": "6.1.115-126.197.amzn2023.x86_64",
-                    "kubeProxyVersion": nd.kubelet,
-                    "kubeletVersion": nd.kubelet,
-                    "machineID": rand_hex(rng, 32),
-                    "operatingSystem": "linux",
-                    "osImage": "Amazon Linux 2023.6.20241111",
-                    "systemUUID": "ec2" + rand_hex(rng, 5) + "-" + new_uid(rng)[9:],
-                },
-                "runtimeHandlers": handlers,
-            },
+            "spec": self._node_spec(nd),
+            "status": _node_status(nd, self._node_conditions(nd), self._node_images(nd), rng),
         }
+
+    def _node_spec(self, nd: NodePlan) -> dict:
+        """The pod CIDR the node IPAM controller assigned, the provider ID, taints, cordon."""
+        cidr = f"{nd.pod_cidr}.0/24"
+        spec: dict = {
+            "podCIDR": cidr,
+            "podCIDRs": [cidr],
+            "providerID": f"aws:///{nd.zone}/{nd.instance_id}",
+        }
+        taints = self._node_taints(nd)
+        if taints:
+            spec["taints"] = taints
+        if nd.cordoned:
+            spec["unschedulable"] = True
+        return spec
 
     def _render_lease(self, nd: NodePlan, rng: random.Random, rv: str) -> dict:
         if nd.state == "Unknown":
@@ -558,3 +464,112 @@ class Nodes(ClusterState):
                         "renewTime": fmt_micro_time(renew, rng.randrange(10**6)),
                     },
                 }
+
+
+def _node_status(nd: NodePlan, conditions: list, images: list, rng: random.Random) -> dict:
+    """What the kubelet reports: addresses, capacity and allocatable (kube-reserved and the
+    eviction threshold taken), conditions, images, its versions and runtime handlers."""
+    capacity = {
+        "cpu": str(nd.cores),
+        "ephemeral-storage": f"{nd.eph_cap_ki}Ki",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+        "memory": f"{nd.mem_cap_ki}Ki",
+        "pods": str(MAX_PODS_PER_NODE),
+    }
+    allocatable = {
+        "cpu": cpu_quantity(nd.cpu_alloc),
+        "ephemeral-storage": str(nd.eph_alloc),
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+        "memory": f"{nd.mem_alloc_ki}Ki",
+        "pods": str(MAX_PODS_PER_NODE),
+    }
+    if nd.gpus:
+        capacity["nvidia.com/gpu"] = allocatable["nvidia.com/gpu"] = str(nd.gpus)
+    handlers = [
+        {"features": {"recursiveReadOnlyMounts": True, "userNamespaces": True}, "name": "runc"},
+        {"features": {"recursiveReadOnlyMounts": True, "userNamespaces": True}, "name": ""},
+    ]
+    if nd.kata:
+        handlers.append(
+            {
+                "features": {"recursiveReadOnlyMounts": False, "userNamespaces": False},
+                "name": "kata",
+            }
+        )
+    return {
+        "addresses": [
+            {"address": nd.ip, "type": "InternalIP"},
+            {"address": nd.name, "type": "InternalDNS"},
+            {"address": nd.name, "type": "Hostname"},
+        ],
+        "allocatable": allocatable,
+        "capacity": capacity,
+        "conditions": conditions,
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "images": images,
+        "nodeInfo": {
+            "architecture": "amd64",
+            "bootID": new_uid(rng),
+            "containerRuntimeVersion": "containerd://1.7.23",
+            "kernelVersion": "6.1.115-126.197.amzn2023.x86_64",
+            "kubeProxyVersion": nd.kubelet,
+            "kubeletVersion": nd.kubelet,
+            "machineID": rand_hex(rng, 32),
+            "operatingSystem": "linux",
+            "osImage": "Amazon Linux 2023.6.20241111",
+            "systemUUID": "ec2" + rand_hex(rng, 5) + "-" + new_uid(rng)[9:],
+        },
+        "runtimeHandlers": handlers,
+    }
+
+
+def _node_managed_fields(nd: NodePlan) -> list[dict]:
+    """The kubelet registered the node and writes its status; the controller manager set its
+    TTL, pod CIDR and taints."""
+    return [
+        managed_field(
+            "kubelet",
+            fmt_time(nd.created),
+            {
+                "f:metadata": {
+                    "f:annotations": field_set(
+                        "alpha.kubernetes.io/provided-node-ip",
+                        "volumes.kubernetes.io/controller-managed-attach-detach",
+                    ),
+                    "f:labels": field_set(
+                        "kubernetes.io/arch",
+                        "kubernetes.io/hostname",
+                        "kubernetes.io/os",
+                        "node.kubernetes.io/instance-type",
+                    ),
+                },
+                "f:spec": field_set("providerID"),
+            },
+        ),
+        managed_field(
+            "kube-controller-manager",
+            fmt_time(nd.transition or nd.created + 30),
+            {
+                "f:metadata": {"f:annotations": field_set("node.alpha.kubernetes.io/ttl")},
+                "f:spec": field_set("podCIDR", "podCIDRs", "taints"),
+            },
+        ),
+        managed_field(
+            "kubelet",
+            fmt_time(nd.heartbeat),
+            {
+                "f:status": field_set(
+                    "allocatable",
+                    "capacity",
+                    "conditions",
+                    "daemonEndpoints",
+                    "images",
+                    "nodeInfo",
+                    "runtimeHandlers",
+                )
+            },
+            subresource="status",
+        ),
+    ]
