@@ -10,6 +10,8 @@ from bench.generate.envelope import iter_chunks
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse and check the flags, then stream the output to stdout; exit 2 on bad flags
+    (argparse), 1 when the reader goes away."""
     parser = argparse.ArgumentParser(
         prog="python -m bench.generate",
         description="Print a deterministic synthetic cluster snapshot (Verdict envelope) as JSON.",

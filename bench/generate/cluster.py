@@ -27,6 +27,7 @@ class Cluster(Nodes, Workloads, SystemWorkloads, Placement, Pods, DisruptionBudg
     def __init__(
         self, nodes: int, pods: int, seed: int, captured_at: str = DEFAULT_CAPTURED_AT
     ) -> None:
+        """Plan the whole cluster now, so that ``items()`` and ``stats()`` only render it."""
         super().__init__(nodes, pods, seed, captured_at)
         self._plan_nodes()
         self._plan_workloads()

@@ -37,6 +37,7 @@ def fmt_micro_time(epoch: int, micros: int) -> str:
 
 
 def parse_time(value: str) -> int:
+    """Seconds since the epoch of an RFC 3339 time (a time without an offset is UTC)."""
     parsed = datetime.fromisoformat(value)
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
@@ -44,10 +45,13 @@ def parse_time(value: str) -> int:
 
 
 def cpu_quantity(millis: int) -> str:
+    """Millicores as the API server prints a CPU quantity ("2", "250m")."""
     return str(millis // 1000) if millis % 1000 == 0 else f"{millis}m"
 
 
 def mem_quantity(value: int) -> str:
+    """Bytes in the largest binary suffix that divides them ("512Mi"), as the API server
+    canonicalizes a memory quantity."""
     for suffix, factor in (("Gi", GI), ("Mi", MI), ("Ki", KI)):
         if value % factor == 0:
             return f"{value // factor}{suffix}"
@@ -58,23 +62,29 @@ SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/
 
 
 def rand_suffix(rng: random.Random, n: int = 5) -> str:
+    """A random suffix in the API server's alphabet (generateName, kube-api-access-...)."""
     return "".join(rng.choices(SUFFIX_ALPHABET, k=n))
 
 
 def new_uid(rng: random.Random) -> str:
+    """A random version-4 UUID, as the API server assigns metadata.uid."""
     h = f"{rng.getrandbits(128):032x}"
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
 
 
 def rand_hex(rng: random.Random, digits: int) -> str:
+    """``digits`` random hex digits (container IDs, machine IDs, hashes)."""
     return f"{rng.getrandbits(digits * 4):0{digits}x}"
 
 
 def sha256_hex(text: str) -> str:
+    """The hex sha256 of ``text``: values derived from names stay put whatever the streams draw."""
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def image_digest(image: str) -> str:
+    """``repo@sha256:...`` of an image, the same wherever the image appears (containerStatuses,
+    node images)."""
     repo = image.rsplit(":", 1)[0]
     return f"{repo}@sha256:{sha256_hex(image)}"
 
@@ -94,6 +104,7 @@ def weighted_choice(rng: random.Random, table: tuple) -> object:
 def managed_field(
     manager: str, when: str, fields: dict, *, subresource: str = "", api: str = "v1"
 ) -> dict:
+    """A managedFields entry: an Update by ``manager`` at ``when`` of the field set ``fields``."""
     entry = {
         "apiVersion": api,
         "fieldsType": "FieldsV1",
@@ -108,10 +119,12 @@ def managed_field(
 
 
 def field_set(*names: str) -> dict:
+    """A FieldsV1 set of the top-level fields ``names``."""
     return {f"f:{n}": {} for n in names}
 
 
 def http_probe(port: int, path: str, initial: int) -> dict:
+    """An HTTP GET probe with the API server's defaults filled in, as a List shows it."""
     probe = {
         "failureThreshold": 3,
         "httpGet": {"path": path, "port": port, "scheme": "HTTP"},
@@ -125,6 +138,7 @@ def http_probe(port: int, path: str, initial: int) -> dict:
 
 
 def tcp_probe(port: int) -> dict:
+    """A TCP socket probe with the API server's defaults filled in, as a List shows it."""
     return {
         "failureThreshold": 3,
         "periodSeconds": 10,

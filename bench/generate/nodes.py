@@ -41,6 +41,9 @@ class Nodes(ClusterState):
     """Plans and renders the nodes."""
 
     def _plan_nodes(self) -> None:
+        """Nodes by role (control plane, GPU, infra, general) across the regions' zones, with
+        instance types, ages and kubelet versions; then the few new, not-ready, cordoned,
+        legacy-labelled, kata and softly tainted ones."""
         rng, n, now = self.rng, self.n_nodes, self.now
         cp = 0 if n < 3 else 1 if n < 10 else 3
         gpu = max(1, round(n * 0.02)) if n >= 5 else 0
@@ -138,6 +141,8 @@ class Nodes(ClusterState):
                 ]
 
     def _finish_node(self, nd: NodePlan) -> None:
+        """What follows from the node's instance type and role: allocatable (kube-reserved and the
+        eviction threshold taken), the labels kops and the kubelet set, the role's taints."""
         reserved = 0.0
         for core in range(nd.cores):
             reserved += 60 if core == 0 else 10 if core == 1 else 5 if core < 4 else 2.5
@@ -218,6 +223,8 @@ class Nodes(ClusterState):
                 nd.transition = now - rng.randrange(15, 200)
 
     def _node_conditions(self, nd: NodePlan) -> list:
+        """The node's conditions as the kubelet last reported them (pressure as planned); for a
+        silent kubelet, the node lifecycle controller's Unknown ones."""
         hb = fmt_time(nd.heartbeat)
         boot = fmt_time(nd.created + 40)
         since = fmt_time(nd.transition) if nd.transition else boot
@@ -296,6 +303,8 @@ class Nodes(ClusterState):
         return conditions
 
     def _node_taints(self, nd: NodePlan) -> list:
+        """The role's taints, and those the node lifecycle controller adds for the node's state:
+        not-ready or unreachable, memory or disk pressure, cordoned."""
         taints = [dict(t) for t in nd.static_taints]
         if nd.state != "Ready":
             key = UNREACHABLE if nd.state == "Unknown" else NOT_READY
@@ -329,6 +338,8 @@ class Nodes(ClusterState):
         return taints
 
     def _node_images(self, nd: NodePlan) -> list:
+        """node.status.images: the images of the node's pods and the pause image, largest first,
+        at most 50 (the kubelet's default nodeStatusMaxImages)."""
         images: dict[str, int] = {}
         for pod in nd.pods:
             if pod.state in ("Pending", "Unschedulable"):
@@ -380,6 +391,7 @@ class Nodes(ClusterState):
         return spec
 
     def _render_lease(self, nd: NodePlan, rng: random.Random, rv: str) -> dict:
+        """The node's Lease in kube-node-lease, renewed recently unless its kubelet went silent."""
         if nd.state == "Unknown":
             renew = nd.heartbeat - rng.randrange(0, 10)
         else:

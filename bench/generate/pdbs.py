@@ -44,6 +44,8 @@ class DisruptionBudgets(ClusterState):
     def _pdb(
         self, wl: WorkloadPlan, min_available: int | str | None, max_unavailable: int | str | None
     ) -> None:
+        """One PDB of ``wl`` with the disruption controller's counts (expected, desired, healthy,
+        allowed), sometimes an eviction it approved whose pod is not gone yet."""
         rng, now = self.rng, self.now
         pdb = PDBPlan(
             wl=wl,
@@ -78,6 +80,7 @@ class DisruptionBudgets(ClusterState):
         self.pdbs.append(pdb)
 
     def _render_pdb(self, pdb: PDBPlan, rv: str) -> dict:
+        """The PodDisruptionBudget object, status as the disruption controller wrote it."""
         wl = pdb.wl
         spec: dict = {"selector": {"matchLabels": {"app.kubernetes.io/name": wl.app}}}
         if pdb.min_available is not None:

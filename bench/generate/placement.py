@@ -44,6 +44,9 @@ class Placement(ClusterState):
                 pod.state = "CrashLoop"
 
     def _pool(self, wl: WorkloadPlan) -> tuple[list, list]:
+        """The nodes ``wl``'s pods may go to (selector, affinity, taints; short tolerations keep
+        them off not-ready nodes, a zone spread constraint off nodes without the zone label)
+        with cumulative weights, cached per distinct requirement."""
         key = (
             tuple(sorted((wl.node_selector or {}).items())),
             orjson.dumps(wl.affinity or {}, option=orjson.OPT_SORT_KEYS),
@@ -129,6 +132,7 @@ class Placement(ClusterState):
                     self._bind(pod, chosen)
 
     def _bind(self, pod: PodPlan, node: NodePlan) -> None:
+        """Put ``pod`` on ``node`` and count what it takes there."""
         wl = pod.wl
         pod.node = node
         node.pods.append(pod)

@@ -39,6 +39,8 @@ class Pods(ClusterState):
     def _add_pod(
         self, wl: WorkloadPlan, *, node: NodePlan | None = None, ordinal: int = -1
     ) -> PodPlan:
+        """A new pod of ``wl`` named as its controller names them (static and StatefulSet pods by
+        node or ordinal, the others by generateName), bound to ``node`` when given."""
         rng = self.rng
         if wl.kind == "Node":
             name = f"{wl.app}-{node.name}"
@@ -227,6 +229,7 @@ class Pods(ClusterState):
         return status
 
     def _render_priority_class(self, pc: tuple, rng: random.Random, rv: str) -> dict:
+        """A PriorityClass object; the system ones as the API server creates them."""
         name, value, global_default, policy, description = pc
         system = name.startswith("system-")
         created = fmt_time(self.now - 400 * DAY + (0 if system else 3600))

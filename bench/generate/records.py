@@ -203,6 +203,7 @@ def effective_request(containers: list, inits: list, attr: str) -> int:
 
 
 def tolerates(tolerations: list, taint: dict) -> bool:
+    """Whether some toleration in ``tolerations`` tolerates ``taint`` (v1 ToleratesTaint)."""
     for t in tolerations:
         if t.get("effect") and t["effect"] != taint["effect"]:
             continue
@@ -219,6 +220,8 @@ def tolerates(tolerations: list, taint: dict) -> bool:
 
 
 def node_matches(node: NodePlan, wl: WorkloadPlan) -> bool:
+    """Whether ``wl``'s pods may run on ``node``: nodeSelector, required node affinity, and
+    tolerations for its NoSchedule and NoExecute taints."""
     labels = node.labels
     if wl.node_selector and any(labels.get(k) != v for k, v in wl.node_selector.items()):
         return False

@@ -21,6 +21,7 @@ class ClusterState:
     def __init__(
         self, nodes: int, pods: int, seed: int, captured_at: str = DEFAULT_CAPTURED_AT
     ) -> None:
+        """Check the arguments and set up the empty plan and its random streams."""
         if not 1 <= nodes <= MAX_NODES:
             raise ValueError(f"nodes must be between 1 and {MAX_NODES}")
         if pods < 0:

@@ -43,6 +43,7 @@ class VolumeCluster(Cluster):
     statefulset_share = STATEFULSET_SHARE
 
     def items(self) -> Iterator[dict]:
+        """The plain cluster's items, then the storage objects."""
         yield from super().items()
         yield from storage_items(self)
 
@@ -102,6 +103,7 @@ def storage_items(cluster: Cluster) -> Iterator[dict]:
 
 
 def _claim(namespace: str, name: str, volume: str, size: str) -> dict:
+    """A PersistentVolumeClaim bound to ``volume``, as the PV controller leaves it."""
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
@@ -133,6 +135,7 @@ def _claim(namespace: str, name: str, volume: str, size: str) -> dict:
 def _volume(
     namespace: str, claim: str, name: str, size: str, region: str, zone: str, rng: random.Random
 ) -> dict:
+    """The EBS PersistentVolume bound to ``claim``, confined to ``zone`` by node affinity."""
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",

@@ -57,6 +57,7 @@ class Workloads(ClusterState):
     statefulset_share = 0.08
 
     def _unique(self, ns: str, base: str) -> str:
+        """``base``, or ``base-2``, ``base-3``... if the name is taken in ``ns``."""
         name, k = base, 2
         while (ns, name) in self._names:
             name, k = f"{base}-{k}", k + 1
@@ -80,6 +81,7 @@ class Workloads(ClusterState):
         command: list | None = None,
         args: list | None = None,
     ) -> ContainerPlan:
+        """A container of a pod template, its requests and limits as quantities."""
         requests: dict = {}
         limits: dict = {}
         if cpu[0]:
@@ -189,6 +191,7 @@ class Workloads(ClusterState):
         self.workloads.append(wl)
 
     def _owner(self, api: str, kind: str, name: str) -> dict:
+        """A controller ownerReference to a new object of ``kind``."""
         return {
             "apiVersion": api,
             "blockOwnerDeletion": True,
@@ -201,6 +204,8 @@ class Workloads(ClusterState):
     def _daemonset(
         self, ns: str, name: str, containers: list, *, inits: list | None = None, **kw
     ) -> WorkloadPlan:
+        """A DaemonSet's pod template; its pods tolerate everything and the node problems a
+        DaemonSet's pods tolerate by default."""
         rng = self.rng
         host_network = kw.pop("host_network", False)
         tolerations = [{"operator": "Exists"}, *DS_TOLERATIONS]
@@ -232,6 +237,7 @@ class Workloads(ClusterState):
     def _static(
         self, name: str, containers: list, *, priority: str = "system-node-critical"
     ) -> WorkloadPlan:
+        """A static pod's template, seen through its mirror pods (owned by their Node)."""
         wl = WorkloadPlan(
             kind="Node",
             ns="kube-system",
@@ -253,6 +259,7 @@ class Workloads(ClusterState):
         return wl
 
     def _replicaset(self, ns: str, app: str, containers: list, replicas: int, **kw) -> WorkloadPlan:
+        """A Deployment's current ReplicaSet and its ``replicas`` pods (not yet placed)."""
         rng = self.rng
         pth = rand_suffix(rng, 10)
         tolerations = kw.pop("tolerations", [])
@@ -282,6 +289,7 @@ class Workloads(ClusterState):
     def _statefulset(
         self, ns: str, app: str, containers: list, replicas: int, *, claim: str = "", **kw
     ) -> WorkloadPlan:
+        """A StatefulSet and its ``replicas`` pods by ordinal (not yet placed)."""
         rng = self.rng
         kw.setdefault("flavor", "db")
         tolerations = kw.pop("tolerations", [])
@@ -624,6 +632,8 @@ class Workloads(ClusterState):
             kw["affinity"] = affinity
 
     def _plan_workloads(self) -> None:
+        """The pod budget spent: system workloads first, then terminal Job pods, GPU and kata
+        workloads, and application Deployments and StatefulSets until it runs out."""
         rng = self.rng
         budget = self.n_pods
         budget -= self._system_workloads(budget)
@@ -683,6 +693,7 @@ class Workloads(ClusterState):
             budget -= size
 
     def _job(self, ns: str, size: int) -> None:
+        """A CronJob's Job of ``size`` finished pods (one Job pod somewhere always failed)."""
         rng = self.rng
         cron = f"{ns}-{rng.choice(('nightly-report', 'cleanup', 'export', 'reindex', 'backup'))}"
         start = self.now - rng.randrange(600, 6 * 3600)
