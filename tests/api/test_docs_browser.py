@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 
 from tests.console.helpers import CHROMIUM, require_chromium
-from tests.serve.server import VERDICT, server  # noqa: F401  (the real server fixture)
+from tests.serve.helpers import VERDICT, server  # noqa: F401  (the real server fixture)
 
 sync_api = require_chromium()
 

@@ -13,7 +13,7 @@ import pytest
 
 from service.store import checkpoints
 from tests.console.helpers import CHROMIUM, require_chromium, seed
-from tests.serve.server import VERDICT, call, serving, sqlite_env
+from tests.serve.helpers import VERDICT, call, serving, sqlite_env
 
 sync_api = require_chromium()
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.serve.server import call, serving
+from tests.serve.helpers import call, serving
 
 MIB = 1024 * 1024
 

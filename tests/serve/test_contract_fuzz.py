@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 from schemathesis import checks  # noqa: E402
 
 from tests.conftest import TEST_DATABASE_URL  # noqa: E402
-from tests.serve.server import VERDICT, serving  # noqa: E402
+from tests.serve.helpers import VERDICT, serving  # noqa: E402
 
 SPEC = Path(__file__).resolve().parents[2] / "service" / "openapi.yaml"
 # About a minute per database on a quiet machine (23 operations).

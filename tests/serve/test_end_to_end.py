@@ -8,7 +8,7 @@ import subprocess
 import orjson
 
 from tests.conftest import kube_list, node, pod
-from tests.serve.server import VERDICT, call, server  # noqa: F401  (the real server fixture)
+from tests.serve.helpers import VERDICT, call, server  # noqa: F401  (the real server fixture)
 
 
 def test_fresh_machine_flow(server):  # noqa: F811

@@ -8,7 +8,7 @@ import subprocess
 import orjson
 
 from tests.conftest import kube_list, node
-from tests.serve.server import VERDICT, call, serving, sqlite_env
+from tests.serve.helpers import VERDICT, call, serving, sqlite_env
 
 
 def test_gunicorn_access_lines_are_json_with_the_ids(tmp_path):

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from tests.conftest import TEST_DATABASE_URL, kube_list, node, pod
-from tests.serve.server import VERDICT, call, start, stop, wait_until_up
+from tests.serve.helpers import VERDICT, call, start, stop, wait_until_up
 
 pytestmark = pytest.mark.skipif(
     not TEST_DATABASE_URL, reason="several hosts share a PostgreSQL; SQLite is one host's file"
