@@ -11,7 +11,7 @@ import orjson
 import yaml
 
 from tests.fake_kubectl import BIN_DIR
-from tests.test_end_to_end import VERDICT, server  # noqa: F401  (the real server fixture)
+from tests.serve.helpers import VERDICT, server  # noqa: F401  (the real server fixture)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -5,18 +5,12 @@ Skipped only when no Chromium is installed and CI is not set; in CI a missing br
 
 from __future__ import annotations
 
-import os
 import subprocess
 
-import pytest
+from tests.console.helpers import CHROMIUM, require_chromium
+from tests.serve.helpers import VERDICT, server  # noqa: F401  (the real server fixture)
 
-from tests.console.test_browser import CHROMIUM
-from tests.test_end_to_end import VERDICT, server  # noqa: F401  (the real server fixture)
-
-if os.environ.get("CI"):
-    import playwright.sync_api as sync_api
-else:
-    sync_api = pytest.importorskip("playwright.sync_api")
+sync_api = require_chromium()
 
 
 OPERATIONS = [

@@ -5,33 +5,17 @@ Skipped only when no Chromium is installed and CI is not set; in CI a missing br
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import orjson
 import pytest
 
 from service.store import checkpoints
-from tests.console.data import seed
-from tests.test_end_to_end import _call, _free_port
+from tests.console.helpers import CHROMIUM, require_chromium, seed
+from tests.serve.helpers import VERDICT, call, serving, sqlite_env
 
-CHROMIUM = (
-    os.environ.get("VERDICT_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-)
-VERDICT = str(Path(sys.executable).with_name("verdict"))
-
-if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
-    pytest.skip(f"no Chromium at {CHROMIUM} (CI not set)", allow_module_level=True)
-
-if os.environ.get("CI"):
-    import playwright.sync_api as sync_api
-else:
-    sync_api = pytest.importorskip("playwright.sync_api")
+sync_api = require_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -40,33 +24,19 @@ def server(tmp_path_factory):
     home = tmp_path_factory.mktemp("console-server")
     key_file = home / "checkpoint.pem"
     key_file.write_text(checkpoints.generate_pem())
-    port = _free_port()
-    env = {
-        **os.environ,
-        "VERDICT_INSTANCE_PATH": str(home),
-        "VERDICT_LOG_LEVEL": "WARNING",
-        "VERDICT_CHECKPOINT_KEY_FILE": str(key_file),
-        "VERDICT_PRELOAD_SNAPSHOTS": "0",
-        "VERDICT_CHECKPOINT_INTERVAL": "1",
-    }
-    env.pop("VERDICT_DATABASE_URL", None)
-    process = subprocess.Popen(
-        [VERDICT, "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    env = sqlite_env(
+        home,
+        VERDICT_LOG_LEVEL="WARNING",
+        VERDICT_CHECKPOINT_KEY_FILE=str(key_file),
+        VERDICT_PRELOAD_SNAPSHOTS="0",
+        VERDICT_CHECKPOINT_INTERVAL="1",
     )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if _call(f"{base}/healthz")[0] == 200:
-                break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        process.kill()
-        pytest.fail(f"server did not start: {process.stderr.read().decode()[-2000:]}")
+    with serving(env, "--workers", "1", stderr=subprocess.PIPE) as served:
+        yield _seeded(served.base, env, home)
+
+
+def _seeded(base: str, env: dict, home) -> dict:
+    """Keys of the read and decide roles, and the console's sample data posted through the API."""
     secrets = {}
     for role in ("read", "decide"):
         created = subprocess.run(
@@ -79,35 +49,15 @@ def server(tmp_path_factory):
         secrets[role] = created.stdout.strip().splitlines()[-1]
 
     def post(path, body):
-        request = urllib.request.Request(
-            base + path,
-            data=orjson.dumps(body),
-            method="POST",
-            headers={
-                "Authorization": f"Bearer {secrets['decide']}",
-                "Content-Type": "application/json",
-            },
-        )
-        status, data, _ = _call_request(request)
+        headers = {
+            "Authorization": f"Bearer {secrets['decide']}",
+            "Content-Type": "application/json",
+        }
+        status, data, _ = call(base + path, "POST", orjson.dumps(body), headers)
         return status, orjson.loads(data)
 
     snapshot_id, ids = seed(post)
-    yield {"base": base, "secrets": secrets, "snapshot": snapshot_id, "ids": ids, "home": home}
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-
-
-def _call_request(request):
-    import urllib.error
-
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, response.read(), dict(response.headers)
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read(), dict(exc.headers)
+    return {"base": base, "secrets": secrets, "snapshot": snapshot_id, "ids": ids, "home": home}
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from marshmallow import ValidationError
 from service.decisions import KINDS, DecisionInputError
 from service.decisions.node_eviction_rate import NodeEvictionRateRequestSchema, decide
 from service.decisions.run import compute
-from tests.engine.nodelifecycle.builders import (
+from tests.engine.nodelifecycle.helpers import (
     DEFAULTS,
     UNREACHABLE,
     at,

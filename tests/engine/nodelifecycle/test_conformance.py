@@ -40,11 +40,11 @@ from service.engine.nodelifecycle.zones import compute_zone_state, rate_for_stat
 from service.engine.topology import zone_key
 from service.ingest.kube import node_from_object, pod_from_object
 from tests.engine.nodelifecycle.controller import NodeLifecycleSimulator
-from tests.engine.nodelifecycle.vectors import (
+from tests.engine.nodelifecycle.helpers import (
+    case_toleration,
     cases,
     config,
     ns,
-    toleration,
     toleration_dict,
 )
 
@@ -288,7 +288,7 @@ def test_apply_no_execute_taints(case):
 
 @pytest.mark.parametrize("case", cases("tainteviction.getMinTolerationTime"))
 def test_get_min_toleration_time(case):
-    used = [toleration(t) for t in case["input"]["usedTolerations"]]
+    used = [case_toleration(t) for t in case["input"]["usedTolerations"]]
     assert get_min_toleration_time(used) == case["expected"]["minTolerationSeconds"]
 
 
@@ -353,14 +353,14 @@ def test_process_pod_on_node_eviction_time(case):
 
 @pytest.mark.parametrize("case", cases("admission.DefaultTolerationSeconds"))
 def test_default_toleration_seconds(case):
-    tolerations = [toleration(t) for t in case["input"]["podTolerations"]]
+    tolerations = [case_toleration(t) for t in case["input"]["podTolerations"]]
     got = [toleration_dict(t) for t in default_toleration_seconds(tolerations)]
     assert got == case["expected"]["podTolerations"]
 
 
 @pytest.mark.parametrize("case", cases("admission.DefaultTolerationSeconds (edge cases)"))
 def test_default_toleration_seconds_edge_cases(case):
-    tolerations = [toleration(t) for t in case["input"]["podTolerations"]]
+    tolerations = [case_toleration(t) for t in case["input"]["podTolerations"]]
     got = [toleration_dict(t) for t in default_toleration_seconds(tolerations)]
     assert got == case["expected"]["podTolerations"]
 

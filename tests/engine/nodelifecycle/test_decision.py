@@ -10,7 +10,7 @@ import pytest
 
 from service.engine.nodelifecycle.config import ConfigError
 from service.engine.nodelifecycle.decision import node_eviction_rate
-from tests.engine.nodelifecycle.builders import (
+from tests.engine.nodelifecycle.helpers import (
     DAEMONSET,
     DEFAULTS,
     NOT_READY,

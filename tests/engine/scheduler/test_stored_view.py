@@ -4,7 +4,7 @@ whole snapshot, without ever decoding the snapshot.
 Every placement and preemption result (the full JSON the API returns) is compared between a
 fresh Cluster of the snapshot and a Cluster restored from the stored view after a msgpack round
 trip, on: the conformance cases' clusters, a hand-built cluster holding every kind of pod the
-view treats specially, and generated clusters (bench/generate.py) with init containers,
+view treats specially, and generated clusters (bench/generate) with init containers,
 overhead, PDBs with disrupted pods, terminating and nominated pods.
 """
 

@@ -1,4 +1,4 @@
-"""bench/generate_volumes.py (``bench.generate --volumes``): about a fifth of the pods are
+"""bench/generate/volumes.py (``bench.generate --volumes``): about a fifth of the pods are
 StatefulSet replicas whose claims are bound to zonal volumes in their node's zone, every
 node has a CSINode, the output is deterministic and the cluster without ``--volumes`` is
 unchanged by the hook."""

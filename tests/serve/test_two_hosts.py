@@ -6,13 +6,12 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-import time
 
 import orjson
 import pytest
 
 from tests.conftest import TEST_DATABASE_URL, kube_list, node, pod
-from tests.test_end_to_end import VERDICT, _call, _free_port
+from tests.serve.helpers import VERDICT, call, start, stop, wait_until_up
 
 pytestmark = pytest.mark.skipif(
     not TEST_DATABASE_URL, reason="several hosts share a PostgreSQL; SQLite is one host's file"
@@ -29,56 +28,34 @@ def two_hosts(app, database_url, tmp_path):
         "VERDICT_DATABASE_URL": database_url,
         "VERDICT_LOG_LEVEL": "ERROR",
         "VERDICT_PRELOAD_SNAPSHOTS": "0",
-        # Every request must be served here, not shed (tests/test_serve_bounds.py sheds).
+        # Every request must be served here, not shed (tests/serve/test_bounds.py sheds).
         "VERDICT_MAX_IN_FLIGHT": "0",
     }
-    hosts = []
-    for name in ("host-a", "host-b"):
-        port = _free_port()
-        host_env = {**env, "VERDICT_INSTANCE_PATH": str(tmp_path / name)}
-        process = subprocess.Popen(
-            [VERDICT, "serve", "--port", str(port), "--workers", "1"],
-            env=host_env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        hosts.append((process, f"http://127.0.0.1:{port}"))
-    for process, base in hosts:
-        deadline = time.monotonic() + 30
-        while _healthz(base) != 200:
-            if time.monotonic() > deadline:
-                process.kill()
-                pytest.fail("a host did not start")
-            time.sleep(0.2)
-    done = subprocess.run(
-        [VERDICT, "keys", "create", "--role", "admin"],
-        env={**env, "VERDICT_INSTANCE_PATH": str(tmp_path / "host-a")},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    yield [base for _, base in hosts], done.stdout.strip().splitlines()[-1]
-    for process, _ in hosts:
-        process.terminate()
-    for process, _ in hosts:
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-def _healthz(base: str) -> int:
+    hosts = [
+        start({**env, "VERDICT_INSTANCE_PATH": str(tmp_path / name)}, "--workers", "1")
+        for name in ("host-a", "host-b")
+    ]
     try:
-        return _call(f"{base}/healthz")[0]
-    except OSError:
-        return 0
+        for served in hosts:
+            wait_until_up(served)
+        done = subprocess.run(
+            [VERDICT, "keys", "create", "--role", "admin"],
+            env={**env, "VERDICT_INSTANCE_PATH": str(tmp_path / "host-a")},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        yield [served.base for served in hosts], done.stdout.strip().splitlines()[-1]
+    finally:
+        for served in hosts:
+            stop(served)
 
 
 def test_two_hosts_keep_one_chain_and_lose_nothing(two_hosts):
     (host_a, host_b), secret = two_hosts
     headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
     cluster = kube_list(node("n1"), pod("a", "n1", cpu="1"))
-    status, body, _ = _call(f"{host_a}/v1/snapshots", "POST", orjson.dumps(cluster), headers)
+    status, body, _ = call(f"{host_a}/v1/snapshots", "POST", orjson.dumps(cluster), headers)
     assert status == 201
     request = orjson.dumps(
         {"snapshotId": orjson.loads(body)["id"], "nodeName": "n1", "pod": pod("new", cpu="1")}
@@ -90,7 +67,7 @@ def test_two_hosts_keep_one_chain_and_lose_nothing(two_hosts):
     def client(base: str) -> None:
         for _ in range(PER_CLIENT):
             try:
-                status, body, _ = _call(f"{base}/v1/decisions/admission", "POST", request, headers)
+                status, body, _ = call(f"{base}/v1/decisions/admission", "POST", request, headers)
             except OSError as exc:  # a dropped connection is a failure to report, not a dead thread
                 with lock:
                     failures.append(f"{base}: {exc!r}")
@@ -113,9 +90,9 @@ def test_two_hosts_keep_one_chain_and_lose_nothing(two_hosts):
     assert failures == []
     assert len(created) == 2 * CLIENTS_PER_HOST * PER_CLIENT == len(set(created))
     for base in (host_a, host_b):  # either host sees the same, whole chain
-        status, body, _ = _call(f"{base}/v1/audit/verify", headers=headers)
+        status, body, _ = call(f"{base}/v1/audit/verify", headers=headers)
         verified = orjson.loads(body)
         assert status == 200 and verified["ok"] is True, verified
         assert verified["records"] == len(created)
         for decision_id in created[:: len(created) // 10]:
-            assert _call(f"{base}/v1/decisions/{decision_id}", headers=headers)[0] == 200
+            assert call(f"{base}/v1/decisions/{decision_id}", headers=headers)[0] == 200

@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from bench.generate import _Cluster
+from bench.generate.cluster import Cluster
 
 __all__ = ["STATEFULSET_SHARE", "VolumeCluster"]
 
@@ -36,18 +36,19 @@ ATTACH_LIMITS = (25, 27, 39)
 SIZES = ("10Gi", "20Gi", "50Gi", "100Gi")
 
 
-class VolumeCluster(_Cluster):
-    """bench.generate's cluster plan with more StatefulSets, and their storage rendered
-    after the other items."""
+class VolumeCluster(Cluster):
+    """The cluster plan with more StatefulSets, and their storage rendered after the other
+    items (so that every other object stays as the plain cluster renders it)."""
 
     statefulset_share = STATEFULSET_SHARE
 
     def items(self) -> Iterator[dict]:
+        """The plain cluster's items, then the storage objects."""
         yield from super().items()
         yield from storage_items(self)
 
 
-def storage_items(cluster: _Cluster) -> Iterator[dict]:
+def storage_items(cluster: Cluster) -> Iterator[dict]:
     """The StorageClass, the CSIDriver, a CSINode per node, and per StatefulSet replica its
     claim, its volume and (on a node) its VolumeAttachment."""
     rng = random.Random(f"bench.generate/{cluster.seed}/volumes")
@@ -102,6 +103,7 @@ def storage_items(cluster: _Cluster) -> Iterator[dict]:
 
 
 def _claim(namespace: str, name: str, volume: str, size: str) -> dict:
+    """A PersistentVolumeClaim bound to ``volume``, as the PV controller leaves it."""
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
@@ -133,6 +135,7 @@ def _claim(namespace: str, name: str, volume: str, size: str) -> dict:
 def _volume(
     namespace: str, claim: str, name: str, size: str, region: str, zone: str, rng: random.Random
 ) -> dict:
+    """The EBS PersistentVolume bound to ``claim``, confined to ``zone`` by node affinity."""
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",

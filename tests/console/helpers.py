@@ -1,6 +1,14 @@
-"""One snapshot (with kubelet stats) and one decision of each kind, posted through the API."""
+"""What the console's tests share: one snapshot (with kubelet stats) and one decision of each
+kind, posted through the API; and the Chromium the browser tests drive (tests/api's docs page
+test drives it too)."""
 
 from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
 
 from tests.conftest import kube_list, node, pod
 
@@ -77,3 +85,20 @@ def seed(post) -> tuple[str, dict[str, str]]:
         assert status == 201, (kind, record)
         ids[kind] = record["id"]
     return snap["id"], ids
+
+
+CHROMIUM = (
+    os.environ.get("VERDICT_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+)
+
+
+def require_chromium():
+    """Playwright's sync API, or skip the calling module when no Chromium is installed and CI
+    is not set: in CI a missing browser or Playwright fails instead of skipping."""
+    if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
+        pytest.skip(f"no Chromium at {CHROMIUM} (CI not set)", allow_module_level=True)
+    if os.environ.get("CI"):
+        import playwright.sync_api as sync_api
+
+        return sync_api
+    return pytest.importorskip("playwright.sync_api")

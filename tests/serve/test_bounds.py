@@ -8,23 +8,18 @@ import contextlib
 import gzip
 import http.client
 import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.test_end_to_end import _call, _free_port
+from tests.serve.helpers import call, serving
 
-VERDICT = str(Path(sys.executable).with_name("verdict"))
 MIB = 1024 * 1024
 
 
 @pytest.fixture
 def bounded_server(tmp_path):
     """One worker, four threads, small limits; auth off (loopback development mode)."""
-    port = _free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("VERDICT_")},
         "VERDICT_INSTANCE_PATH": str(tmp_path),
@@ -36,28 +31,8 @@ def bounded_server(tmp_path):
         "VERDICT_MAX_IN_FLIGHT": "2",
         "VERDICT_PRELOAD_SNAPSHOTS": "0",
     }
-    process = subprocess.Popen(
-        [VERDICT, "serve", "--port", str(port), "--workers", "1", "--threads", "4"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if _call(f"http://127.0.0.1:{port}/healthz")[0] == 200:
-                break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        process.kill()
-        pytest.fail("server did not start")
-    yield port
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    with serving(env, "--workers", "1", "--threads", "4") as served:
+        yield served.port
 
 
 def _open_chunked(port: int, path: str, first: bytes, headers=None) -> http.client.HTTPConnection:
@@ -104,7 +79,7 @@ def test_a_chunked_decision_body_is_stopped_at_its_limit(bounded_server):
 
 def test_a_gzip_bomb_stops_inflating_at_the_limit(bounded_server):
     bomb = gzip.compress(b" " * (256 * MIB))
-    status, body, _ = _call(
+    status, body, _ = call(
         f"http://127.0.0.1:{bounded_server}/v1/snapshots",
         "POST",
         bomb,
@@ -121,7 +96,7 @@ def test_large_bodies_past_the_slots_and_requests_past_the_bound_are_shed(bounde
     for _ in range(20):
         holder = _open_chunked(bounded_server, "/v1/snapshots", b" " * (2 * MIB + 64))
         time.sleep(0.2)
-        status, _, headers = _call(
+        status, _, headers = call(
             f"{base}/v1/snapshots", "POST", b" " * (2 * MIB), {"Content-Type": "application/json"}
         )
         if status == 503:
@@ -132,15 +107,15 @@ def test_large_bodies_past_the_slots_and_requests_past_the_bound_are_shed(bounde
     # (Nothing else is sent until it is in: a request in flight then would shed it.)
     other = _open_chunked(bounded_server, "/v1/snapshots", b" ")
     time.sleep(0.2)
-    status, _, headers = _call(f"{base}/v1/snapshots")
+    status, _, headers = call(f"{base}/v1/snapshots")
     assert status == 503 and headers["Retry-After"] == "1"
-    assert _call(f"{base}/healthz")[0] == 200  # probes are never shed
+    assert call(f"{base}/healthz")[0] == 200  # probes are never shed
     # Nor files a browser fetches several at once: the docs page still renders.
-    assert _call(f"{base}/docs/assets/swagger-ui-bundle.js")[0] == 200
-    assert _call(f"{base}/openapi.json")[0] == 200
-    metrics = _call(f"{base}/metrics")[1].decode()
+    assert call(f"{base}/docs/assets/swagger-ui-bundle.js")[0] == 200
+    assert call(f"{base}/openapi.json")[0] == 200
+    metrics = call(f"{base}/metrics")[1].decode()
     assert 'verdict_requests_shed_total{reason="in_flight"}' in metrics
     assert 'verdict_requests_shed_total{reason="large_body"}' in metrics
     assert _finish(holder)[0] == 400  # spaces only: empty body, and the slots come back
     assert _finish(other)[0] == 400
-    assert _call(f"{base}/v1/snapshots")[0] == 200
+    assert call(f"{base}/v1/snapshots")[0] == 200

@@ -11,7 +11,7 @@ import pytest
 
 from service.app import create_app
 from service.store import checkpoints, keys
-from tests.console.data import seed
+from tests.console.helpers import seed
 
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 

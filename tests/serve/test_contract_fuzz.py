@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -23,9 +22,9 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 from schemathesis import checks  # noqa: E402
 
 from tests.conftest import TEST_DATABASE_URL  # noqa: E402
-from tests.test_end_to_end import VERDICT, _call, _free_port  # noqa: E402
+from tests.serve.helpers import VERDICT, serving  # noqa: E402
 
-SPEC = Path(__file__).resolve().parents[1] / "service" / "openapi.yaml"
+SPEC = Path(__file__).resolve().parents[2] / "service" / "openapi.yaml"
 # About a minute per database on a quiet machine (23 operations).
 EXAMPLES_PER_OPERATION = int(os.environ.get("VERDICT_TEST_FUZZ_EXAMPLES", "25"))
 
@@ -40,7 +39,6 @@ schema.config.generation.update(
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory, database_url):
     tmp = tmp_path_factory.mktemp("fuzz")
-    port = _free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("VERDICT_")},
         "VERDICT_INSTANCE_PATH": str(tmp),
@@ -65,27 +63,8 @@ def live_server(tmp_path_factory, database_url):
         .stdout.strip()
         .splitlines()[-1]
     )
-    process = subprocess.Popen(
-        [VERDICT, "serve", "--port", str(port), "--workers", "1"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if _call(f"{base}/healthz")[0] == 200:
-                break
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            process.kill()
-            pytest.fail("server did not start")
-        time.sleep(0.2)
-    yield base, key
-    process.terminate()
-    process.wait(timeout=30)
+    with serving(env, "--workers", "1") as served:
+        yield served.base, key
 
 
 def allow_on_405(ctx, response, case):
