@@ -8,8 +8,9 @@ In-tree disks (GCE PD, AWS EBS, Azure Disk, Cinder) count against their CSI driv
 with the handle csi-translation-lib gives them (csi_translation.py), once the node has a
 CSINode (their migration is GA, isCSIMigrationOn). VolumeAttachments count only those of a
 CSI PersistentVolume (getNodeVolumeAttachmentInfo skips a source without
-persistentVolumeName, an inline volume's inlineVolumeSpec, and a PV without a CSI source). A claim not yet bound counts under its class's provisioner with a handle
-of its own (getCSIDriverInfoFromSC's random prefix: never equal to a bound volume's)."""
+persistentVolumeName, an inline volume's inlineVolumeSpec, and a PV without a CSI source).
+A claim not yet bound counts under its class's provisioner with a handle of its own
+(getCSIDriverInfoFromSC's random prefix: never equal to a bound volume's)."""
 
 from __future__ import annotations
 

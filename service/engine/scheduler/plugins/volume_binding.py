@@ -298,18 +298,14 @@ class VolumeBinding(Plugin):
         in-tree volume's node affinity is the translated one (tryTranslatePVToCSI) where
         the node's CSINode lists its plugin as migrated; a volume the translator refuses
         fails the filter with an Error, as upstream's."""
-        csi_node = storage.csi_nodes.get(node.name)
         for pvc in bound:
             pv = storage.pvs.get(pvc.volume_name)
             if pv is None:
                 return True, False
             affinity = pv.node_affinity
             migration = MIGRATIONS.get(pv.in_tree) if not pv.csi_driver else None
-            if (
-                migration is not None
-                and csi_node is not None
-                and migration.plugin in csi_node.migrated_plugins
-            ):
+            csi_node = storage.csi_nodes.get(node.name) if migration is not None else None
+            if csi_node is not None and migration.plugin in csi_node.migrated_plugins:
                 try:
                     pv_handle(pv)  # the translator's own checks (zones, volume id)
                 except TranslationError as exc:
