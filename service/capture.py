@@ -1,7 +1,8 @@
 """`verdict capture`: a cluster, through kubectl and the user's kubeconfig, into a snapshot
 envelope (the body POST /v1/snapshots takes).
 
-What is read: one ``kubectl get`` of every kind Verdict uses, then, per node, the kubelet's
+What is read: ``kubectl get`` of every kind Verdict uses (the storage kinds the scheduler's
+volume plugins read in a call of their own, see ``fetch_objects``), then, per node, the kubelet's
 Summary stats (``/api/v1/nodes/NAME/proxy/stats/summary``, what the eviction manager
 observes) and its running configuration (``.../proxy/configz``, what an eviction decision
 uses when the request carries no ``config``). Nodes are fetched a few at a time; a node that
@@ -35,8 +36,9 @@ from typing import BinaryIO
 import msgspec
 import orjson
 
-# The kinds the snapshot reader uses (service/ingest/kube.py), as kubectl names them.
-KINDS = (
+# The kinds the snapshot reader uses (service/ingest/kube.py), as kubectl names them. A failure
+# to list one of these stops the capture.
+REQUIRED_KINDS = (
     "nodes",
     "pods",
     "poddisruptionbudgets",
@@ -48,6 +50,20 @@ KINDS = (
     "statefulsets",
     "replicationcontrollers",
 )
+# What the scheduler's volume plugins read. The storage.k8s.io ones are named with their group
+# (kubectl's resource.group), so a custom resource of the same plural in another group cannot
+# be listed instead. A kind that cannot be listed (RBAC forbids it, the server does not serve
+# it) is left out and named in the capture's errors; the rest of the capture goes on.
+STORAGE_KINDS = (
+    "persistentvolumes",
+    "persistentvolumeclaims",
+    "storageclasses.storage.k8s.io",
+    "csinodes.storage.k8s.io",
+    "csidrivers.storage.k8s.io",
+    "csistoragecapacities.storage.k8s.io",
+    "volumeattachments.storage.k8s.io",
+)
+KINDS = REQUIRED_KINDS + STORAGE_KINDS
 
 
 class CaptureError(Exception):
@@ -117,29 +133,69 @@ class _Listing(msgspec.Struct):
     items: list[_Item] = []
 
 
+class _RawListing(msgspec.Struct):
+    items: list[msgspec.Raw] = []
+
+
 @dataclass
 class Objects:
-    path: Path  # the List as kubectl printed it, spooled to a file
+    path: Path  # one List of every kind, as kubectl printed each object, spooled to a file
     count: int
     node_names: list[str]
+    errors: list[dict] = field(default_factory=list)  # {"kind", "message"}: kinds left out
+
+
+def _list(kube: Kubectl, kinds: tuple[str, ...], spool: Path) -> tuple[bytes, list[msgspec.Raw]]:
+    """One ``kubectl get`` of ``kinds`` in all namespaces through ``spool``: the bytes kubectl
+    printed and its List's items, each a view of those bytes. kubectl exits non-zero when
+    any kind fails (it prints the others' List anyway): that is a failure of the whole call."""
+    with spool.open("wb") as handle:
+        kube.run("get", ",".join(kinds), "--all-namespaces", "--output", "json", stdout=handle)
+    data = spool.read_bytes()
+    try:
+        return data, msgspec.json.decode(data, type=_RawListing).items
+    except msgspec.DecodeError as exc:
+        raise KubectlFailed(f"kubectl printed no List: {exc}") from None
 
 
 def fetch_objects(kube: Kubectl, spool: Path) -> Objects:
     """Every object of the kinds Verdict reads, in all namespaces, as one List written to
-    ``spool`` (a cluster's List can be most of a gigabyte: it is never held as a tree)."""
+    ``spool`` (a cluster's List can be most of a gigabyte: it is never held as a tree, only
+    as kubectl's bytes and a view of each item).
+
+    The required kinds come in one call, whose failure stops the capture. The storage kinds
+    come in a second; when it fails, each storage kind is listed alone, and those that still
+    fail are left out and listed in ``errors`` with kubectl's message."""
+    core = spool.with_name(spool.name + ".required")
     try:
-        with spool.open("wb") as handle:
-            kube.run("get", ",".join(KINDS), "--all-namespaces", "--output", "json", stdout=handle)
+        data, items = _list(kube, REQUIRED_KINDS, core)
     except KubectlFailed as exc:
         raise CaptureError(f"listing the cluster's objects: {exc}") from None
-    try:
-        listing = msgspec.json.decode(spool.read_bytes(), type=_Listing)
-    except msgspec.DecodeError as exc:
-        raise CaptureError(
-            f"listing the cluster's objects: kubectl printed no List: {exc}"
-        ) from None
+    listing = msgspec.json.decode(data, type=_Listing)
     names = [i.metadata.name for i in listing.items if i.kind == "Node" and i.metadata.name]
-    return Objects(path=spool, count=len(listing.items), node_names=names)
+    del listing, data
+    errors: list[dict] = []
+    storage = spool.with_name(spool.name + ".storage")
+    try:
+        items += _list(kube, STORAGE_KINDS, storage)[1]
+    except KubectlFailed:
+        for kind in STORAGE_KINDS:
+            try:
+                items += _list(kube, (kind,), storage)[1]
+            except KubectlFailed as exc:
+                errors.append({"kind": kind.split(".")[0], "message": str(exc)})
+    with spool.open("wb") as out:
+        out.write(b'{"apiVersion":"v1","kind":"List","metadata":{"resourceVersion":""},"items":[')
+        for i, item in enumerate(items):
+            if i:
+                out.write(b",")
+            out.write(item)
+        out.write(b"]}")
+    count = len(items)
+    del items
+    core.unlink()
+    storage.unlink(missing_ok=True)
+    return Objects(path=spool, count=count, node_names=names, errors=errors)
 
 
 @dataclass

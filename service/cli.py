@@ -311,8 +311,9 @@ def capture(
     """Capture a cluster through kubectl into a snapshot envelope.
 
     Reads the objects Verdict uses, then every node's kubelet Summary stats and configz,
-    a few nodes at a time. Nodes that fail, time out or answer garbage are listed on stderr
-    and left out, not fatal. Either --output or --server is required.
+    a few nodes at a time. Nodes that fail, time out or answer garbage, and storage kinds
+    that cannot be listed (RBAC), are listed on stderr and left out, not fatal. Either
+    --output or --server is required.
     """
     from service import capture as capturing
 
@@ -336,12 +337,18 @@ def capture(
                 )
         except capturing.CaptureError as exc:
             raise click.ClickException(str(exc)) from None
+        for failure in objects.errors:
+            click.echo(
+                f"verdict: {failure['kind']}: {failure['message']}; left out (the scheduler's "
+                "volume plugins will not see them)",
+                err=True,
+            )
         for failure in nodes.errors:
             click.echo(f"verdict: node {failure['node']}: {failure['message']}", err=True)
         summary = (
             f"captured {objects.count} objects, {len(objects.node_names)} nodes: "
             f"{len(nodes.stats)} with stats, {len(nodes.configz)} with configz, "
-            f"{len(nodes.errors)} errors"
+            f"{len(objects.errors) + len(nodes.errors)} errors"
         )
         envelope = {
             "objects": objects,

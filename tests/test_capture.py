@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import gzip
 import os
 
 import orjson
 import pytest
 
+from service.capture import KINDS
 from service.cli import main
 from service.ingest.body import parse_snapshot
 from tests.conftest import kube_list, node, pod
 from tests.fake_kubectl import BIN_DIR, node_answer, record
+from tests.ingest.test_storage_objects import ALL
 
 SUMMARY = {
     "node": {"nodeName": "any", "memory": {"availableBytes": 50 * 2**20, "workingSetBytes": 2**30}},
@@ -100,3 +103,107 @@ def test_output_or_server_exactly_one(cluster, capsys):
     assert code == 2 and "--output FILE or --server URL" in err
     code, _, err = _capture(capsys, "--server", "http://127.0.0.1:9")
     assert code == 2 and "--key: required with --server" in err
+
+
+STORAGE = (
+    "persistentVolumes",
+    "persistentVolumeClaims",
+    "storageClasses",
+    "csiNodes",
+    "csiDrivers",
+    "csiStorageCapacities",
+    "volumeAttachments",
+)
+
+
+@pytest.fixture
+def storage_cluster(tmp_path, monkeypatch):
+    """Two nodes, a pod, and one object of each storage kind the volume plugins read."""
+    objects = kube_list(
+        node("n1", cpu="2"), node("n2", cpu="2"), pod("busy", "n1"), *copy.deepcopy(ALL)
+    )
+    answers = record(tmp_path / "answers", objects, SUMMARY, CONFIGZ)
+    monkeypatch.setenv("FAKE_KUBECTL_DIR", str(answers))
+    monkeypatch.setenv("PATH", f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    return answers
+
+
+def test_capture_lists_the_storage_kinds_by_their_api_names():
+    # What kubectl resolves through discovery: the core group's plurals, and storage.k8s.io's
+    # named with their group so that a custom resource of the same plural cannot answer.
+    assert KINDS[-7:] == (
+        "persistentvolumes",
+        "persistentvolumeclaims",
+        "storageclasses.storage.k8s.io",
+        "csinodes.storage.k8s.io",
+        "csidrivers.storage.k8s.io",
+        "csistoragecapacities.storage.k8s.io",
+        "volumeattachments.storage.k8s.io",
+    )
+
+
+def test_captured_storage_objects_round_trip_into_the_summary(storage_cluster, api, capsys):
+    target = storage_cluster.parent / "cluster.json.gz"
+    code, _, err = _capture(capsys, "--output", str(target))
+    assert code == 0, err
+    assert "captured 10 objects, 2 nodes" in err and "0 errors" in err
+    response = api.post(
+        "/v1/snapshots",
+        data=target.read_bytes(),
+        content_type="application/json",
+        headers={"Content-Encoding": "gzip"},
+        role="decide",
+    )
+    assert response.status_code == 201, response.json
+    counts = response.json["counts"]
+    assert {key: counts[key] for key in STORAGE} == dict.fromkeys(STORAGE, 1)
+    assert (counts["nodes"], counts["pods"]) == (2, 1)
+
+
+def test_a_storage_kind_rbac_forbids_is_left_out_and_named(storage_cluster, api, capsys):
+    (storage_cluster / "forbidden").write_text("persistentvolumes\nvolumeattachments\n")
+    target = storage_cluster.parent / "cluster.json.gz"
+    code, _, err = _capture(capsys, "--output", str(target))
+    assert code == 0, err
+    assert (
+        "verdict: persistentvolumes: kubectl exited 1: Error from server (Forbidden): "
+        'persistentvolumes is forbidden: User "alice" cannot list resource "persistentvolumes"'
+    ) in err
+    assert "verdict: volumeattachments: kubectl exited 1: Error from server (Forbidden)" in err
+    assert "captured 8 objects, 2 nodes" in err and "2 errors" in err
+    response = api.post(
+        "/v1/snapshots",
+        data=target.read_bytes(),
+        content_type="application/json",
+        headers={"Content-Encoding": "gzip"},
+        role="decide",
+    )
+    assert response.status_code == 201, response.json
+    counts = response.json["counts"]
+    assert counts["persistentVolumes"] == counts["volumeAttachments"] == 0
+    assert counts["persistentVolumeClaims"] == counts["csiNodes"] == 1
+
+
+def test_a_storage_kind_the_server_does_not_serve_is_left_out(storage_cluster, capsys):
+    (storage_cluster / "missing").write_text("csistoragecapacities\n")
+    target = storage_cluster.parent / "cluster.json.gz"
+    code, _, err = _capture(capsys, "--output", str(target))
+    assert code == 0, err
+    assert (
+        "verdict: csistoragecapacities: kubectl exited 1: error: the server doesn't have a "
+        'resource type "csistoragecapacities.storage.k8s.io"'
+    ) in err
+    parsed = parse_snapshot(gzip.decompress(target.read_bytes()))
+    assert parsed.snapshot.csi_storage_capacities == ()
+    assert len(parsed.snapshot.persistent_volume_claims) == 1
+
+
+def test_a_required_kind_rbac_forbids_stops_the_capture(storage_cluster, capsys):
+    (storage_cluster / "forbidden").write_text("leases\n")
+    target = storage_cluster.parent / "cluster.json.gz"
+    code, out, err = _capture(capsys, "--output", str(target))
+    assert code == 1 and out == ""
+    assert "listing the cluster's objects: kubectl exited 1: Error from server (Forbidden)" in err
+    assert "leases" in err
+    assert not target.exists()

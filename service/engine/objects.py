@@ -410,6 +410,7 @@ class PersistentVolume(_Frozen):
     csi_handle: str = ""
     in_tree: str = ""
     in_tree_disk: str = ""
+    volume_attributes_class: str = ""  # spec.volumeAttributesClassName ("": none)
 
 
 class PersistentVolumeClaim(_Frozen):
@@ -432,6 +433,7 @@ class PersistentVolumeClaim(_Frozen):
     phase: str = ""
     deleting: bool = False
     controller_uid: str = ""
+    volume_attributes_class: str = ""  # spec.volumeAttributesClassName ("": none)
 
 
 class TopologySelectorRequirement(_Frozen):

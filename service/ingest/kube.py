@@ -27,7 +27,7 @@ from service.engine.resources import (
 from service.engine.tolerations import parse_int64
 from service.ingest import wire
 from service.ingest.errors import FieldError, IngestError
-from service.ingest.names import metadata_errors
+from service.ingest.names import dns1123_subdomain, metadata_errors
 
 _DECODERS: dict[type, msgspec.json.Decoder] = {}
 _MSGSPEC_PATH = re.compile(r"^(.*?)(?: - at `\$(.*)`)?$", re.S)
@@ -1003,6 +1003,16 @@ def _storage_class_of(meta: wire.Metadata, spec_class: str | None) -> str:
     return spec_class or ""
 
 
+def _attributes_class(raw: str | None, path: str, errors: list[FieldError]) -> str:
+    """spec.volumeAttributesClassName: a class name (ValidateClassName: a DNS-1123
+    subdomain) when set; "" when absent."""
+    if raw:
+        problem = dns1123_subdomain(raw)
+        if problem is not None:
+            errors.append(FieldError(path, f'Invalid value: "{raw}": {problem}'))
+    return raw or ""
+
+
 def _persistent_volume(raw: wire.PersistentVolume, prefix: str = "") -> m.PersistentVolume:
     errors: list[FieldError] = []
     meta, spec = raw.metadata, raw.spec
@@ -1014,6 +1024,9 @@ def _persistent_volume(raw: wire.PersistentVolume, prefix: str = "") -> m.Persis
     access_modes = _access_modes(spec.access_modes, "spec.accessModes", errors)
     volume_mode = _volume_mode(spec.volume_mode, "spec.volumeMode", errors)
     affinity = _volume_node_affinity(spec.node_affinity, "spec.nodeAffinity", errors)
+    attributes_class = _attributes_class(
+        spec.volume_attributes_class_name, "spec.volumeAttributesClassName", errors
+    )
     if errors:
         raise IngestError(errors).prefixed(prefix)
     in_tree = in_tree_disk = ""
@@ -1041,6 +1054,7 @@ def _persistent_volume(raw: wire.PersistentVolume, prefix: str = "") -> m.Persis
         csi_handle=spec.csi.volume_handle if spec.csi else "",
         in_tree=in_tree,
         in_tree_disk=in_tree_disk,
+        volume_attributes_class=attributes_class,
     )
 
 
@@ -1056,6 +1070,9 @@ def _persistent_volume_claim(
     access_modes = _access_modes(spec.access_modes, "spec.accessModes", errors)
     volume_mode = _volume_mode(spec.volume_mode, "spec.volumeMode", errors)
     selector = label_selector(spec.selector, "spec.selector", errors)
+    attributes_class = _attributes_class(
+        spec.volume_attributes_class_name, "spec.volumeAttributesClassName", errors
+    )
     if errors:
         raise IngestError(errors).prefixed(prefix)
     annotations = meta.annotations or {}
@@ -1075,6 +1092,7 @@ def _persistent_volume_claim(
         phase=raw.status.phase,
         deleting=meta.deletion_timestamp is not None,
         controller_uid=controller,
+        volume_attributes_class=attributes_class,
     )
 
 

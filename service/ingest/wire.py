@@ -351,6 +351,7 @@ class PVSpec(_Wire):
     storage_class_name: str = ""
     node_affinity: VolumeNodeAffinity | None = None
     claim_ref: ClaimRef | None = None
+    volume_attributes_class_name: str | None = None
     csi: CSISource | None = None
     gce_persistent_disk: DiskSource | None = None
     aws_elastic_block_store: DiskSource | None = None
@@ -375,6 +376,7 @@ class PVCSpec(_Wire):
     volume_name: str = ""
     resources: Resources | None = None
     selector: LabelSelector | None = None
+    volume_attributes_class_name: str | None = None
 
 
 class PersistentVolumeClaim(_Wire):

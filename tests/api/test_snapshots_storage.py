@@ -53,8 +53,19 @@ def test_storage_objects_are_counted(api) -> None:
             ][0].update(operator="Gt", values=["x"]),
             "items[2].spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values",
         ),
+        (
+            3,
+            lambda o: o["spec"].update(volumeAttributesClassName="Gold"),
+            "items[3].spec.volumeAttributesClassName",
+        ),
     ],
-    ids=["pv-quantity", "pvc-access-mode", "binding-mode", "pv-node-affinity"],
+    ids=[
+        "pv-quantity",
+        "pvc-access-mode",
+        "binding-mode",
+        "pv-node-affinity",
+        "pvc-attributes-class",
+    ],
 )
 def test_bad_storage_objects_are_422_and_store_nothing(api, index, mutate, path) -> None:
     cluster = _cluster()

@@ -10,11 +10,28 @@ import orjson
 BIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "kubectl"
 
 
+STORAGE = {
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "VolumeAttachment",
+}
+
+
 def record(directory: Path, objects: dict, summary: dict, configz: dict) -> Path:
-    """Lay out the answers the script serves: the object List, and one Summary and configz
-    answered for every node without answers of its own."""
+    """Lay out the answers the script serves: the object List (the required kinds in
+    objects.json, the storage kinds in storage.json, as the two listings print them), and one
+    Summary and configz answered for every node without answers of its own."""
     (directory / "nodes").mkdir(parents=True, exist_ok=True)
-    (directory / "objects.json").write_bytes(orjson.dumps(objects))
+    items = objects.get("items", [])
+    storage = [i for i in items if i.get("kind") in STORAGE]
+    required = {**objects, "items": [i for i in items if i.get("kind") not in STORAGE]}
+    (directory / "objects.json").write_bytes(orjson.dumps(required))
+    if storage:
+        (directory / "storage.json").write_bytes(orjson.dumps({**objects, "items": storage}))
     (directory / "default.summary").write_bytes(orjson.dumps(summary))
     (directory / "default.configz").write_bytes(orjson.dumps({"kubeletconfig": configz}))
     return directory

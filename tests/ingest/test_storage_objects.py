@@ -157,6 +157,20 @@ def test_storage_objects_keep_what_the_scheduler_reads() -> None:
     assert snap.volume_attachments == (m.VolumeAttachment("va", "ebs.csi.aws.com", "n1", "pv-1"),)
 
 
+def test_volume_attributes_class_names_are_kept() -> None:
+    """FindMatchingVolume compares the claim's and the volume's volumeAttributesClassName
+    (the VolumeAttributesClass objects themselves are not read by the scheduler)."""
+    import copy
+
+    pv, pvc = copy.deepcopy(PV), copy.deepcopy(PVC)
+    pv["spec"]["volumeAttributesClassName"] = "gold"
+    pvc["spec"]["volumeAttributesClassName"] = "silver.example.com"
+    snap = snapshot_from_objects([node("n1"), pv, pvc])
+    assert snap.persistent_volumes[0].volume_attributes_class == "gold"
+    assert snap.persistent_volume_claims[0].volume_attributes_class == "silver.example.com"
+    assert snapshot_from_objects([PV]).persistent_volumes[0].volume_attributes_class == ""
+
+
 def test_a_storage_class_without_a_binding_mode_is_immediate() -> None:
     snap = snapshot_from_objects([{"kind": "StorageClass", "metadata": {"name": "s"}}])
     assert snap.storage_classes[0].volume_binding_mode == "Immediate"
@@ -243,6 +257,18 @@ def _bad(obj: dict, mutate) -> list[str]:
             lambda o: o["spec"].update(volumeMode="Tape"),
             "objects[1].spec.volumeMode",
             id="pv-volume-mode",
+        ),
+        pytest.param(
+            PV,
+            lambda o: o["spec"].update(volumeAttributesClassName="Gold_Class"),
+            "objects[1].spec.volumeAttributesClassName",
+            id="pv-attributes-class-name",
+        ),
+        pytest.param(
+            PVC,
+            lambda o: o["spec"].update(volumeAttributesClassName="-gold"),
+            "objects[1].spec.volumeAttributesClassName",
+            id="pvc-attributes-class-name",
         ),
         pytest.param(
             PVC,

@@ -5,9 +5,12 @@ pod's new ones against the node's attach limit). No PreFilterExtensions upstream
 node's pods are read as the node (or its copy) holds them.
 
 In-tree disks (GCE PD, AWS EBS, Azure Disk, Cinder) count against their CSI driver's limit
-as csi-translation-lib translates them, once the node has a CSINode (their migration is GA,
-isCSIMigrationOn). A claim not yet bound counts under its class's provisioner with a handle
-of its own (getCSIDriverInfoFromSC's random prefix: never equal to a bound volume's)."""
+with the handle csi-translation-lib gives them (csi_translation.py), once the node has a
+CSINode (their migration is GA, isCSIMigrationOn). VolumeAttachments count only those of a
+CSI PersistentVolume (getNodeVolumeAttachmentInfo skips a source without
+persistentVolumeName, an inline volume's inlineVolumeSpec, and a PV without a CSI source).
+A claim not yet bound counts under its class's provisioner with a handle of its own
+(getCSIDriverInfoFromSC's random prefix: never equal to a bound volume's)."""
 
 from __future__ import annotations
 
@@ -22,6 +25,13 @@ from service.engine.objects import (
     PersistentVolumeClaim,
     Pod,
     PodVolume,
+)
+from service.engine.scheduler.csi_translation import (
+    DRIVER_OF_PLUGIN,
+    MIGRATIONS,
+    TranslationError,
+    inline_handle,
+    pv_handle,
 )
 from service.engine.scheduler.framework import (
     ERROR,
@@ -53,16 +63,6 @@ ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
 CSI_ATTACH_LIMIT_PREFIX = "attachable-volumes-csi-"
 _RESOURCE_NAME_LENGTH_LIMIT = 63
 
-# csi-translation-lib: in-tree volume source -> (in-tree plugin name, CSI driver name).
-_MIGRATED = {
-    "gcePersistentDisk": ("kubernetes.io/gce-pd", "pd.csi.storage.gke.io"),
-    "awsElasticBlockStore": ("kubernetes.io/aws-ebs", "ebs.csi.aws.com"),
-    "azureDisk": ("kubernetes.io/azure-disk", "disk.csi.azure.com"),
-    "cinder": ("kubernetes.io/cinder", "cinder.csi.openstack.org"),
-}
-_DRIVER_OF_PLUGIN = dict(_MIGRATED.values())
-_UNSPECIFIED = "UNSPECIFIED"
-_ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 # SchedulerView.derived keys: each pod's volumes, and per node its CSINode, its limits and
 # what is attached to it as the snapshot holds it; the CycleState key of the pod's own
 # volumes
@@ -90,42 +90,24 @@ def attach_limit_key(driver: str) -> str:
     return CSI_ATTACH_LIMIT_PREFIX + driver
 
 
-def _ebs_volume_id(volume_id: str) -> str:
-    """KubernetesVolumeIDToEBSVolumeID: "aws://<zone>/<id>" -> "<id>"."""
-    if not volume_id.startswith("aws://"):
-        return volume_id
-    return volume_id[len("aws://") :].rstrip("/").rsplit("/", 1)[-1]
-
-
-def _translated_handle(source: str, disk: str, zone: str = _UNSPECIFIED) -> str:
-    """The volume handle csi-translation-lib gives an in-tree disk."""
-    if source == "gcePersistentDisk":
-        return f"projects/{_UNSPECIFIED}/zones/{zone}/disks/{disk}"
-    if source == "awsElasticBlockStore":
-        return _ebs_volume_id(disk)
-    return disk
-
-
 def _migration_on(csi_node: CSINode | None) -> bool:
-    """isCSIMigrationOn for the GA-migrated plugins: true once the node has a CSINode."""
+    """isCSIMigrationOn for the GA-migrated plugins (GCE PD, AWS EBS, Azure Disk, Cinder):
+    true once the node has a CSINode, whatever its migrated-plugins annotation says."""
     return csi_node is not None
 
 
 def _driver_of_pv(pv: PersistentVolume, csi_node: CSINode | None) -> tuple[str, str]:
-    """getCSIDriverInfo for a PV: its CSI source, or its in-tree source translated."""
+    """getCSIDriverInfo for a PV: its CSI source, or its in-tree source translated
+    (TranslateInTreePVToCSI); a volume the translator refuses is not counted."""
     if pv.csi_driver:
         return pv.csi_driver, pv.csi_handle
-    migrated = _MIGRATED.get(pv.in_tree)
-    if migrated is None or not _migration_on(csi_node):
+    migration = MIGRATIONS.get(pv.in_tree)
+    if migration is None or not _migration_on(csi_node):
         return "", ""
-    zone = _UNSPECIFIED
-    if pv.in_tree == "gcePersistentDisk":
-        for key in _ZONE_LABELS:
-            value = pv.labels.get(key)
-            if value and "__" not in value:
-                zone = value
-                break
-    return migrated[1], _translated_handle(pv.in_tree, pv.in_tree_disk, zone)
+    try:
+        return migration.driver, pv_handle(pv)
+    except TranslationError:
+        return "", ""
 
 
 def _driver_from_class(
@@ -138,10 +120,10 @@ def _driver_from_class(
         return "", ""
     handle = f"\0unbound-{pvc.namespace}/{pvc.name}"
     provisioner = sc.provisioner
-    if provisioner in _DRIVER_OF_PLUGIN:
+    if provisioner in DRIVER_OF_PLUGIN:
         if not _migration_on(csi_node):
             return "", ""
-        return _DRIVER_OF_PLUGIN[provisioner], handle
+        return DRIVER_OF_PLUGIN[provisioner], handle
     return provisioner, handle
 
 
@@ -189,12 +171,16 @@ def _attachable_volumes(
 
 
 def _inline_volume(v: PodVolume, csi_node: CSINode | None, into: dict[str, str]) -> None:
-    """checkAttachableInlineVolume: a migratable inline disk counts under its CSI driver."""
-    migrated = _MIGRATED.get(v.source)
-    if migrated is None or not _migration_on(csi_node):
+    """checkAttachableInlineVolume: a migratable inline disk counts under its CSI driver
+    (TranslateInTreeInlineVolumeToCSI's handle); one the translator refuses is an error."""
+    migration = MIGRATIONS.get(v.source)
+    if migration is None or not _migration_on(csi_node):
         return
-    driver = migrated[1]
-    into[f"{driver}/{_translated_handle(v.source, v.disk)}"] = attach_limit_key(driver)
+    try:
+        handle = inline_handle(v.source, v.disk)
+    except TranslationError as exc:
+        raise _Failure(ERROR, f"converting volume({v.name}) from inline to csi: {exc}") from None
+    into[f"{migration.driver}/{handle}"] = attach_limit_key(migration.driver)
 
 
 def _volumes_of(
@@ -250,7 +236,7 @@ class NodeVolumeLimits(Plugin):
         self, state: CycleState, nodes: Sequence[NodeInfo]
     ) -> tuple[frozenset[str] | None, Status]:
         for v in state.pod.volumes:
-            if v.source in ("persistentVolumeClaim", "ephemeral") or v.source in _MIGRATED:
+            if v.source in ("persistentVolumeClaim", "ephemeral") or v.source in MIGRATIONS:
                 return None, OK
         return None, SKIPPED
 

@@ -1,6 +1,7 @@
 """VolumeBinding (kubernetes/kubernetes pkg/scheduler/framework/plugins/volumebinding, v1.35):
 PreFilter (podHasPVCs, the binder's GetPodVolumeClaims and GetEligibleNodes), Filter (the
-binder's FindPodVolumes: bound claims' node affinity, unbound WaitForFirstConsumer claims
+binder's FindPodVolumes: bound claims' node affinity (a migrated in-tree volume's as
+csi-translation-lib translates it), unbound WaitForFirstConsumer claims
 matched to available volumes or provisioned) and PreScore, which skips: its Score needs the
 StorageCapacityScoring feature gate, off by default in 1.35. No PreFilterExtensions
 upstream (a claim's binding does not depend on the node's pods)."""
@@ -18,7 +19,14 @@ from service.engine.objects import (
     PersistentVolumeClaim,
     TopologySelectorTerm,
 )
+from service.engine.scheduler.csi_translation import (
+    MIGRATIONS,
+    TranslationError,
+    pv_handle,
+    translated_node_affinity,
+)
 from service.engine.scheduler.framework import (
+    ERROR,
     OK,
     SKIPPED,
     UNRESOLVABLE,
@@ -102,7 +110,10 @@ def find_matching_volume(
     """volume.FindMatchingVolume on the scheduler's path (delayBinding, a node): the volume
     pre-bound to the claim if its node affinity admits the node, else the smallest available
     volume of the claim's class that is large enough, of the claim's volume mode, matching
-    its selector, its access modes and the node."""
+    its selector, its access modes and the node. With the VolumeAttributesClass gate on
+    (1.35's default), a volume whose spec.volumeAttributesClassName differs from the
+    claim's is passed over, a pre-bound one too (the names are compared; the
+    VolumeAttributesClass objects are not read)."""
     requested = pvc.request or 0
     smallest: PersistentVolume | None = None
     for pv in volumes:
@@ -115,6 +126,8 @@ def find_matching_volume(
             continue
         if (pv.volume_mode or "Filesystem") != (pvc.volume_mode or "Filesystem"):
             continue
+        if pv.volume_attributes_class != pvc.volume_attributes_class:
+            continue  # the VolumeAttributesClass gate is on (GA): names must be equal
         if pv.deleting:
             continue
         affinity_ok = check_node_affinity(pv, bare)
@@ -246,7 +259,10 @@ class VolumeBinding(Plugin):
         bare = bare_nodes.get(ni.name)
         if bare is None:
             bare = bare_nodes[ni.name] = labels_only(ni.node)
-        reasons = self._find_pod_volumes(storage, claims, ni.node, bare)
+        try:
+            reasons = self._find_pod_volumes(storage, claims, ni.node, bare)
+        except _Failure as failure:
+            return Status(failure.code, (failure.message,), self.name)
         if reasons:
             return Status(UNRESOLVABLE, tuple(reasons), self.name)
         return None
@@ -258,7 +274,7 @@ class VolumeBinding(Plugin):
         labels_only copy)."""
         bound_ok = unbound_ok = enough_space = pvs_found = True
         if claims.bound:
-            bound_ok, pvs_found = self._check_bound_claims(storage, claims.bound, bare)
+            bound_ok, pvs_found = self._check_bound_claims(storage, claims.bound, node, bare)
         if claims.delayed:
             unbound_ok, enough_space = self._check_unbound_claims(
                 storage, claims.delayed, node, bare
@@ -276,14 +292,26 @@ class VolumeBinding(Plugin):
 
     @staticmethod
     def _check_bound_claims(
-        storage: Storage, bound: Sequence[PersistentVolumeClaim], bare: Node
+        storage: Storage, bound: Sequence[PersistentVolumeClaim], node: Node, bare: Node
     ) -> tuple[bool, bool]:
-        """checkBoundClaims: (node affinity satisfied, every volume found)."""
+        """checkBoundClaims: (node affinity satisfied, every volume found). A migrated
+        in-tree volume's node affinity is the translated one (tryTranslatePVToCSI) where
+        the node's CSINode lists its plugin as migrated; a volume the translator refuses
+        fails the filter with an Error, as upstream's."""
         for pvc in bound:
             pv = storage.pvs.get(pvc.volume_name)
             if pv is None:
                 return True, False
-            if not check_node_affinity(pv, bare):
+            affinity = pv.node_affinity
+            migration = MIGRATIONS.get(pv.in_tree) if not pv.csi_driver else None
+            csi_node = storage.csi_nodes.get(node.name) if migration is not None else None
+            if csi_node is not None and migration.plugin in csi_node.migrated_plugins:
+                try:
+                    pv_handle(pv)  # the translator's own checks (zones, volume id)
+                except TranslationError as exc:
+                    raise _Failure(ERROR, f"could not translate pv: {exc}") from None
+                affinity = translated_node_affinity(pv, migration)
+            if affinity is not None and not matches_node_selector_terms(affinity, bare):
                 return False, True
         return True, True
 
