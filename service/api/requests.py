@@ -10,7 +10,7 @@ from flask import current_app, request
 
 from service.api.errors import ApiError
 from service.api.load import hold_large_body_slot
-from service.ingest.body import reject_duplicate_keys, reject_nul
+from service.ingest.body import reject_duplicate_keys
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
@@ -68,8 +68,7 @@ def json_body() -> dict:
         raise ApiError(
             400, "expected a JSON object", [{"path": "body", "message": "expected a JSON object"}]
         )
-    reject_duplicate_keys(data)
-    reject_nul(data)
+    reject_duplicate_keys(data)  # and NUL characters
     return body
 
 

@@ -2,10 +2,12 @@
  * _jsonkeys: the first key that a JSON text repeats within one object, found in one pass
  * over the bytes without building any Python object.
  *
- * first_duplicate(buffer) -> None, or the path of the repeated key as a list of keys (str)
- * and array indices (int), outermost first. Raises ValueError when the text is not JSON as
- * far as this scanner reads it (or nests deeper than MAX_DEPTH): the caller then falls back
- * to its exact Python scan, which leaves malformed bodies to the decoder.
+ * first_problem(buffer) -> None, ("duplicate", path) for the first repeated key, or, when no
+ * key repeats, ("nul", path) for the first string (key or value) that spells \u0000 (a
+ * second pass finds where). A path is a list of keys (str) and array indices (int),
+ * outermost first. Raises ValueError when the text is not JSON as far as this scanner reads
+ * it (or nests deeper than MAX_DEPTH): the caller then falls back to its exact Python scan,
+ * which leaves malformed bodies to the decoder.
  *
  * Keys are compared as decoded strings: an escaped key ("\u0061", "k:{\"a\":1}") is decoded
  * to UTF-8 first (surrogate pairs joined, a lone surrogate kept as its three-byte form), so
@@ -45,6 +47,9 @@ typedef struct {
     int depth;                 /* frames in use */
     int error;                 /* 1: malformed or too deep, 2: out of memory */
     int duplicate;
+    int nul_seen;              /* a string (key or value) spells \u0000 */
+    int stop_at_nul;           /* second pass: stop at the first such string */
+    int nul_is_key;            /* where it stopped: a key (its frame's last) or a value */
 } Scanner;
 
 static uint64_t hash_bytes(const unsigned char *s, size_t n) {
@@ -156,6 +161,9 @@ static int skip_string(Scanner *s, const unsigned char **start, size_t *len, int
             return 0;
         }
         *escaped = 1;
+        if (s->end - b >= 6 && b[1] == 'u' && b[2] == '0' && b[3] == '0' && b[4] == '0' &&
+            b[5] == '0')
+            s->nul_seen = 1;
         p = b + 2; /* past the escaped character (an escaped quote included) */
     }
 }
@@ -258,6 +266,7 @@ static void scan(Scanner *s) {
             } else if (c == '"') {
                 const unsigned char *st; size_t n; int esc;
                 if (skip_string(s, &st, &n, &esc)) { s->error = 1; return; }
+                if (s->stop_at_nul && s->nul_seen) return;
                 state = AFTER_VALUE;
                 continue;
             } else if (c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n') {
@@ -311,6 +320,13 @@ static void scan(Scanner *s) {
             k.len = n;
             k.hash = hash_bytes(st, n);
         }
+        if (s->stop_at_nul && s->nul_seen) {
+            f->nkeys++; /* the key last, for the path */
+            if (grow((void **)&f->keys, &f->capkeys, f->nkeys, sizeof(Key))) { s->error = 2; return; }
+            f->keys[f->nkeys - 1] = k;
+            s->nul_is_key = 1;
+            return;
+        }
         int r = add_key(f, k);
         if (r < 0) { s->error = 2; return; }
         if (r == 1) {
@@ -355,48 +371,77 @@ static PyObject *path_of(Scanner *s) {
     return path;
 }
 
-static PyObject *first_duplicate(PyObject *self, PyObject *arg) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)) return NULL;
-    Scanner *s = calloc(1, sizeof(Scanner));
-    if (!s) {
-        PyBuffer_Release(&view);
-        return PyErr_NoMemory();
-    }
-    s->p = view.buf;
-    s->end = s->p + view.len;
-    Py_BEGIN_ALLOW_THREADS
-    scan(s);
-    Py_END_ALLOW_THREADS
-    PyObject *result;
-    if (s->error == 2) result = PyErr_NoMemory();
-    else if (s->error) {
-        PyErr_SetString(PyExc_ValueError, "not JSON as far as the key scanner reads it");
-        result = NULL;
-    } else if (s->duplicate) result = path_of(s);
-    else {
-        Py_INCREF(Py_None);
-        result = Py_None;
-    }
+static void free_scanner(Scanner *s) {
     for (int d = 0; d < MAX_DEPTH; d++) {
         free(s->frames[d].keys);
         free(s->frames[d].table);
         free(s->frames[d].arena);
     }
     free(s);
+}
+
+/* One pass; 0, or -1 with a Python exception set. */
+static int run(Py_buffer *view, int stop_at_nul, Scanner **out) {
+    Scanner *s = calloc(1, sizeof(Scanner));
+    if (!s) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->p = view->buf;
+    s->end = s->p + view->len;
+    s->stop_at_nul = stop_at_nul;
+    Py_BEGIN_ALLOW_THREADS
+    scan(s);
+    Py_END_ALLOW_THREADS
+    if (s->error == 2) {
+        free_scanner(s);
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (s->error && !(stop_at_nul && s->nul_seen)) {
+        free_scanner(s);
+        PyErr_SetString(PyExc_ValueError, "not JSON as far as the key scanner reads it");
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+static PyObject *first_problem(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)) return NULL;
+    Scanner *s;
+    PyObject *result = NULL;
+    if (run(&view, 0, &s)) goto done;
+    if (s->duplicate) {
+        PyObject *path = path_of(s);
+        if (path) result = Py_BuildValue("(sN)", "duplicate", path);
+    } else if (s->nul_seen) {
+        free_scanner(s);
+        if (run(&view, 1, &s)) goto done;
+        PyObject *path = path_of(s);
+        if (path) result = Py_BuildValue("(sN)", "nul", path);
+    } else {
+        Py_INCREF(Py_None);
+        result = Py_None;
+    }
+    free_scanner(s);
+done:
     PyBuffer_Release(&view);
     return result;
 }
 
 static PyMethodDef methods[] = {
-    {"first_duplicate", first_duplicate, METH_O,
-     "first_duplicate(buffer) -> None or the path (keys and indices) of the first key that "
-     "a JSON text repeats within one object; ValueError when the text is not JSON."},
+    {"first_problem", first_problem, METH_O,
+     "first_problem(buffer) -> None, ('duplicate', path) for the first key that a JSON text "
+     "repeats within one object, else ('nul', path) for the first string (key or value) "
+     "spelling \\u0000; a path is a list of keys and indices. ValueError when the text is "
+     "not JSON."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_jsonkeys", "Repeated keys in JSON, at C speed.", -1, methods,
+    PyModuleDef_HEAD_INIT, "_jsonkeys", "Repeated keys and NUL characters in JSON, at C speed.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__jsonkeys(void) { return PyModule_Create(&module); }

@@ -22,10 +22,10 @@ from service.ingest.errors import FieldError, IngestError
 from service.ingest.kube import SnapshotBuilder, decode_json
 from service.ingest.names import label_errors
 
-try:  # the C scanner for repeated keys, built at install where a C compiler is found
-    from service.ingest._jsonkeys import first_duplicate as _first_duplicate
+try:  # the C scanner (repeated keys, NUL), built at install where a C compiler is found
+    from service.ingest._jsonkeys import first_problem as _first_problem
 except ImportError:  # pragma: no cover - installed without a C compiler
-    _first_duplicate = None
+    _first_problem = None
 
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
 # kubectl never prints YAML anchors or aliases; refusing them rules out alias bombs.
@@ -143,7 +143,8 @@ def _format_path(parts: list) -> str:
 
 
 def reject_duplicate_keys(data: bytes | bytearray | str) -> None:
-    """A JSON body repeating a key in one object is a 400 naming that key's path.
+    """A JSON body repeating a key in one object is a 400 naming that key's path; so is a
+    NUL character in any string (``reject_nul``), when no key repeats.
 
     The API server's strict decoding (sigs.k8s.io/json, fieldValidation=Strict) refuses a
     duplicate field rather than letting the last one win silently. The C scanner of
@@ -154,17 +155,23 @@ def reject_duplicate_keys(data: bytes | bytearray | str) -> None:
     again, keeping pairs, to name the path. Malformed JSON is left to the decoder that
     follows, which names what is wrong with it.
     """
-    if _first_duplicate is not None and not isinstance(data, str):
+    if _first_problem is not None and not isinstance(data, str):
         try:
-            parts = _first_duplicate(data)
-        except ValueError:  # not JSON as it reads it: the exact scan below decides
-            path = python_duplicate_path(data)
+            found = _first_problem(data)
+        except ValueError:  # not JSON as it reads it: the exact scans below decide
+            pass
         else:
-            path = None if parts is None else _format_path(parts)
-    else:
-        path = python_duplicate_path(data)
+            if found is None:
+                return
+            kind, parts = found
+            path = _format_path(parts) or "body"
+            if kind == "duplicate":
+                raise _duplicate_error(path)
+            raise _nul_error(path)
+    path = python_duplicate_path(data)
     if path is not None:
         raise _duplicate_error(path or "body")
+    reject_nul(data)
 
 
 def python_duplicate_path(data: bytes | bytearray | str) -> str | None:
@@ -182,14 +189,20 @@ def python_duplicate_path(data: bytes | bytearray | str) -> str | None:
     return None
 
 
-def reject_nul(data: bytes | bytearray) -> None:
-    """A NUL character in any string of a JSON body is a 400 naming its path.
+def _nul_error(path: str) -> IngestError:
+    return IngestError.one(path, "must not contain a NUL character", status=400)
+
+
+def reject_nul(data: bytes | bytearray | str) -> None:
+    """A NUL character in any string of a JSON body is a 400 naming its path (the stdlib
+    way; ``reject_duplicate_keys`` does it in its C scan).
 
     PostgreSQL cannot hold NUL in text, SQLite can: refusing it before anything is stored
     makes both databases answer the same, and no Kubernetes name or label may hold one.
     Only a body that spells ``\u0000`` somewhere is parsed again to find it.
     """
-    if b"\\u0000" not in data:
+    needle = "\\u0000" if isinstance(data, str) else b"\\u0000"
+    if needle not in data:
         return
     try:
         tree = json.loads(data, object_pairs_hook=_Pairs)
@@ -197,7 +210,7 @@ def reject_nul(data: bytes | bytearray) -> None:
         return
     path = _first_path(tree, "", _has_nul, _has_nul)
     if path is not None:
-        raise IngestError.one(path or "body", "must not contain a NUL character", status=400)
+        raise _nul_error(path or "body")
 
 
 def _yaml_repeat_path(node: yaml.Node, path: str) -> str | None:
@@ -298,9 +311,9 @@ def parse_snapshot(data: bytes, *, content_type: str = "application/json") -> Pa
     """A POST /v1/snapshots body (already decompressed) → the normalized snapshot."""
     if content_type.split(";")[0].strip().lower() in YAML_TYPES:
         data = yaml_to_json(bytes(data))
+        reject_nul(data)
     else:
-        reject_duplicate_keys(data)
-    reject_nul(data)
+        reject_duplicate_keys(data)  # and NUL characters
     stripped = bytes(data[:64]).lstrip()
     if not stripped:
         raise IngestError.one("body", "empty body", status=400)

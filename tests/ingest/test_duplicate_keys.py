@@ -13,13 +13,34 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.ingest import body
-from service.ingest.body import _format_path, python_duplicate_path, reject_duplicate_keys
+from service.ingest.body import (
+    _first_path,
+    _format_path,
+    _has_nul,
+    _Pairs,
+    python_duplicate_path,
+    reject_duplicate_keys,
+)
 from service.ingest.errors import IngestError
 
-first_duplicate = pytest.importorskip("service.ingest._jsonkeys").first_duplicate
+_first_problem = pytest.importorskip("service.ingest._jsonkeys").first_problem
 
-KEYS = st.sampled_from(["a", "b", 'k:{"name":"c"}', "é", "😀", "a\\b", "\x01", "/"])
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(10**20), 10**20), st.text(max_size=5))
+
+def first_duplicate(text):
+    found = _first_problem(text)
+    return found[1] if found and found[0] == "duplicate" else None
+
+
+KEYS = st.sampled_from(
+    ["a", "b", 'k:{"name":"c"}', "é", "😀", "a\\b", "\x01", "/", "n\x00", "\\u0000"]
+)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.text(max_size=5),
+    st.sampled_from(["\x00", "\\u0000", "a\\\x00"]),
+)
 
 
 class Pairs(list):
@@ -64,12 +85,21 @@ def _write(tree, draw) -> str:
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
-def test_the_c_scanner_names_the_same_key_as_the_stdlib_scan(data):
+def test_the_c_scanner_names_the_same_path_as_the_stdlib_scans(data):
     tree = data.draw(TREES)
     text = _write(tree, data.draw).encode("utf-8", "surrogatepass")
-    parts = first_duplicate(text)
-    expected = python_duplicate_path(text)
-    assert (None if parts is None else _format_path(parts)) == expected
+    found = _first_problem(text)
+    duplicate = python_duplicate_path(text)
+    if duplicate is not None:
+        assert found[0] == "duplicate"
+        assert _format_path(found[1]) == duplicate
+        return
+    nul = _first_path(json.loads(text, object_pairs_hook=_Pairs), "", _has_nul, _has_nul)
+    if nul is None:
+        assert found is None
+    else:
+        assert found[0] == "nul"
+        assert _format_path(found[1]) == nul
 
 
 @pytest.mark.parametrize(
@@ -107,7 +137,7 @@ def test_text_the_scanner_cannot_read_goes_to_the_stdlib_scan(text):
 
 
 def test_the_stdlib_scan_still_answers_without_the_c_scanner(monkeypatch):
-    monkeypatch.setattr(body, "_first_duplicate", None)
+    monkeypatch.setattr(body, "_first_problem", None)
     with pytest.raises(IngestError) as caught:
         reject_duplicate_keys(b'{"a": [{"b": 1, "b": 2}]}')
     assert caught.value.errors[0].path == "a[0].b"
@@ -117,3 +147,28 @@ def test_nesting_past_the_scanners_depth_is_a_400():
     with pytest.raises(IngestError) as caught:
         reject_duplicate_keys(b"[" * 100_000 + b"]" * 100_000)
     assert caught.value.status == 400
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        (b'{"a": ["x", "y\\u0000"]}', "a[1]"),
+        (b'{"a": {"k\\u0000": 1}}', "a.k\x00"),
+        (b'"\\u0000"', "body"),
+    ],
+)
+def test_a_nul_is_named_when_no_key_repeats(text, path):
+    with pytest.raises(IngestError) as caught:
+        reject_duplicate_keys(text)
+    assert caught.value.errors[0].path == path
+    assert "NUL" in caught.value.errors[0].message
+
+
+def test_an_escaped_backslash_before_u0000_is_no_nul():
+    reject_duplicate_keys(b'{"a": "\\\\u0000"}')
+
+
+def test_a_repeat_is_named_before_a_nul_elsewhere():
+    with pytest.raises(IngestError) as caught:
+        reject_duplicate_keys(b'{"a": "\\u0000", "b": {"c": 1, "c": 2}}')
+    assert caught.value.errors[0].path == "b.c"
