@@ -34,6 +34,8 @@ __all__ = [
     "QuantityError",
     "base_units_to_string",
     "format_quantity",
+    "from_base_units",
+    "given_text",
     "parse_quantity",
     "to_base_units",
 ]
@@ -127,6 +129,10 @@ class Quantity:
 
     def __hash__(self) -> int:
         return hash(self.value)
+
+    def __gt__(self, other: Quantity) -> bool:
+        """Quantity.Cmp(other) > 0 (maxResourceList keeps the larger, the first on a tie)."""
+        return self.value > other.value
 
     def milli_value(self) -> int:
         """The int64 of q * 1000: mirrors Quantity.MilliValue (the kubelet/scheduler cpu unit)."""
@@ -405,6 +411,24 @@ def to_base_units(resource_name: str, q: Quantity) -> int:
     if resource_name == "cpu":
         return q.milli_value()
     return q.int_value()
+
+
+def from_base_units(resource_name: str, amount: int, fmt: str) -> Quantity:
+    """The quantity an integer of ``to_base_units`` stands for, in ``fmt``, with no cached
+    string (String() is then the canonical form)."""
+    value = Fraction(amount, 1000) if resource_name == "cpu" else Fraction(amount)
+    return Quantity(value, fmt)
+
+
+def given_text(resource_name: str, text: str, q: Quantity, amount: int, fmt: str) -> str | None:
+    """``text`` (the quantity as written) when ``from_base_units(amount, fmt)`` would not be
+    the same quantity to String() and Add: another value (sub-milli cpu, a fraction of a
+    byte, past int64), another format, or a String() that is not the canonical form (the
+    parser's cached input, "1E18"); None when the integer rebuilds it."""
+    rebuilt = from_base_units(resource_name, amount, fmt)
+    if q.value != rebuilt.value or q.format != fmt or str(q) != str(rebuilt):
+        return text
+    return None
 
 
 def base_units_to_string(resource_name: str, amount: int, fmt: str) -> str:

@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable
 
 from service.engine.objects import Container, Pod, ResourceList
+from service.engine.quantity import DECIMAL_SI, from_base_units, parse_quantity
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
 __all__ = [
@@ -35,6 +36,9 @@ __all__ = [
     "DEFAULT_MEMORY_REQUEST_BYTES",
     "aggregate_container_limits",
     "aggregate_container_requests",
+    "exact_list",
+    "exact_pod_limits",
+    "exact_pod_requests",
     "is_extended_resource_name",
     "is_hugepages_resource_name",
     "is_pod_level_limits_set",
@@ -136,9 +140,12 @@ def is_pod_level_limits_set(pod: Pod) -> bool:
     return res is not None and _has_supported(res.limits)
 
 
-def _add_into(acc: dict[str, int], more: ResourceList) -> None:
+def _add_into(acc: dict, more: dict) -> None:
+    """addResourceList: a new name takes the value itself (DeepCopy keeps a Quantity's
+    cached string), an existing one is summed (Add: the canonical form from then on)."""
     for name, value in more.items():
-        acc[name] = acc.get(name, 0) + value
+        old = acc.get(name)
+        acc[name] = value if old is None else old + value
 
 
 def _requests_of(c: Container) -> ResourceList:
@@ -253,6 +260,58 @@ def pod_limits(
         for name, value in pod.overhead.items():
             current = limits.get(name)
             if current:
+                limits[name] = current + value
+    return limits
+
+
+def exact_list(amounts: ResourceList, given: dict[str, str], formats: dict[str, str]) -> dict:
+    """A resource list as exact Quantities: the quantity as written where the snapshot kept
+    it (``*_given``), else rebuilt from its integer in the pod's (node's) first format."""
+    return {
+        name: parse_quantity(given[name])
+        if name in given
+        else from_base_units(name, amount, formats.get(name, DECIMAL_SI))
+        for name, amount in amounts.items()
+    }
+
+
+def exact_pod_requests(pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS) -> dict:
+    """``pod_requests`` in exact Quantities, as component-helpers ``resource.PodRequests``
+    computes them (Add, and Cmp for the init-container peak), for printing: a single
+    container's ``80u`` stays ``80u``, a sum is printed in its canonical form."""
+    formats = pod.formats
+    reqs = _aggregate(
+        pod.containers,
+        pod.init_containers,
+        lambda c: exact_list(c.requests, c.requests_given, formats),
+    )
+    res = pod.resources
+    if res is not None and settings.pod_level_resources and _has_supported(res.requests):
+        for name, value in exact_list(res.requests, res.requests_given, formats).items():
+            if is_supported_pod_level_resource(name):
+                reqs[name] = value
+    if pod.overhead:
+        _add_into(reqs, exact_list(pod.overhead, pod.overhead_given, formats))
+    return reqs
+
+
+def exact_pod_limits(pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS) -> dict:
+    """``pod_limits`` in exact Quantities (component-helpers ``resource.PodLimits``)."""
+    formats = pod.formats
+    limits = _aggregate(
+        pod.containers,
+        pod.init_containers,
+        lambda c: exact_list(c.limits, c.limits_given, formats),
+    )
+    res = pod.resources
+    if res is not None and settings.pod_level_resources and is_pod_level_resources_set(pod):
+        for name, value in exact_list(res.limits, res.limits_given, formats).items():
+            if is_supported_pod_level_resource(name):
+                limits[name] = value
+    if pod.overhead:
+        for name, value in exact_list(pod.overhead, pod.overhead_given, formats).items():
+            current = limits.get(name)
+            if current is not None and not current.is_zero():
                 limits[name] = current + value
     return limits
 
