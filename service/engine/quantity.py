@@ -38,6 +38,8 @@ __all__ = [
     "given_text",
     "parse_quantity",
     "to_base_units",
+    "wrap_int64",
+    "wrap_int64_values",
 ]
 
 DECIMAL_SI = "DecimalSI"
@@ -404,6 +406,26 @@ def format_quantity(value: Fraction | int, fmt: str) -> str:
     if fmt != DECIMAL_SI:
         fmt = DECIMAL_EXPONENT
     return _canonical_decimal(value, fmt)
+
+
+MIN_INT64 = -(2**63)
+MAX_INT64 = 2**63 - 1
+
+
+def wrap_int64(value: int) -> int:
+    """``value`` as Go's int64 arithmetic leaves it: two's complement, wrapping around past
+    either bound (NodeInfo.Requested adds pods' int64 requests with ``+=``, unchecked)."""
+    if MIN_INT64 <= value <= MAX_INT64:
+        return value
+    return ((value - MIN_INT64) & 0xFFFFFFFFFFFFFFFF) + MIN_INT64
+
+
+def wrap_int64_values(sums: dict[str, int]) -> dict[str, int]:
+    """``sums`` with every value wrapped to int64 (in place; returned for chaining)."""
+    for name, value in sums.items():
+        if not MIN_INT64 <= value <= MAX_INT64:
+            sums[name] = wrap_int64(value)
+    return sums
 
 
 def to_base_units(resource_name: str, q: Quantity) -> int:
