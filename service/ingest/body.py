@@ -7,7 +7,9 @@ the body bytes and the normalized objects, never a full Python tree of the dump.
 from __future__ import annotations
 
 import json
+import mmap
 import re
+import tempfile
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -43,42 +45,68 @@ class ParsedSnapshot:
 
 GUNZIP_PIECE = 1 << 20  # output per step
 GUNZIP_INPUT = 1 << 16  # input per step (the unconsumed tail is copied at every step)
+SPOOL_BYTES = 16 << 20  # inflated output past this goes to a temporary file, not memory
 
 
-def gunzip(data: bytes | bytearray, limit: int, on_grow=None) -> bytearray:
-    """Inflate a gzip body piece by piece into one buffer, stopping (413) as soon as the
-    output passes ``limit``: a bomb never inflates further than the limit. ``on_grow(size)``
-    is told the output size after each piece (the API holds a large-body slot with it)."""
+def gunzip(
+    data: bytes | bytearray, limit: int, on_grow=None, spool_over: int = SPOOL_BYTES
+) -> bytearray | mmap.mmap:
+    """Inflate a gzip body piece by piece, stopping (413) as soon as the output passes
+    ``limit``: a bomb never inflates further than the limit. ``on_grow(size)`` is told the
+    output size after each piece (the API holds a large-body slot with it).
+
+    Output past ``spool_over`` bytes is written to an unlinked temporary file instead of
+    memory, and returned mapped read-only: a bomb's output never enters the worker's memory
+    (it is dropped with the file at the 413), and an accepted body is read from the page
+    cache, which the kernel can reclaim, rather than from a buffer of the process."""
     inflater = zlib.decompressobj(wbits=31)
     out = bytearray()
+    spool = None
+    size = 0
 
     def inflate(chunk) -> None:
+        nonlocal out, spool, size
         while True:
             piece = inflater.decompress(chunk, GUNZIP_PIECE)
-            out.extend(piece)
-            if len(out) > limit:
+            size += len(piece)
+            if size > limit:
                 raise IngestError.one(
                     "body",
                     f"body exceeds the limit of {limit} bytes after decompression",
                     status=413,
                 )
+            if spool is None and size > spool_over:
+                spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed in finally)
+                spool.write(out)
+                out = bytearray()
+            if spool is not None:
+                spool.write(piece)
+            else:
+                out.extend(piece)
             if on_grow is not None:
-                on_grow(len(out))
+                on_grow(size)
             chunk = inflater.unconsumed_tail
             if inflater.eof or (not chunk and len(piece) < GUNZIP_PIECE):
                 return
 
     view = memoryview(data)
     try:
-        for offset in range(0, len(view), GUNZIP_INPUT):
-            inflate(view[offset : offset + GUNZIP_INPUT])
-            if inflater.eof:
-                break
-    except zlib.error as exc:
-        raise IngestError.one("body", f"invalid gzip data: {exc}", status=400) from None
-    if not inflater.eof:
-        raise IngestError.one("body", "truncated gzip data", status=400)
-    return out
+        try:
+            for offset in range(0, len(view), GUNZIP_INPUT):
+                inflate(view[offset : offset + GUNZIP_INPUT])
+                if inflater.eof:
+                    break
+        except zlib.error as exc:
+            raise IngestError.one("body", f"invalid gzip data: {exc}", status=400) from None
+        if not inflater.eof:
+            raise IngestError.one("body", "truncated gzip data", status=400)
+        if spool is None:
+            return out
+        spool.flush()
+        return mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
+    finally:
+        if spool is not None:
+            spool.close()  # unlinked: the file goes with the last mapping of it
 
 
 class _Duplicate(Exception):
@@ -174,9 +202,15 @@ def reject_duplicate_keys(data: bytes | bytearray | str) -> None:
     reject_nul(data)
 
 
+def _loadable(data):
+    """What json.loads takes: a mapped body (see ``gunzip``) as bytes."""
+    return data if isinstance(data, bytes | bytearray | str) else bytes(data)
+
+
 def python_duplicate_path(data: bytes | bytearray | str) -> str | None:
     """The stdlib scanner's answer: the first repeated key's path, or None (also for text
     that is not JSON, left to the decoder)."""
+    data = _loadable(data)
     try:
         json.loads(data, object_pairs_hook=_no_repeats)
     except _Duplicate:
@@ -202,10 +236,10 @@ def reject_nul(data: bytes | bytearray | str) -> None:
     Only a body that spells ``\u0000`` somewhere is parsed again to find it.
     """
     needle = "\\u0000" if isinstance(data, str) else b"\\u0000"
-    if needle not in data:
+    if data.find(needle) == -1:  # (an mmap's ``in`` only looks for one byte)
         return
     try:
-        tree = json.loads(data, object_pairs_hook=_Pairs)
+        tree = json.loads(_loadable(data), object_pairs_hook=_Pairs)
     except (ValueError, RecursionError):  # the decoder that follows reports it
         return
     path = _first_path(tree, "", _has_nul, _has_nul)
