@@ -186,8 +186,12 @@ def reject_duplicate_keys(data: bytes | bytearray | str) -> None:
     if _first_problem is not None and not isinstance(data, str):
         try:
             found = _first_problem(data)
-        except ValueError:  # not JSON as it reads it: the exact scans below decide
-            pass
+        except ValueError:
+            # Not JSON as the scanner reads it, and it reads more than msgspec and orjson
+            # accept (numbers and strings unchecked, nesting to 1024): the decoder that
+            # follows refuses the body and names why. No stdlib rescan, which would cost a
+            # copy of the body and seconds on a large one.
+            return
         else:
             if found is None:
                 return

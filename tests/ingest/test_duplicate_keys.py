@@ -18,6 +18,7 @@ from service.ingest.body import (
     _format_path,
     _has_nul,
     _Pairs,
+    parse_snapshot,
     python_duplicate_path,
     reject_duplicate_keys,
 )
@@ -130,10 +131,13 @@ def test_many_keys_in_one_object_are_checked_through_its_table():
 
 
 @pytest.mark.parametrize("text", [b"", b"{", b'{"a" 1}', b"[1,]", b"NaN", b'{"a": 1} x'])
-def test_text_the_scanner_cannot_read_goes_to_the_stdlib_scan(text):
+def test_text_the_scanner_cannot_read_is_left_to_the_decoder(text):
     with pytest.raises(ValueError):
-        first_duplicate(text)
+        _first_problem(text)
     reject_duplicate_keys(text)  # no repeat to name: the decoder that follows reports it
+    with pytest.raises(IngestError) as caught:
+        parse_snapshot(text)
+    assert caught.value.status in (400, 422)
 
 
 def test_the_stdlib_scan_still_answers_without_the_c_scanner(monkeypatch):
@@ -145,7 +149,7 @@ def test_the_stdlib_scan_still_answers_without_the_c_scanner(monkeypatch):
 
 def test_nesting_past_the_scanners_depth_is_a_400():
     with pytest.raises(IngestError) as caught:
-        reject_duplicate_keys(b"[" * 100_000 + b"]" * 100_000)
+        parse_snapshot(b'{"items": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
     assert caught.value.status == 400
 
 
