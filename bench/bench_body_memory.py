@@ -9,7 +9,9 @@ threshold, one large-body slot), then sends, each to a fresh server:
 * a gzip bomb: ``--bomb-mib`` MiB of gzip that inflates past the 1 GiB limit (413);
 * three such bombs at once.
 
-and prints the worker's peak resident memory (VmHWM) after each.
+and prints the worker's peak resident memory (VmHWM) after each, and the peak of its
+anonymous memory (RssAnon, sampled every 5 ms): a body mapped from a temporary file counts in
+VmHWM while it is read, but as page cache the kernel can reclaim, not as the worker's own.
 """
 
 from __future__ import annotations
@@ -38,6 +40,28 @@ def _peak_mib(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError("no VmHWM")
+
+
+def _anon_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class _AnonPeak(threading.Thread):
+    """Samples the worker's RssAnon until stopped; ``peak`` is the largest seen."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.done = pid, 0.0, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.005):
+            try:
+                self.peak = max(self.peak, _anon_mib(self.pid))
+            except OSError:
+                return
 
 
 def _post(port: int, body, headers: dict) -> int:
@@ -77,12 +101,19 @@ def _run(name: str, send) -> None:
         try:
             worker = _worker_pid(server.pid)
             baseline = _peak_mib(worker)
+            sampler = _AnonPeak(worker)
+            sampler.start()
             statuses = send(port)
             peak = _peak_mib(worker)
+            sampler.done.set()
+            sampler.join()
         finally:
             server.terminate()
             server.wait(timeout=60)
-    print(f"{name}: statuses {statuses}; worker peak {peak:.0f} MiB (at start {baseline:.0f})")
+    print(
+        f"{name}: statuses {statuses}; worker peak {peak:.0f} MiB (at start {baseline:.0f}),"
+        f" anonymous peak {sampler.peak:.0f} MiB"
+    )
 
 
 def main() -> None:

@@ -47,6 +47,12 @@ def _peak_rss_mib(pid: int) -> float:
     return 0.0
 
 
+def _cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU time so far (from /proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _request(port: int, method: str, path: str, headers: dict, body=None) -> tuple[int, bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
     conn.request(method, path, body=body, headers=headers)
@@ -109,6 +115,7 @@ def main() -> None:
             except OSError:
                 time.sleep(0.2)
         workers = _children(server.pid)
+        cpu_before = sum(_cpu_seconds(pid) for pid in workers)
         with body.open("rb") as stream:
             started = time.perf_counter()
             status, data = _request(
@@ -123,6 +130,7 @@ def main() -> None:
                 stream,
             )
             ingest = time.perf_counter() - started
+        cpu = sum(_cpu_seconds(pid) for pid in workers) - cpu_before
         assert status == 201, data[:500]
         snapshot = json.loads(data)
         peak = max(_peak_rss_mib(pid) for pid in workers)
@@ -139,6 +147,9 @@ def main() -> None:
     print(f"body: {size_mb:.0f} MB, {snapshot['counts']}")
     print(f"json.loads (gc off): {baseline:.2f} s")
     print(f"POST /v1/snapshots: {ingest:.2f} s  ({ingest / baseline:.2f}x json.loads)")
+    # CPU time of the worker for the POST: less sensitive than wall time to other work on
+    # the machine (it includes the warming thread's start on the new snapshot, if any).
+    print(f"worker CPU during the POST: {cpu:.2f} s")
     print(f"server worker peak RSS: {peak:.0f} MiB")
     print(f"GET summary: p50 {summary[0]:.1f} ms, p99 {summary[1]:.1f} ms")
     print(f"GET pods?node=: p50 {pods[0]:.1f} ms, p99 {pods[1]:.1f} ms")

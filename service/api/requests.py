@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import mmap
+import tempfile
 from datetime import UTC, datetime
 
 import orjson
@@ -10,7 +12,7 @@ from flask import current_app, request
 
 from service.api.errors import ApiError
 from service.api.load import hold_large_body_slot
-from service.ingest.body import reject_duplicate_keys, reject_nul
+from service.ingest.body import reject_duplicate_keys
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
@@ -18,10 +20,14 @@ MAX_JSON_BYTES = 64 * 1024 * 1024  # decision bodies; snapshot bodies have their
 CHUNK = 1 << 20
 
 
-def read_body(limit: int) -> bytearray:
+def read_body(limit: int, spool_over: int | None = None) -> bytearray | mmap.mmap:
     """The request body, counted as it streams (Content-Length or chunked): 413 as soon as
     it passes ``limit``, one buffer and no second copy, and a large-body slot held once it
-    passes LARGE_BODY_BYTES (503 when the worker has none free)."""
+    passes LARGE_BODY_BYTES (503 when the worker has none free).
+
+    With ``spool_over``, a body past that many bytes is written as it streams to an
+    unlinked temporary file (in TMPDIR) and returned mapped read-only: it is then read from
+    the page cache, which the kernel can reclaim, not held in the worker's own memory."""
     length = request.content_length
     if length is not None and length > limit:
         raise ApiError(413, f"body exceeds the limit of {limit} bytes")
@@ -29,7 +35,7 @@ def read_body(limit: int) -> bytearray:
     if length is not None and length > large:
         hold_large_body_slot()
     stream = request.stream
-    if length is not None:
+    if length is not None and (spool_over is None or length <= spool_over):
         buffer = bytearray(length)
         view, filled = memoryview(buffer), 0
         while filled < length:
@@ -40,13 +46,32 @@ def read_body(limit: int) -> bytearray:
             filled += len(chunk)
         return buffer
     buffer = bytearray()
-    while chunk := stream.read(CHUNK):
-        buffer += chunk
-        if len(buffer) > limit:
-            raise ApiError(413, f"body exceeds the limit of {limit} bytes")
-        if len(buffer) > large:
-            hold_large_body_slot()
-    return buffer
+    spool = None
+    size = 0
+    try:
+        while chunk := stream.read(CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(413, f"body exceeds the limit of {limit} bytes")
+            if size > large:
+                hold_large_body_slot()
+            if spool is None and spool_over is not None and size > spool_over:
+                spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed in finally)
+                spool.write(buffer)
+                buffer = bytearray()
+            if spool is not None:
+                spool.write(chunk)
+            else:
+                buffer += chunk
+        if length is not None and size < length:
+            raise ApiError(400, "body shorter than its Content-Length")
+        if spool is None:
+            return buffer
+        spool.flush()
+        return mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
+    finally:
+        if spool is not None:
+            spool.close()  # unlinked: the file goes with the last mapping of it
 
 
 def json_body() -> dict:
@@ -68,8 +93,7 @@ def json_body() -> dict:
         raise ApiError(
             400, "expected a JSON object", [{"path": "body", "message": "expected a JSON object"}]
         )
-    reject_duplicate_keys(data)
-    reject_nul(data)
+    reject_duplicate_keys(data)  # and NUL characters
     return body
 
 

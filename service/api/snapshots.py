@@ -60,10 +60,17 @@ def read_snapshot_body() -> tuple[bytes, str]:
     encoding = (request.headers.get("Content-Encoding") or "identity").lower()
     if encoding not in ("gzip", "identity"):
         raise ApiError(415, f"unsupported Content-Encoding {encoding}")
-    data = read_body(limit)
+    large = current_app.config["VERDICT"].LARGE_BODY_BYTES
+    # Past the large-body size, the body (and its inflated form) is spooled to a temporary
+    # file and read mapped: the worker's own memory holds the normalized snapshot, not it.
+    data = read_body(limit, spool_over=large)
     if encoding == "gzip":
-        large = current_app.config["VERDICT"].LARGE_BODY_BYTES
-        data = gunzip(data, limit, on_grow=lambda size: size > large and hold_large_body_slot())
+        data = gunzip(
+            data,
+            limit,
+            on_grow=lambda size: size > large and hold_large_body_slot(),
+            spool_over=large,
+        )
     INGEST_BYTES.observe(len(data))
     return data, content_type
 

@@ -4,7 +4,11 @@ Kubernetes objects are parsed once, at the edge (``service.ingest``), into these
 structs. Resources are integers in base units: millicores for ``cpu`` (Quantity.MilliValue),
 bytes or counts for everything else (Quantity.Value). The format of the first quantity seen
 for a resource is kept in ``formats`` so results can print quantities the way
-``resource.Quantity.String()`` would.
+``resource.Quantity.String()`` would. Where a quantity cannot be rebuilt exactly from its
+integer and that format (sub-milli cpu such as ``80u``, a value past int64 such as ``1E18``,
+a spelling ``String()`` keeps, another format than the first), the ``*_given`` maps keep it
+as written (``service.engine.summary`` reads them); a snapshot stored before they existed
+has them empty.
 
 msgspec Structs are used instead of dataclasses because the same types are the compact
 stored form of a snapshot (msgpack) and decode about ten times faster than dataclasses.
@@ -124,6 +128,8 @@ class Container(_Frozen):
     requests: ResourceList = {}
     limits: ResourceList = {}
     ports: tuple[ContainerPort, ...] = ()
+    requests_given: dict[str, str] = {}  # quantities the integers cannot rebuild, as written
+    limits_given: dict[str, str] = {}
     restart_policy: str | None = None  # "Always" on an init container makes it a sidecar
     image: str = ""  # spec image, as written (ImageLocality normalizes it)
 
@@ -167,6 +173,8 @@ class PodResources(_Frozen):
 
     requests: ResourceList = {}
     limits: ResourceList = {}
+    requests_given: dict[str, str] = {}
+    limits_given: dict[str, str] = {}
 
 
 class OwnerReference(_Frozen):
@@ -224,6 +232,7 @@ class Pod(_Frozen):
     unmodelled: tuple[str, ...] = ()
     # Format of the first quantity seen per resource, for printing sums.
     formats: dict[str, str] = {}
+    overhead_given: dict[str, str] = {}
 
     @property
     def key(self) -> str:
@@ -264,6 +273,8 @@ class Node(_Frozen):
     creation_timestamp: datetime | None = None
     formats: dict[str, str] = {}
     images: tuple[ContainerImage, ...] = ()  # status.images (ImageLocality)
+    capacity_given: dict[str, str] = {}
+    allocatable_given: dict[str, str] = {}
 
     def condition(self, type_: str) -> NodeCondition | None:
         for cond in self.conditions:

@@ -34,8 +34,12 @@ __all__ = [
     "QuantityError",
     "base_units_to_string",
     "format_quantity",
+    "from_base_units",
+    "given_text",
     "parse_quantity",
     "to_base_units",
+    "wrap_int64",
+    "wrap_int64_values",
 ]
 
 DECIMAL_SI = "DecimalSI"
@@ -127,6 +131,10 @@ class Quantity:
 
     def __hash__(self) -> int:
         return hash(self.value)
+
+    def __gt__(self, other: Quantity) -> bool:
+        """Quantity.Cmp(other) > 0 (maxResourceList keeps the larger, the first on a tie)."""
+        return self.value > other.value
 
     def milli_value(self) -> int:
         """The int64 of q * 1000: mirrors Quantity.MilliValue (the kubelet/scheduler cpu unit)."""
@@ -400,11 +408,49 @@ def format_quantity(value: Fraction | int, fmt: str) -> str:
     return _canonical_decimal(value, fmt)
 
 
+MIN_INT64 = -(2**63)
+MAX_INT64 = 2**63 - 1
+
+
+def wrap_int64(value: int) -> int:
+    """``value`` as Go's int64 arithmetic leaves it: two's complement, wrapping around past
+    either bound (NodeInfo.Requested adds pods' int64 requests with ``+=``, unchecked)."""
+    if MIN_INT64 <= value <= MAX_INT64:
+        return value
+    return ((value - MIN_INT64) & 0xFFFFFFFFFFFFFFFF) + MIN_INT64
+
+
+def wrap_int64_values(sums: dict[str, int]) -> dict[str, int]:
+    """``sums`` with every value wrapped to int64 (in place; returned for chaining)."""
+    for name, value in sums.items():
+        if not MIN_INT64 <= value <= MAX_INT64:
+            sums[name] = wrap_int64(value)
+    return sums
+
+
 def to_base_units(resource_name: str, q: Quantity) -> int:
     """The kubelet/scheduler int64 of a quantity: MilliValue for "cpu", Value otherwise."""
     if resource_name == "cpu":
         return q.milli_value()
     return q.int_value()
+
+
+def from_base_units(resource_name: str, amount: int, fmt: str) -> Quantity:
+    """The quantity an integer of ``to_base_units`` stands for, in ``fmt``, with no cached
+    string (String() is then the canonical form)."""
+    value = Fraction(amount, 1000) if resource_name == "cpu" else Fraction(amount)
+    return Quantity(value, fmt)
+
+
+def given_text(resource_name: str, text: str, q: Quantity, amount: int, fmt: str) -> str | None:
+    """``text`` (the quantity as written) when ``from_base_units(amount, fmt)`` would not be
+    the same quantity to String() and Add: another value (sub-milli cpu, a fraction of a
+    byte, past int64), another format, or a String() that is not the canonical form (the
+    parser's cached input, "1E18"); None when the integer rebuilds it."""
+    rebuilt = from_base_units(resource_name, amount, fmt)
+    if q.value != rebuilt.value or q.format != fmt or str(q) != str(rebuilt):
+        return text
+    return None
 
 
 def base_units_to_string(resource_name: str, amount: int, fmt: str) -> str:

@@ -28,6 +28,13 @@ import re
 from collections.abc import Callable
 
 from service.engine.objects import Container, Pod, ResourceList
+from service.engine.quantity import (
+    DECIMAL_SI,
+    MAX_INT64,
+    from_base_units,
+    parse_quantity,
+    to_base_units,
+)
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
 __all__ = [
@@ -35,6 +42,9 @@ __all__ = [
     "DEFAULT_MEMORY_REQUEST_BYTES",
     "aggregate_container_limits",
     "aggregate_container_requests",
+    "exact_list",
+    "exact_pod_limits",
+    "exact_pod_requests",
     "is_extended_resource_name",
     "is_hugepages_resource_name",
     "is_pod_level_limits_set",
@@ -136,9 +146,12 @@ def is_pod_level_limits_set(pod: Pod) -> bool:
     return res is not None and _has_supported(res.limits)
 
 
-def _add_into(acc: dict[str, int], more: ResourceList) -> None:
+def _add_into(acc: dict, more: dict) -> None:
+    """addResourceList: a new name takes the value itself (DeepCopy keeps a Quantity's
+    cached string), an existing one is summed (Add: the canonical form from then on)."""
     for name, value in more.items():
-        acc[name] = acc.get(name, 0) + value
+        old = acc.get(name)
+        acc[name] = value if old is None else old + value
 
 
 def _requests_of(c: Container) -> ResourceList:
@@ -205,6 +218,34 @@ def aggregate_container_limits(pod: Pod) -> dict[str, int]:
     return _aggregate(pod.containers, pod.init_containers, _limits_of)
 
 
+def _saturated(amounts: dict[str, int]) -> dict[str, int]:
+    """The pod's totals as MilliValue/Value read them: a sum of quantities is exact
+    (Quantity.Add), its int64 view saturates at the int64 bounds (totals are never
+    negative: ingest refuses negative quantities)."""
+    for name, value in amounts.items():
+        if value > MAX_INT64:
+            amounts[name] = MAX_INT64
+    return amounts
+
+
+def _inexact_requests(pod: Pod) -> bool:
+    """Whether some request of the pod is a quantity its integer does not hold exactly (the
+    snapshot kept it as written): then the pod's totals are summed in exact Quantities."""
+    if pod.overhead_given or (pod.resources is not None and pod.resources.requests_given):
+        return True
+    return any(c.requests_given for c in pod.containers) or any(
+        c.requests_given for c in pod.init_containers
+    )
+
+
+def _inexact_limits(pod: Pod) -> bool:
+    if pod.overhead_given or (pod.resources is not None and pod.resources.limits_given):
+        return True
+    return any(c.limits_given for c in pod.containers) or any(
+        c.limits_given for c in pod.init_containers
+    )
+
+
 def pod_requests(
     pod: Pod,
     *,
@@ -220,6 +261,14 @@ def pod_requests(
     supported name, every supported pod-level request replaces the aggregate; then overhead
     is added to every key (creating keys) unless ``exclude_overhead``.
     """
+    if _inexact_requests(pod):
+        exact = exact_pod_requests(
+            pod,
+            exclude_overhead=exclude_overhead,
+            skip_container_level=skip_container_level,
+            settings=settings,
+        )
+        return {name: to_base_units(name, q) for name, q in exact.items()}
     if skip_container_level:
         reqs: dict[str, int] = {}
     else:
@@ -227,7 +276,7 @@ def pod_requests(
     _apply_pod_level_requests(pod, reqs, settings)
     if not exclude_overhead and pod.overhead:
         _add_into(reqs, pod.overhead)
-    return reqs
+    return _saturated(reqs)
 
 
 def pod_limits(
@@ -243,6 +292,9 @@ def pod_limits(
     ``spec.resources.limits`` replace the aggregate. Overhead is added only to limit keys that
     already exist with a non-zero value.
     """
+    if _inexact_limits(pod):
+        exact = exact_pod_limits(pod, exclude_overhead=exclude_overhead, settings=settings)
+        return {name: to_base_units(name, q) for name, q in exact.items()}
     limits = _aggregate(pod.containers, pod.init_containers, _limits_of)
     res = pod.resources
     if res is not None and settings.pod_level_resources and is_pod_level_resources_set(pod):
@@ -253,6 +305,68 @@ def pod_limits(
         for name, value in pod.overhead.items():
             current = limits.get(name)
             if current:
+                limits[name] = current + value
+    return _saturated(limits)
+
+
+def exact_list(amounts: ResourceList, given: dict[str, str], formats: dict[str, str]) -> dict:
+    """A resource list as exact Quantities: the quantity as written where the snapshot kept
+    it (``*_given``), else rebuilt from its integer in the pod's (node's) first format."""
+    return {
+        name: parse_quantity(given[name])
+        if name in given
+        else from_base_units(name, amount, formats.get(name, DECIMAL_SI))
+        for name, amount in amounts.items()
+    }
+
+
+def exact_pod_requests(
+    pod: Pod,
+    *,
+    exclude_overhead: bool = False,
+    skip_container_level: bool = False,
+    settings: EngineSettings = DEFAULT_SETTINGS,
+) -> dict:
+    """``pod_requests`` in exact Quantities, as component-helpers ``resource.PodRequests``
+    computes them (Add, and Cmp for the init-container peak), for printing: a single
+    container's ``80u`` stays ``80u``, a sum is printed in its canonical form."""
+    formats = pod.formats
+    reqs = {}
+    if not skip_container_level:
+        reqs = _aggregate(
+            pod.containers,
+            pod.init_containers,
+            lambda c: exact_list(c.requests, c.requests_given, formats),
+        )
+    res = pod.resources
+    if res is not None and settings.pod_level_resources and _has_supported(res.requests):
+        for name, value in exact_list(res.requests, res.requests_given, formats).items():
+            if is_supported_pod_level_resource(name):
+                reqs[name] = value
+    if not exclude_overhead and pod.overhead:
+        _add_into(reqs, exact_list(pod.overhead, pod.overhead_given, formats))
+    return reqs
+
+
+def exact_pod_limits(
+    pod: Pod, *, exclude_overhead: bool = False, settings: EngineSettings = DEFAULT_SETTINGS
+) -> dict:
+    """``pod_limits`` in exact Quantities (component-helpers ``resource.PodLimits``)."""
+    formats = pod.formats
+    limits = _aggregate(
+        pod.containers,
+        pod.init_containers,
+        lambda c: exact_list(c.limits, c.limits_given, formats),
+    )
+    res = pod.resources
+    if res is not None and settings.pod_level_resources and is_pod_level_resources_set(pod):
+        for name, value in exact_list(res.limits, res.limits_given, formats).items():
+            if is_supported_pod_level_resource(name):
+                limits[name] = value
+    if not exclude_overhead and pod.overhead:
+        for name, value in exact_list(pod.overhead, pod.overhead_given, formats).items():
+            current = limits.get(name)
+            if current is not None and not current.is_zero():
                 limits[name] = current + value
     return limits
 
@@ -285,7 +399,7 @@ def pod_requests_non_zero(
     _apply_pod_level_requests(pod, total, settings)
     if pod.overhead:
         _add_into(total, pod.overhead)
-    return total
+    return _saturated(total)
 
 
 def scheduler_pod_requests(
@@ -314,7 +428,9 @@ def scheduler_pod_requests(
                 reqs.get("cpu", DEFAULT_CPU_REQUEST_MILLI),
                 reqs.get("memory", DEFAULT_MEMORY_REQUEST_BYTES),
             )
-        return _requests_and_non_zero(containers, init_containers)
+        if not _inexact_requests(pod):
+            reqs, nz_cpu, nz_mem = _requests_and_non_zero(containers, init_containers)
+            return _saturated(reqs), min(nz_cpu, MAX_INT64), min(nz_mem, MAX_INT64)
     reqs = pod_requests(pod, settings=settings)
     for group in (containers, init_containers):
         for c in group:

@@ -2,33 +2,29 @@
 
 from __future__ import annotations
 
-from service.engine.objects import Cluster, Node, Pod, ResourceList
+from service.engine.objects import Cluster, Node, Pod
 from service.engine.qos import is_critical_pod, oom_score_adjusts
-from service.engine.quantity import DECIMAL_SI, base_units_to_string
 from service.engine.refs import pod_ref
-from service.engine.resources import pod_limits, pod_requests
+from service.engine.resources import exact_list, exact_pod_limits, exact_pod_requests
 from service.engine.topology import zone_label
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 
-def quantities(resources: ResourceList, formats: dict[str, str]) -> dict[str, str]:
-    """Base-unit integers → canonical quantity strings, in the format first seen."""
-    return {
-        name: base_units_to_string(name, amount, formats.get(name, DECIMAL_SI))
-        for name, amount in sorted(resources.items())
-    }
+def quantities(resources: dict) -> dict[str, str]:
+    """Exact Quantities → their String(), by resource name."""
+    return {name: str(q) for name, q in sorted(resources.items())}
 
 
 def node_view(cluster: Cluster, node: Node) -> dict:
-    """Requested = sum of the effective requests of the node's non-terminal pods."""
-    requested: dict[str, int] = {}
-    formats: dict[str, str] = {}
+    """Requested = sum of the effective requests of the node's non-terminal pods, added in
+    exact Quantities (Quantity.Add) in pod order."""
+    requested: dict = {}
     pods = [p for p in cluster.pods_on(node.name) if p.phase not in TERMINAL_PHASES]
     for pod in pods:
-        for name, amount in pod_requests(pod).items():
-            requested[name] = requested.get(name, 0) + amount
-            formats.setdefault(name, pod.formats.get(name, DECIMAL_SI))
+        for name, q in exact_pod_requests(pod).items():
+            old = requested.get(name)
+            requested[name] = q if old is None else old + q
     ready = node.condition("Ready")
     return {
         "name": node.name,
@@ -44,8 +40,10 @@ def node_view(cluster: Cluster, node: Node) -> dict:
             )
             for t in node.taints
         ],
-        "allocatable": quantities(node.allocatable, node.formats),
-        "requested": quantities(requested, formats),
+        "allocatable": quantities(
+            exact_list(node.allocatable, node.allocatable_given, node.formats)
+        ),
+        "requested": quantities(requested),
         "podCount": len(pods),
     }
 
@@ -56,7 +54,7 @@ def pod_view(pod: Pod, node: Node | None) -> dict:
     return pod_ref(pod) | {
         "phase": pod.phase,
         "critical": is_critical_pod(pod),
-        "requests": quantities(pod_requests(pod), pod.formats),
-        "limits": quantities(pod_limits(pod), pod.formats),
+        "requests": quantities(exact_pod_requests(pod)),
+        "limits": quantities(exact_pod_limits(pod)),
         "oomScoreAdj": oom_score_adjusts(pod, memory_capacity) if memory_capacity else None,
     }

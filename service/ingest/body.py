@@ -7,7 +7,9 @@ the body bytes and the normalized objects, never a full Python tree of the dump.
 from __future__ import annotations
 
 import json
+import mmap
 import re
+import tempfile
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,6 +23,11 @@ from service.ingest import wire
 from service.ingest.errors import FieldError, IngestError
 from service.ingest.kube import SnapshotBuilder, decode_json
 from service.ingest.names import label_errors
+
+try:  # the C scanner (repeated keys, NUL), built at install where a C compiler is found
+    from service.ingest._jsonkeys import first_problem as _first_problem
+except ImportError:  # pragma: no cover - installed without a C compiler
+    _first_problem = None
 
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
 # kubectl never prints YAML anchors or aliases; refusing them rules out alias bombs.
@@ -38,42 +45,68 @@ class ParsedSnapshot:
 
 GUNZIP_PIECE = 1 << 20  # output per step
 GUNZIP_INPUT = 1 << 16  # input per step (the unconsumed tail is copied at every step)
+SPOOL_BYTES = 16 << 20  # inflated output past this goes to a temporary file, not memory
 
 
-def gunzip(data: bytes | bytearray, limit: int, on_grow=None) -> bytearray:
-    """Inflate a gzip body piece by piece into one buffer, stopping (413) as soon as the
-    output passes ``limit``: a bomb never inflates further than the limit. ``on_grow(size)``
-    is told the output size after each piece (the API holds a large-body slot with it)."""
+def gunzip(
+    data: bytes | bytearray, limit: int, on_grow=None, spool_over: int = SPOOL_BYTES
+) -> bytearray | mmap.mmap:
+    """Inflate a gzip body piece by piece, stopping (413) as soon as the output passes
+    ``limit``: a bomb never inflates further than the limit. ``on_grow(size)`` is told the
+    output size after each piece (the API holds a large-body slot with it).
+
+    Output past ``spool_over`` bytes is written to an unlinked temporary file instead of
+    memory, and returned mapped read-only: a bomb's output never enters the worker's memory
+    (it is dropped with the file at the 413), and an accepted body is read from the page
+    cache, which the kernel can reclaim, rather than from a buffer of the process."""
     inflater = zlib.decompressobj(wbits=31)
     out = bytearray()
+    spool = None
+    size = 0
 
     def inflate(chunk) -> None:
+        nonlocal out, spool, size
         while True:
             piece = inflater.decompress(chunk, GUNZIP_PIECE)
-            out.extend(piece)
-            if len(out) > limit:
+            size += len(piece)
+            if size > limit:
                 raise IngestError.one(
                     "body",
                     f"body exceeds the limit of {limit} bytes after decompression",
                     status=413,
                 )
+            if spool is None and size > spool_over:
+                spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed in finally)
+                spool.write(out)
+                out = bytearray()
+            if spool is not None:
+                spool.write(piece)
+            else:
+                out.extend(piece)
             if on_grow is not None:
-                on_grow(len(out))
+                on_grow(size)
             chunk = inflater.unconsumed_tail
             if inflater.eof or (not chunk and len(piece) < GUNZIP_PIECE):
                 return
 
     view = memoryview(data)
     try:
-        for offset in range(0, len(view), GUNZIP_INPUT):
-            inflate(view[offset : offset + GUNZIP_INPUT])
-            if inflater.eof:
-                break
-    except zlib.error as exc:
-        raise IngestError.one("body", f"invalid gzip data: {exc}", status=400) from None
-    if not inflater.eof:
-        raise IngestError.one("body", "truncated gzip data", status=400)
-    return out
+        try:
+            for offset in range(0, len(view), GUNZIP_INPUT):
+                inflate(view[offset : offset + GUNZIP_INPUT])
+                if inflater.eof:
+                    break
+        except zlib.error as exc:
+            raise IngestError.one("body", f"invalid gzip data: {exc}", status=400) from None
+        if not inflater.eof:
+            raise IngestError.one("body", "truncated gzip data", status=400)
+        if spool is None:
+            return out
+        spool.flush()
+        return mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
+    finally:
+        if spool is not None:
+            spool.close()  # unlinked: the file goes with the last mapping of it
 
 
 class _Duplicate(Exception):
@@ -127,42 +160,95 @@ def _duplicate_error(path: str) -> IngestError:
     )
 
 
-def reject_duplicate_keys(data: bytes | str) -> None:
-    """A JSON body repeating a key in one object is a 400 naming that key's path.
+def _format_path(parts: list) -> str:
+    path = ""
+    for part in parts:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path = f"{path}.{part}" if path else part
+    return path
+
+
+def reject_duplicate_keys(data: bytes | bytearray | str) -> None:
+    """A JSON body repeating a key in one object is a 400 naming that key's path; so is a
+    NUL character in any string (``reject_nul``), when no key repeats.
 
     The API server's strict decoding (sigs.k8s.io/json, fieldValidation=Strict) refuses a
-    duplicate field rather than letting the last one win silently. The C scanner checks each
-    object without building any of them (about 0.08 s per 10 MB here); only a body that has a
-    repeat is parsed again, keeping pairs, to name the path. Malformed JSON is left to the
-    decoder that follows, which names what is wrong with it.
+    duplicate field rather than letting the last one win silently. The C scanner of
+    ``_jsonkeys`` reads the bytes once without building anything (about 0.7 s for the
+    759 MB, 150,000-pod List here) and names the first repeated key's path itself. Without
+    it (no C compiler at install), or when it cannot read the text, the stdlib scanner checks
+    each object (about 7 s for the same List) and only a body that has a repeat is parsed
+    again, keeping pairs, to name the path. Malformed JSON is left to the decoder that
+    follows, which names what is wrong with it.
     """
+    if _first_problem is not None and not isinstance(data, str):
+        try:
+            found = _first_problem(data)
+        except ValueError:
+            # Not JSON as the scanner reads it, and it reads more than msgspec and orjson
+            # accept (numbers and strings unchecked, nesting to 1024): the decoder that
+            # follows refuses the body and names why. No stdlib rescan, which would cost a
+            # copy of the body and seconds on a large one.
+            return
+        else:
+            if found is None:
+                return
+            kind, parts = found
+            path = _format_path(parts) or "body"
+            if kind == "duplicate":
+                raise _duplicate_error(path)
+            raise _nul_error(path)
+    path = python_duplicate_path(data)
+    if path is not None:
+        raise _duplicate_error(path or "body")
+    reject_nul(data)
+
+
+def _loadable(data):
+    """What json.loads takes: a mapped body (see ``gunzip``) as bytes."""
+    return data if isinstance(data, bytes | bytearray | str) else bytes(data)
+
+
+def python_duplicate_path(data: bytes | bytearray | str) -> str | None:
+    """The stdlib scanner's answer: the first repeated key's path, or None (also for text
+    that is not JSON, left to the decoder)."""
+    data = _loadable(data)
     try:
         json.loads(data, object_pairs_hook=_no_repeats)
     except _Duplicate:
         tree = json.loads(data, object_pairs_hook=_Pairs)
-        raise _duplicate_error(_first_path(tree, "", _repeated) or "body") from None
+        return _first_path(tree, "", _repeated) or ""
     except RecursionError:
         raise IngestError.one("body", "JSON nested too deeply", status=400) from None
     except ValueError:  # not JSON (or numbers past int() limits): the decoder reports it
-        return
+        return None
+    return None
 
 
-def reject_nul(data: bytes | bytearray) -> None:
-    """A NUL character in any string of a JSON body is a 400 naming its path.
+def _nul_error(path: str) -> IngestError:
+    return IngestError.one(path, "must not contain a NUL character", status=400)
+
+
+def reject_nul(data: bytes | bytearray | str) -> None:
+    """A NUL character in any string of a JSON body is a 400 naming its path (the stdlib
+    way; ``reject_duplicate_keys`` does it in its C scan).
 
     PostgreSQL cannot hold NUL in text, SQLite can: refusing it before anything is stored
     makes both databases answer the same, and no Kubernetes name or label may hold one.
     Only a body that spells ``\u0000`` somewhere is parsed again to find it.
     """
-    if b"\\u0000" not in data:
+    needle = "\\u0000" if isinstance(data, str) else b"\\u0000"
+    if data.find(needle) == -1:  # (an mmap's ``in`` only looks for one byte)
         return
     try:
-        tree = json.loads(data, object_pairs_hook=_Pairs)
+        tree = json.loads(_loadable(data), object_pairs_hook=_Pairs)
     except (ValueError, RecursionError):  # the decoder that follows reports it
         return
     path = _first_path(tree, "", _has_nul, _has_nul)
     if path is not None:
-        raise IngestError.one(path or "body", "must not contain a NUL character", status=400)
+        raise _nul_error(path or "body")
 
 
 def _yaml_repeat_path(node: yaml.Node, path: str) -> str | None:
@@ -263,9 +349,9 @@ def parse_snapshot(data: bytes, *, content_type: str = "application/json") -> Pa
     """A POST /v1/snapshots body (already decompressed) → the normalized snapshot."""
     if content_type.split(";")[0].strip().lower() in YAML_TYPES:
         data = yaml_to_json(bytes(data))
+        reject_nul(data)
     else:
-        reject_duplicate_keys(data)
-    reject_nul(data)
+        reject_duplicate_keys(data)  # and NUL characters
     stripped = bytes(data[:64]).lstrip()
     if not stripped:
         raise IngestError.one("body", "empty body", status=400)

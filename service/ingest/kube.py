@@ -18,8 +18,9 @@ import msgspec
 import orjson
 
 from service.engine import objects as m
-from service.engine.quantity import QuantityError, parse_quantity, to_base_units
+from service.engine.quantity import QuantityError, given_text, parse_quantity, to_base_units
 from service.engine.resources import (
+    exact_list,
     is_hugepages_resource_name,
     is_qualified_name,
     is_supported_pod_level_resource,
@@ -113,12 +114,27 @@ def _base_units(name: str, value: wire.QuantityValue) -> tuple[int, str]:
     return to_base_units(name, quantity), quantity.format
 
 
+@lru_cache(maxsize=65536)
+def _given(name: str, value: wire.QuantityValue, first_format: str) -> str | None:
+    """The quantity as written, when its integer and the pod's (node's) first format for
+    ``name`` cannot rebuild it exactly (see engine.quantity.given_text); else None."""
+    if isinstance(value, str):
+        text = value.strip()
+    else:  # a JSON number, parsed as its decimal string (a float as repr)
+        text = repr(value) if isinstance(value, float) else str(value)
+    amount, _ = _base_units(name, value)
+    return given_text(name, text, parse_quantity(text), amount, first_format)
+
+
 def _resources(
     raw: wire.WireResourceList | None,
     path: str,
     errors: list[FieldError],
     formats: dict[str, str],
+    given: dict[str, str] | None = None,
 ) -> dict[str, int]:
+    """Base-unit integers of a resource list; the quantities they cannot rebuild go to
+    ``given`` as written."""
     if not raw:
         return {}
     out: dict[str, int] = {}
@@ -129,7 +145,11 @@ def _resources(
             errors.append(FieldError(f"{path}.{name}", f"invalid quantity {value!r}: {exc}"))
             continue
         out[name] = amount
-        formats.setdefault(name, fmt)
+        first = formats.setdefault(name, fmt)
+        if given is not None:
+            text = _given(name, value, first)
+            if text is not None:
+                given[name] = text
     return out
 
 
@@ -151,13 +171,24 @@ def _container(
     shared: Interner | None = None,
 ) -> m.Container:
     res = raw.resources
+    requests_given: dict[str, str] = {}
+    limits_given: dict[str, str] = {}
     requests = _resources(
-        res.requests if res else None, f"{path}.resources.requests", errors, formats
+        res.requests if res else None,
+        f"{path}.resources.requests",
+        errors,
+        formats,
+        requests_given,
     )
-    limits = _resources(res.limits if res else None, f"{path}.resources.limits", errors, formats)
+    limits = _resources(
+        res.limits if res else None, f"{path}.resources.limits", errors, formats, limits_given
+    )
     # API defaulting (SetDefaults_Container via defaultRequests): a limit without a request.
     for name, amount in limits.items():
-        requests.setdefault(name, amount)
+        if name not in requests:
+            requests[name] = amount
+            if name in limits_given:
+                requests_given[name] = limits_given[name]
     ports = ()
     if raw.ports:
         ports = tuple(
@@ -178,10 +209,23 @@ def _container(
             ports=ports,
             restart_policy=raw.restart_policy,
             image=raw.image,
+            requests_given=requests_given,
+            limits_given=limits_given,
         )
     requests, limits = shared.mapping(requests), shared.mapping(limits)
+    requests_given, limits_given = shared.mapping(requests_given), shared.mapping(limits_given)
     # Interned maps are kept alive by the interner, so their ids identify them.
-    key = ("container", raw.name, id(requests), id(limits), ports, raw.restart_policy, raw.image)
+    key = (
+        "container",
+        raw.name,
+        id(requests),
+        id(limits),
+        ports,
+        raw.restart_policy,
+        raw.image,
+        id(requests_given),
+        id(limits_given),
+    )
     found = shared.get(key)
     if found is None:
         found = shared.put(
@@ -193,6 +237,8 @@ def _container(
                 ports=ports,
                 restart_policy=raw.restart_policy,
                 image=raw.image,
+                requests_given=requests_given,
+                limits_given=limits_given,
             ),
         )
     return found
@@ -206,8 +252,10 @@ def _pod_resources(
 ) -> m.PodResources | None:
     if raw is None:
         return None
-    requests = _resources(raw.requests, "spec.resources.requests", errors, formats)
-    limits = _resources(raw.limits, "spec.resources.limits", errors, formats)
+    requests_given: dict[str, str] = {}
+    limits_given: dict[str, str] = {}
+    requests = _resources(raw.requests, "spec.resources.requests", errors, formats, requests_given)
+    limits = _resources(raw.limits, "spec.resources.limits", errors, formats, limits_given)
     # API defaulting of pod-level requests (defaultPodRequests, PodLevelResources): hugepages
     # default to the aggregated container requests, then any supported name to its limit.
     for name, amount in limits.items():
@@ -217,9 +265,23 @@ def _pod_resources(
             total = sum(c.requests.get(name, 0) for c in containers)
             if any(name in c.requests for c in containers):
                 requests[name] = total
+                if any(name in c.requests_given for c in containers):
+                    exact = [
+                        exact_list(c.requests, c.requests_given, formats)[name]
+                        for c in containers
+                        if name in c.requests
+                    ]
+                    requests_given[name] = str(sum(exact[1:], exact[0]))
                 continue
         requests[name] = amount
-    return m.PodResources(requests=requests, limits=limits)
+        if name in limits_given:
+            requests_given[name] = limits_given[name]
+    return m.PodResources(
+        requests=requests,
+        limits=limits,
+        requests_given=requests_given,
+        limits_given=limits_given,
+    )
 
 
 def _unmodelled(spec: wire.PodSpec) -> tuple[str, ...]:
@@ -591,7 +653,8 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
         _container(c, f"spec.initContainers[{i}]", errors, formats, spec.host_network, shared)
         for i, c in enumerate(spec.init_containers or ())
     )
-    overhead = _resources(spec.overhead, "spec.overhead", errors, formats)
+    overhead_given: dict[str, str] = {}
+    overhead = _resources(spec.overhead, "spec.overhead", errors, formats, overhead_given)
     pod_resources = _pod_resources(spec.resources, containers, errors, formats)
     affinity = spec.affinity.node_affinity if spec.affinity else None
     required = affinity.required_during_scheduling_ignored_during_execution if affinity else None
@@ -664,6 +727,7 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
         empty_dir_limits=empty_dir_limits,
         unmodelled=_unmodelled(spec),
         formats=shared.mapping(formats) if shared else formats,
+        overhead_given=overhead_given,
     )
 
 
@@ -686,8 +750,12 @@ def _node(raw: wire.Node, prefix: str = "") -> m.Node:
     if not meta.name:
         errors.append(FieldError("metadata.name", "a node needs a name"))
     formats: dict[str, str] = {}
-    capacity = _resources(status.capacity, "status.capacity", errors, formats)
-    allocatable = _resources(status.allocatable, "status.allocatable", errors, formats)
+    capacity_given: dict[str, str] = {}
+    allocatable_given: dict[str, str] = {}
+    capacity = _resources(status.capacity, "status.capacity", errors, formats, capacity_given)
+    allocatable = _resources(
+        status.allocatable, "status.allocatable", errors, formats, allocatable_given
+    )
     if errors:
         raise IngestError(errors).prefixed(prefix)
     return m.Node(
@@ -715,6 +783,8 @@ def _node(raw: wire.Node, prefix: str = "") -> m.Node:
         ),
         creation_timestamp=meta.creation_timestamp,
         formats=formats,
+        capacity_given=capacity_given,
+        allocatable_given=allocatable_given,
         images=tuple(
             m.ContainerImage(names=tuple(i.names or ()), size_bytes=i.size_bytes)
             for i in status.images or ()

@@ -36,21 +36,38 @@ def test_quantities_past_int64_are_stored_and_decided(api, cpu, memory):
     assert decided.status_code == 201, decided.json
 
 
-def test_a_sum_past_64_bits_is_a_422_and_stores_nothing(api):
-    """Three pods of "1E18" cpu sum past 2**64 millicores: no JSON integer holds that."""
-    saturated = [pod(name, "n1", cpu="1E18") for name in "abc"]
+def _admission(api, node_cpu: str, pods: list, cpu: str) -> dict:
     decided = api.post(
         "/v1/decisions/admission",
         role="decide",
         json={
-            "snapshot": {"objects": kube_list(node("n1", cpu="1E18"), *saturated)},
+            "snapshot": {"objects": kube_list(node("n1", cpu=node_cpu), *pods)},
             "nodeName": "n1",
-            "pod": pod("new", cpu="1E18"),
+            "pod": pod("new", cpu=cpu),
         },
     )
-    assert decided.status_code == 422
-    assert decided.json["errors"][0]["path"] == "result"
-    assert api.get("/v1/snapshots", role="read").json["items"] == []
+    assert decided.status_code == 201, decided.json
+    return decided.json["result"]
+
+
+def test_node_sums_past_int64_wrap_around_as_in_go(api):
+    """NodeInfo.Requested adds each pod's MilliValue with int64 ``+=``: three pods of "1E18"
+    cpu (each 2**63 - 1 millicores, saturated) sum to 3 * (2**63 - 1), which Go leaves as
+    2**63 - 3."""
+    saturated = [pod(name, "n1", cpu="1E18") for name in "abc"]
+    result = _admission(api, "1E18", saturated, "1E18")
+    assert result["admitted"] is False
+    (reason,) = result["reasons"]
+    assert (reason["resource"], reason["used"]) == ("cpu", 2**63 - 3)
+    assert reason["requested"] == reason["capacity"] == 2**63 - 1
+
+
+def test_a_wrapped_sum_can_leave_room_as_it_does_in_go(api):
+    """Two pods of "1E18" cpu wrap to -2 millicores used: on a 4-cpu node a 1-cpu pod then
+    fits (1000 <= 4000 - (-2)), as the kubelet's int64 arithmetic decides."""
+    saturated = [pod(name, "n1", cpu="1E18") for name in "ab"]
+    assert _admission(api, "4", saturated, "1")["admitted"] is True
+    assert _admission(api, "1E18", saturated, "1E18")["reasons"][0]["used"] == -2
 
 
 # --- duplicate keys: strict decoding, never last-one-wins ----------------------------------

@@ -46,6 +46,7 @@ from service.engine.nodeaffinity import matches_node_selector_and_affinity
 from service.engine.objects import Node, Pod, Taint
 from service.engine.ports import HostPorts
 from service.engine.qos import BEST_EFFORT, get_pod_qos, is_critical_pod, is_static_pod
+from service.engine.quantity import wrap_int64_values
 from service.engine.resources import is_extended_resource_name, pod_requests
 from service.engine.scheduler.plugins.noderesources.fit import fit_state, fits_request
 from service.engine.tolerations import find_untolerated, tolerates_any
@@ -323,6 +324,7 @@ def fits_resources(
                 value = other_request.get(name)
                 if value:
                     used[name] += value
+        wrap_int64_values(used)  # NodeInfo.Requested: int64 ``+=``, wrapping as in Go
     return [
         InsufficientResource(f.resource_name, f.requested, f.used, f.capacity)
         for f in fits_request(state, node.allocatable, used, len(other_pods))

@@ -40,6 +40,7 @@ import msgspec
 
 from service.engine.objects import Node, Pod
 from service.engine.ports import HostPorts, wanted_host_ports
+from service.engine.quantity import wrap_int64, wrap_int64_values
 from service.engine.resources import (
     DEFAULT_CPU_REQUEST_MILLI,
     DEFAULT_MEMORY_REQUEST_BYTES,
@@ -380,12 +381,15 @@ class NodeInfo:
             # the iteration is left to map/sum (this runs for 150,000 pods per view).
             reqs = list(map(_REQUESTS, pods))
             get = dict.get
-            self.requested = {
-                name: sum(map(get, reqs, repeat(name), repeat(0)))
-                for name in dict.fromkeys(chain.from_iterable(reqs))
-            }
-            self.nz_cpu = sum(map(_NZ_CPU, pods))
-            self.nz_mem = sum(map(_NZ_MEM, pods))
+            # NodeInfo.update adds with int64 ``+=``: a sum past int64 wraps around, as in Go.
+            self.requested = wrap_int64_values(
+                {
+                    name: sum(map(get, reqs, repeat(name), repeat(0)))
+                    for name in dict.fromkeys(chain.from_iterable(reqs))
+                }
+            )
+            self.nz_cpu = wrap_int64(sum(map(_NZ_CPU, pods)))
+            self.nz_mem = wrap_int64(sum(map(_NZ_MEM, pods)))
         if any(map(_HAS_PORTS, pods)):
             self.port_pods = tuple(filter(_HAS_PORTS, pods))
             self.used_ports = used_ports_of(self.port_pods)
@@ -545,6 +549,8 @@ class NodeInfoPods:
             nz_cpu -= pi.nz_cpu
             nz_mem -= pi.nz_mem
             ports_change = ports_change or pi.has_ports
+        wrap_int64_values(requested)  # int64 ``+=`` and ``-=``, as NodeInfo.update
+        nz_cpu, nz_mem = wrap_int64(nz_cpu), wrap_int64(nz_mem)
         ports, port_pods = self.used_ports, self.port_pods
         if ports_change:
             gone = {id(pi) for pi in removed}
@@ -584,5 +590,11 @@ def node_info_pods_of(pods: list[PodInfo]) -> NodeInfoPods:
         nz_mem += pi.nz_mem
     port_pods = tuple(pi for pi in pods if pi.has_ports)
     return NodeInfoPods(
-        requested, len(pods), used_ports_of(port_pods), nz_cpu, nz_mem, port_pods, pods
+        wrap_int64_values(requested),
+        len(pods),
+        used_ports_of(port_pods),
+        wrap_int64(nz_cpu),
+        wrap_int64(nz_mem),
+        port_pods,
+        pods,
     )

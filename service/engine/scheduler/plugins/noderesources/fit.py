@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from service.engine.quantity import MAX_INT64, MIN_INT64, wrap_int64
 from service.engine.resources import is_extended_resource_name, is_scalar_resource_name
 from service.engine.scheduler.framework import (
     OK,
@@ -95,7 +96,7 @@ def fits_request(
     for name, want in state.checks:
         have = allocatable.get(name, 0)
         used = requested.get(name, 0)
-        if want > have - used:
+        if want > wrap_int64(have - used):  # int64 subtraction, wrapping as in Go
             out.append(
                 InsufficientResource(name, f"Insufficient {name}", want, used, have, want > have)
             )
@@ -130,7 +131,8 @@ class NodeResourcesFit(Plugin):
         requested = ns.requested
         if ns.pod_count + 1 <= ni.allowed_pods:
             for name, want in fit.checks:  # most nodes pass: build records only on failure
-                if want > alloc.get(name, 0) - requested.get(name, 0):
+                free = alloc.get(name, 0) - requested.get(name, 0)
+                if want > free or not MIN_INT64 <= free <= MAX_INT64:
                     break
             else:
                 return None

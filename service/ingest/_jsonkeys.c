@@ -1,0 +1,447 @@
+/*
+ * _jsonkeys: the first key that a JSON text repeats within one object, found in one pass
+ * over the bytes without building any Python object.
+ *
+ * first_problem(buffer) -> None, ("duplicate", path) for the first repeated key, or, when no
+ * key repeats, ("nul", path) for the first string (key or value) that spells \u0000 (a
+ * second pass finds where). A path is a list of keys (str) and array indices (int),
+ * outermost first. Raises ValueError when the text is not JSON as far as this scanner reads
+ * it (or nests deeper than MAX_DEPTH): the caller then falls back to its exact Python scan,
+ * which leaves malformed bodies to the decoder.
+ *
+ * Keys are compared as decoded strings: an escaped key ("\u0061", "k:{\"a\":1}") is decoded
+ * to UTF-8 first (surrogate pairs joined, a lone surrogate kept as its three-byte form), so
+ * that two spellings of one key are the same key, as for Python's json and msgspec.
+ * The GIL is released while scanning.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 1024
+#define LINEAR_KEYS 8
+
+typedef struct {
+    uint64_t hash;
+    size_t len;
+    const unsigned char *ptr; /* into the input, or NULL: then off into the frame's arena */
+    size_t off;
+} Key;
+
+typedef struct {
+    int is_object;
+    Py_ssize_t index;          /* arrays: the current element */
+    Key *keys;                 /* objects: the keys seen so far */
+    size_t nkeys, capkeys;
+    uint32_t *table;           /* open addressing over keys (1-based), once past LINEAR_KEYS */
+    size_t tablesize, tablecap;
+    unsigned char *arena;      /* decoded escaped keys */
+    size_t arenalen, arenacap;
+} Frame;
+
+typedef struct {
+    const unsigned char *p, *end;
+    Frame frames[MAX_DEPTH];
+    int depth;                 /* frames in use */
+    int error;                 /* 1: malformed or too deep, 2: out of memory */
+    int duplicate;
+    int nul_seen;              /* a string (key or value) spells \u0000 */
+    int stop_at_nul;           /* second pass: stop at the first such string */
+    int nul_is_key;            /* where it stopped: a key (its frame's last) or a value */
+} Scanner;
+
+static uint64_t hash_bytes(const unsigned char *s, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static const unsigned char *key_bytes(const Frame *f, const Key *k) {
+    return k->ptr ? k->ptr : f->arena + k->off;
+}
+
+static int grow(void **buf, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return 0;
+    size_t cap2 = *cap ? *cap : 16;
+    while (cap2 < need) cap2 *= 2;
+    void *n = realloc(*buf, cap2 * size);
+    if (!n) return -1;
+    *buf = n;
+    *cap = cap2;
+    return 0;
+}
+
+static int rebuild_table(Frame *f) {
+    size_t size = 64;
+    while (size < f->nkeys * 4) size *= 2;
+    if (grow((void **)&f->table, &f->tablecap, size, sizeof(uint32_t))) return -1;
+    f->tablesize = size;
+    memset(f->table, 0, size * sizeof(uint32_t));
+    for (size_t i = 0; i < f->nkeys; i++) {
+        size_t slot = (size_t)f->keys[i].hash & (size - 1);
+        while (f->table[slot]) slot = (slot + 1) & (size - 1);
+        f->table[slot] = (uint32_t)(i + 1);
+    }
+    return 0;
+}
+
+/* Adds the key; 1 when the object already had it, 0 when new, -1 out of memory. */
+static int add_key(Frame *f, Key k) {
+    const unsigned char *kb = k.ptr ? k.ptr : f->arena + k.off;
+    if (f->nkeys < LINEAR_KEYS || !f->tablesize) {
+        for (size_t i = 0; i < f->nkeys; i++) {
+            const Key *o = &f->keys[i];
+            if (o->hash == k.hash && o->len == k.len && !memcmp(key_bytes(f, o), kb, k.len))
+                return 1;
+        }
+    } else {
+        size_t mask = f->tablesize - 1, slot = (size_t)k.hash & mask;
+        while (f->table[slot]) {
+            const Key *o = &f->keys[f->table[slot] - 1];
+            if (o->hash == k.hash && o->len == k.len && !memcmp(key_bytes(f, o), kb, k.len))
+                return 1;
+            slot = (slot + 1) & mask;
+        }
+    }
+    if (f->nkeys >= UINT32_MAX - 1) return -1;
+    if (grow((void **)&f->keys, &f->capkeys, f->nkeys + 1, sizeof(Key))) return -1;
+    f->keys[f->nkeys++] = k;
+    if (f->nkeys == LINEAR_KEYS || (f->tablesize && f->nkeys * 2 > f->tablesize)) {
+        if (rebuild_table(f)) return -1;
+    } else if (f->tablesize) {
+        size_t mask = f->tablesize - 1, slot = (size_t)k.hash & mask;
+        while (f->table[slot]) slot = (slot + 1) & mask;
+        f->table[slot] = (uint32_t)f->nkeys;
+    }
+    return 0;
+}
+
+static void skip_ws(Scanner *s) {
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
+        s->p++;
+}
+
+static int hexval(unsigned char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int read_hex4(const unsigned char *p, const unsigned char *end, unsigned *out) {
+    if (end - p < 4) return -1;
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(p[i]);
+        if (h < 0) return -1;
+        v = v * 16 + (unsigned)h;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The string at s->p (its opening quote). Sets *escaped when it holds a backslash. */
+static int skip_string(Scanner *s, const unsigned char **start, size_t *len, int *escaped) {
+    const unsigned char *p = s->p + 1;
+    *escaped = 0;
+    for (;;) {
+        if (p >= s->end) return -1;
+        const unsigned char *q = memchr(p, '"', (size_t)(s->end - p));
+        if (!q) return -1;
+        const unsigned char *b = memchr(p, '\\', (size_t)(q - p));
+        if (!b) {
+            *start = s->p + 1;
+            *len = (size_t)(q - (s->p + 1));
+            s->p = q + 1;
+            return 0;
+        }
+        *escaped = 1;
+        if (s->end - b >= 6 && b[1] == 'u' && b[2] == '0' && b[3] == '0' && b[4] == '0' &&
+            b[5] == '0')
+            s->nul_seen = 1;
+        p = b + 2; /* past the escaped character (an escaped quote included) */
+    }
+}
+
+static int put_utf8(Frame *f, unsigned cp) {
+    unsigned char b[4];
+    size_t n;
+    if (cp < 0x80) { b[0] = (unsigned char)cp; n = 1; }
+    else if (cp < 0x800) { b[0] = 0xC0 | (cp >> 6); b[1] = 0x80 | (cp & 0x3F); n = 2; }
+    else if (cp < 0x10000) {
+        b[0] = 0xE0 | (cp >> 12); b[1] = 0x80 | ((cp >> 6) & 0x3F); b[2] = 0x80 | (cp & 0x3F);
+        n = 3;
+    } else {
+        b[0] = 0xF0 | (cp >> 18); b[1] = 0x80 | ((cp >> 12) & 0x3F);
+        b[2] = 0x80 | ((cp >> 6) & 0x3F); b[3] = 0x80 | (cp & 0x3F); n = 4;
+    }
+    if (grow((void **)&f->arena, &f->arenacap, f->arenalen + n, 1)) return -2;
+    memcpy(f->arena + f->arenalen, b, n);
+    f->arenalen += n;
+    return 0;
+}
+
+/* Decodes an escaped key into the frame's arena; -1 malformed, -2 out of memory. */
+static int decode_key(Frame *f, const unsigned char *p, size_t n) {
+    const unsigned char *end = p + n;
+    while (p < end) {
+        if (*p != '\\') {
+            const unsigned char *q = p;
+            while (q < end && *q != '\\') q++;
+            size_t m = (size_t)(q - p);
+            if (grow((void **)&f->arena, &f->arenacap, f->arenalen + m, 1)) return -2;
+            memcpy(f->arena + f->arenalen, p, m);
+            f->arenalen += m;
+            p = q;
+            continue;
+        }
+        if (p + 1 >= end) return -1;
+        unsigned cp;
+        switch (p[1]) {
+        case '"': cp = '"'; break;
+        case '\\': cp = '\\'; break;
+        case '/': cp = '/'; break;
+        case 'b': cp = '\b'; break;
+        case 'f': cp = '\f'; break;
+        case 'n': cp = '\n'; break;
+        case 'r': cp = '\r'; break;
+        case 't': cp = '\t'; break;
+        case 'u': {
+            if (read_hex4(p + 2, end, &cp)) return -1;
+            if (cp >= 0xD800 && cp < 0xDC00 && end - p >= 12 && p[6] == '\\' && p[7] == 'u') {
+                unsigned lo;
+                if (!read_hex4(p + 8, end, &lo) && lo >= 0xDC00 && lo < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    p += 6;
+                }
+            }
+            p += 4;
+            break;
+        }
+        default: return -1;
+        }
+        p += 2;
+        int r = put_utf8(f, cp);
+        if (r) return r;
+    }
+    return 0;
+}
+
+static int push(Scanner *s, int is_object) {
+    if (s->depth >= MAX_DEPTH) return -1;
+    Frame *f = &s->frames[s->depth++];
+    f->is_object = is_object;
+    f->index = 0;
+    f->nkeys = 0;
+    f->tablesize = 0;
+    f->arenalen = 0;
+    return 0;
+}
+
+/* Scans the whole text; stops at the first repeated key with the frames left as its path. */
+static void scan(Scanner *s) {
+    enum { VALUE, AFTER_VALUE } state = VALUE;
+    for (;;) {
+        skip_ws(s);
+        if (state == VALUE) {
+            if (s->p >= s->end) { s->error = 1; return; }
+            unsigned char c = *s->p;
+            if (c == '{' || c == '[') {
+                if (push(s, c == '{')) { s->error = 1; return; }
+                s->p++;
+                skip_ws(s);
+                if (s->p < s->end && *s->p == (c == '{' ? '}' : ']')) {
+                    s->p++;
+                    s->depth--;
+                    state = AFTER_VALUE;
+                    continue;
+                }
+                if (c == '[') continue; /* the first element */
+                /* the first key: fall through to the key reader below */
+            } else if (c == '"') {
+                const unsigned char *st; size_t n; int esc;
+                if (skip_string(s, &st, &n, &esc)) { s->error = 1; return; }
+                if (s->stop_at_nul && s->nul_seen) return;
+                state = AFTER_VALUE;
+                continue;
+            } else if (c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n') {
+                const unsigned char *q = s->p;
+                while (q < s->end && (strchr("0123456789+-.eEtruefalsn", *q) && *q)) q++;
+                s->p = q;
+                state = AFTER_VALUE;
+                continue;
+            } else {
+                s->error = 1;
+                return;
+            }
+        } else { /* AFTER_VALUE */
+            if (s->depth == 0) {
+                if (s->p != s->end) s->error = 1;
+                return;
+            }
+            if (s->p >= s->end) { s->error = 1; return; }
+            Frame *f = &s->frames[s->depth - 1];
+            unsigned char c = *s->p;
+            if (c == ',') {
+                s->p++;
+                if (!f->is_object) { f->index++; state = VALUE; continue; }
+                skip_ws(s);
+            } else if (c == (f->is_object ? '}' : ']')) {
+                s->p++;
+                s->depth--;
+                continue;
+            } else {
+                s->error = 1;
+                return;
+            }
+        }
+        /* A key of the innermost object, at s->p. */
+        Frame *f = &s->frames[s->depth - 1];
+        if (s->p >= s->end || *s->p != '"') { s->error = 1; return; }
+        const unsigned char *st; size_t n; int esc;
+        if (skip_string(s, &st, &n, &esc)) { s->error = 1; return; }
+        Key k;
+        if (esc) {
+            size_t off = f->arenalen;
+            int r = decode_key(f, st, n);
+            if (r) { s->error = r == -2 ? 2 : 1; return; }
+            k.ptr = NULL;
+            k.off = off;
+            k.len = f->arenalen - off;
+            k.hash = hash_bytes(f->arena + off, k.len);
+        } else {
+            k.ptr = st;
+            k.off = 0;
+            k.len = n;
+            k.hash = hash_bytes(st, n);
+        }
+        if (s->stop_at_nul && s->nul_seen) {
+            f->nkeys++; /* the key last, for the path */
+            if (grow((void **)&f->keys, &f->capkeys, f->nkeys, sizeof(Key))) { s->error = 2; return; }
+            f->keys[f->nkeys - 1] = k;
+            s->nul_is_key = 1;
+            return;
+        }
+        int r = add_key(f, k);
+        if (r < 0) { s->error = 2; return; }
+        if (r == 1) {
+            f->nkeys++; /* keep the repeated key last, for the path */
+            if (grow((void **)&f->keys, &f->capkeys, f->nkeys, sizeof(Key))) { s->error = 2; return; }
+            f->keys[f->nkeys - 1] = k;
+            s->duplicate = 1;
+            return;
+        }
+        skip_ws(s);
+        if (s->p >= s->end || *s->p != ':') { s->error = 1; return; }
+        s->p++;
+        state = VALUE;
+    }
+}
+
+static PyObject *path_of(Scanner *s) {
+    PyObject *path = PyList_New(0);
+    if (!path) return NULL;
+    for (int d = 0; d < s->depth; d++) {
+        Frame *f = &s->frames[d];
+        PyObject *item;
+        if (f->is_object) {
+            const Key *k = &f->keys[f->nkeys - 1];
+            item = PyUnicode_DecodeUTF8((const char *)key_bytes(f, k), (Py_ssize_t)k->len,
+                                        "surrogatepass");
+            if (!item) {
+                PyErr_Clear();
+                item = PyUnicode_DecodeUTF8((const char *)key_bytes(f, k), (Py_ssize_t)k->len,
+                                            "replace");
+            }
+        } else {
+            item = PyLong_FromSsize_t(f->index);
+        }
+        if (!item || PyList_Append(path, item)) {
+            Py_XDECREF(item);
+            Py_DECREF(path);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    return path;
+}
+
+static void free_scanner(Scanner *s) {
+    for (int d = 0; d < MAX_DEPTH; d++) {
+        free(s->frames[d].keys);
+        free(s->frames[d].table);
+        free(s->frames[d].arena);
+    }
+    free(s);
+}
+
+/* One pass; 0, or -1 with a Python exception set. */
+static int run(Py_buffer *view, int stop_at_nul, Scanner **out) {
+    Scanner *s = calloc(1, sizeof(Scanner));
+    if (!s) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->p = view->buf;
+    s->end = s->p + view->len;
+    s->stop_at_nul = stop_at_nul;
+    Py_BEGIN_ALLOW_THREADS
+    scan(s);
+    Py_END_ALLOW_THREADS
+    if (s->error == 2) {
+        free_scanner(s);
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (s->error && !(stop_at_nul && s->nul_seen)) {
+        free_scanner(s);
+        PyErr_SetString(PyExc_ValueError, "not JSON as far as the key scanner reads it");
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+static PyObject *first_problem(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)) return NULL;
+    Scanner *s;
+    PyObject *result = NULL;
+    if (run(&view, 0, &s)) goto done;
+    if (s->duplicate) {
+        PyObject *path = path_of(s);
+        if (path) result = Py_BuildValue("(sN)", "duplicate", path);
+    } else if (s->nul_seen) {
+        free_scanner(s);
+        if (run(&view, 1, &s)) goto done;
+        PyObject *path = path_of(s);
+        if (path) result = Py_BuildValue("(sN)", "nul", path);
+    } else {
+        Py_INCREF(Py_None);
+        result = Py_None;
+    }
+    free_scanner(s);
+done:
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"first_problem", first_problem, METH_O,
+     "first_problem(buffer) -> None, ('duplicate', path) for the first key that a JSON text "
+     "repeats within one object, else ('nul', path) for the first string (key or value) "
+     "spelling \\u0000; a path is a list of keys and indices. ValueError when the text is "
+     "not JSON."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_jsonkeys", "Repeated keys and NUL characters in JSON, at C speed.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__jsonkeys(void) { return PyModule_Create(&module); }

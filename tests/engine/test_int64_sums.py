@@ -1,0 +1,76 @@
+"""int64 at the edges, as Kubernetes computes it: a pod's total is an exact sum whose
+MilliValue/Value saturates; a node's Requested adds pods with Go's wrapping int64 ``+=``."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from service.engine.objects import Cluster
+from service.engine.quantity import MAX_INT64, MIN_INT64, wrap_int64, wrap_int64_values
+from service.engine.resources import pod_limits, pod_requests, scheduler_pod_requests
+from service.engine.scheduler.framework import NodeInfo, node_info_pods_of, pod_info
+from service.ingest.body import parse_snapshot
+from tests.conftest import kube_list, node, pod
+
+
+@pytest.mark.parametrize(
+    ("value", "wrapped"),
+    [
+        (0, 0),
+        (MAX_INT64, MAX_INT64),
+        (MIN_INT64, MIN_INT64),
+        (MAX_INT64 + 1, MIN_INT64),
+        (MIN_INT64 - 1, MAX_INT64),
+        (2 * MAX_INT64, -2),
+        (3 * MAX_INT64, MAX_INT64 - 2),
+        (2**64, 0),
+    ],
+)
+def test_wrap_int64(value, wrapped):
+    assert wrap_int64(value) == wrapped
+
+
+def test_wrap_int64_values_in_place():
+    sums = {"cpu": 2 * MAX_INT64, "memory": 5}
+    assert wrap_int64_values(sums) is sums
+    assert sums == {"cpu": -2, "memory": 5}
+
+
+def _pod(*cpus: str, limits: bool = False):
+    body = pod("p", "n1")
+    body["spec"]["containers"] = [
+        {
+            "name": f"c{i}",
+            "image": "nginx",
+            "resources": {"requests": {"cpu": cpu}} | ({"limits": {"cpu": cpu}} if limits else {}),
+        }
+        for i, cpu in enumerate(cpus)
+    ]
+    snapshot = parse_snapshot(orjson.dumps(kube_list(node("n1"), body))).snapshot
+    return snapshot.pods[0]
+
+
+def test_a_pod_total_is_the_int64_view_of_the_exact_sum():
+    # PodRequests adds Quantities exactly; MilliValue of 2E18 saturates.
+    assert pod_requests(_pod("1E18", "1E18"))["cpu"] == MAX_INT64
+    assert pod_limits(_pod("1E18", "1E18", limits=True))["cpu"] == MAX_INT64
+    # 0.5m + 0.5m is 1m exactly; rounding each container up first would say 2m.
+    assert pod_requests(_pod("500u", "500u"))["cpu"] == 1
+    assert pod_requests(_pod("500u"))["cpu"] == 1
+    reqs, nz_cpu, _ = scheduler_pod_requests(_pod("500u", "500u", "1E18"))
+    assert reqs["cpu"] == MAX_INT64 and nz_cpu == MAX_INT64
+
+
+def test_node_requested_wraps_like_node_info_update():
+    big = _pod("1E18")
+    infos = [pod_info(big) for _ in range(2)]
+    assert node_info_pods_of(infos).requested["cpu"] == -2
+    snapshot = parse_snapshot(
+        orjson.dumps(kube_list(node("n1"), *(pod(n, "n1", cpu="1E18") for n in "abc")))
+    ).snapshot
+    cluster = Cluster(snapshot)
+    node_info = NodeInfo(cluster.snapshot.nodes[0], 0, [pod_info(p) for p in snapshot.pods])
+    assert node_info.requested["cpu"] == MAX_INT64 - 2
+    state = node_info.base_state().with_pods([pod_info(big)])
+    assert state.requested["cpu"] == wrap_int64(3 * MAX_INT64 + MAX_INT64)
