@@ -52,13 +52,11 @@ typedef struct {
     int nul_is_key;            /* where it stopped: a key (its frame's last) or a value */
 } Scanner;
 
+/* Python's own keyed string hash (SipHash under a per-process random key, the one its dicts
+ * use): an unkeyed hash would let a body of keys crafted to collide make the table quadratic.
+ * It touches no Python object, so it runs with the GIL released. */
 static uint64_t hash_bytes(const unsigned char *s, size_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return (uint64_t)_Py_HashBytes(s, (Py_ssize_t)n);
 }
 
 static const unsigned char *key_bytes(const Frame *f, const Key *k) {
