@@ -14,8 +14,17 @@ import subprocess
 
 import pytest
 
+from service.decisions.priority import admit_priority
+from service.engine.objects import Cluster
+from service.engine.scheduler.preemption import preempt
+from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.conftest import node, pod
-from tests.engine.scheduler.oracle import BINARY, needs_oracle, verdict_placement
+from tests.engine.scheduler.oracle import (
+    BINARY,
+    needs_oracle,
+    preemption_differences,
+    verdict_placement,
+)
 from tests.engine.scheduler.test_oracle_cases import _restricted
 
 MAX = 2**63 - 1
@@ -68,8 +77,8 @@ def _case(seed: int) -> dict:
     return {"kind": "placement", "objects": nodes + pods, "pod": incoming}
 
 
-def _differences(case: dict, scoring: dict | None) -> list[str]:
-    case = dict(case, scoring=scoring)
+def _oracle(case: dict) -> dict:
+    """The oracle's answer, an error included (it is in the JSON, with exit status 2)."""
     done = subprocess.run(
         [str(BINARY), "--profile", "restricted"],
         input=json.dumps(case),
@@ -78,7 +87,12 @@ def _differences(case: dict, scoring: dict | None) -> list[str]:
         timeout=60,
         check=False,
     )
-    theirs = json.loads(done.stdout)  # an error is in the JSON too (exit status 2)
+    return json.loads(done.stdout)
+
+
+def _differences(case: dict, scoring: dict | None) -> list[str]:
+    case = dict(case, scoring=scoring)
+    theirs = _oracle(case)
     mine = verdict_placement(case, "1.35", _restricted(scoring))
     diffs = []
     if theirs.get("error"):
@@ -105,3 +119,40 @@ def test_scores_at_int64_edges_match_the_scheduler(seed: int) -> None:
     case = _case(seed)
     for scoring in _SCORING:
         assert _differences(case, scoring) == [], (seed, scoring)
+
+
+def _preemption_case(seed: int) -> dict:
+    """Nodes whose pods' cpu requests sum past int64 (Requested wraps, so reprieving a
+    victim can make the preemptor fit again) and a high-priority pod to place."""
+    rng = random.Random(seed)
+    nodes = [node(f"n{i}", cpu=rng.choice([f"{MAX}m", "4", f"{2**62}m"])) for i in range(4)]
+    pods = []
+    for i in range(14):
+        body = pod(
+            f"p{i}",
+            rng.choice(nodes)["metadata"]["name"],
+            cpu=rng.choice(["500m", "1", f"{2**62}m", f"{3 * 2**61}m", f"{MAX}m"]),
+            memory=rng.choice([None, "1Gi"]),
+            priority=rng.choice([0, 10, 100, 5000]),
+        )
+        body["status"] = {"phase": "Running", "startTime": f"2026-11-20T09:00:{i:02d}Z"}
+        pods.append(body)
+    incoming = pod("incoming", cpu=rng.choice(["1", "3", f"{2**62}m"]), priority=1000)
+    return {"kind": "preemption", "objects": nodes + pods, "pod": incoming}
+
+
+@needs_oracle
+@pytest.mark.parametrize("seed", range(16))
+def test_preemption_at_int64_edges_matches_the_scheduler(seed: int) -> None:
+    """SelectVictimsOnNode re-runs fitsRequest on NodeInfos whose Requested wrapped: the
+    candidates, their victims (in order) and the nominated node are the scheduler's."""
+    case = _preemption_case(seed)
+    theirs = _oracle(case)
+    if theirs.get("error"):
+        # The pod fit a node, scoring ran and refused an out-of-range score: no preemption.
+        assert _INVALID.search(theirs["error"]), theirs["error"]
+        cluster = Cluster(snapshot_from_objects(case["objects"]))
+        out = preempt(cluster, admit_priority(pod_from_object(case["pod"]), cluster))
+        assert out.fits_without_preemption
+        return
+    assert preemption_differences(case, profile="restricted") == []
