@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 from service.engine.objects import Container, Pod, ResourceList
 from service.engine.quantity import (
+    BINARY_SI,
     DECIMAL_SI,
     MAX_INT64,
     from_base_units,
@@ -395,11 +396,41 @@ def pod_requests_non_zero(
     (no defaults). Pod-level requests override and overhead is added, as in ``pod_requests``.
     Only cpu and memory are meaningful in the result (the scheduler reads only those).
     """
+    if _inexact_requests(pod):
+        exact = _exact_pod_requests_non_zero(pod, settings)
+        return {name: to_base_units(name, q) for name, q in exact.items()}
     total = _aggregate(pod.containers, pod.init_containers, _non_zero)
     _apply_pod_level_requests(pod, total, settings)
     if pod.overhead:
         _add_into(total, pod.overhead)
     return _saturated(total)
+
+
+def _exact_pod_requests_non_zero(pod: Pod, settings: EngineSettings) -> dict:
+    """``pod_requests_non_zero`` in exact Quantities (PodRequests with
+    NonMissingContainerRequests, then MilliValue/Value of the sum): two containers of
+    ``500u`` cpu are 1 millicore, not the 2 that adding each one's rounded integer gives."""
+    formats = pod.formats
+    defaults = {
+        "cpu": from_base_units("cpu", DEFAULT_CPU_REQUEST_MILLI, DECIMAL_SI),
+        "memory": from_base_units("memory", DEFAULT_MEMORY_REQUEST_BYTES, BINARY_SI),
+    }
+
+    def pick(c: Container) -> dict:
+        own = exact_list(c.requests, c.requests_given, formats)
+        for name, value in defaults.items():
+            own.setdefault(name, value)
+        return own
+
+    total = _aggregate(pod.containers, pod.init_containers, pick)
+    res = pod.resources
+    if res is not None and settings.pod_level_resources and _has_supported(res.requests):
+        for name, value in exact_list(res.requests, res.requests_given, formats).items():
+            if is_supported_pod_level_resource(name):
+                total[name] = value
+    if pod.overhead:
+        _add_into(total, exact_list(pod.overhead, pod.overhead_given, formats))
+    return total
 
 
 def scheduler_pod_requests(

@@ -74,3 +74,20 @@ def test_node_requested_wraps_like_node_info_update():
     assert node_info.requested["cpu"] == MAX_INT64 - 2
     state = node_info.base_state().with_pods([pod_info(big)])
     assert state.requested["cpu"] == wrap_int64(3 * MAX_INT64 + MAX_INT64)
+
+
+def test_non_zero_requests_sum_exact_quantities():
+    """The scorers' pod request (resource_allocation.go calculatePodResourceRequest:
+    PodRequests with NonMissingContainerRequests, then MilliValue) adds the containers'
+    Quantities exactly: two of 500u cpu are 1 millicore; memory gets 200Mi per container."""
+    from service.engine.resources import pod_requests_non_zero
+    from service.engine.scheduler.plugins.noderesources.resource_allocation import (
+        ResourceAllocationScorer,
+    )
+
+    p = _pod("500u", "500u")
+    assert pod_requests_non_zero(p) == {"cpu": 1, "memory": 2 * 200 * 1024**2}
+    reqs, nz_cpu, nz_mem = scheduler_pod_requests(p)
+    assert (reqs["cpu"], nz_cpu, nz_mem) == (1, 1, 2 * 200 * 1024**2)
+    prepared = ResourceAllocationScorer().prepare(p)
+    assert prepared.pairs({"cpu": 4000, "memory": 2**30}, {}, 0, 0)[0] == [1, 400 * 1024**2]

@@ -77,7 +77,13 @@ from service.engine.objects import (
     PodStats,
 )
 from service.engine.qos import is_critical_pod
-from service.engine.quantity import BINARY_SI, DECIMAL_SI, base_units_to_string, format_quantity
+from service.engine.quantity import (
+    BINARY_SI,
+    DECIMAL_SI,
+    base_units_to_string,
+    format_quantity,
+    wrap_int64,
+)
 from service.engine.resources import is_pod_level_resources_set, pod_limits, resource_request
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
@@ -169,8 +175,12 @@ class SignalObservation:
 def _memory_observation(memory: MemoryStats | None) -> SignalObservation | None:
     if memory is None or memory.available_bytes is None or memory.working_set_bytes is None:
         return None
+    # makeSignalObservations converts the uint64 stats with int64(...): past 2^63-1 they wrap
+    # (the capacity is the uint64 sum, converted the same way).
     return SignalObservation(
-        memory.available_bytes, memory.available_bytes + memory.working_set_bytes, memory.time
+        wrap_int64(memory.available_bytes),
+        wrap_int64(memory.available_bytes + memory.working_set_bytes),
+        memory.time,
     )
 
 
@@ -180,9 +190,13 @@ def _fs_observations(
     if fs is None:
         return
     if fs.available_bytes is not None and fs.capacity_bytes is not None:
-        out[bytes_signal] = SignalObservation(fs.available_bytes, fs.capacity_bytes, fs.time)
+        out[bytes_signal] = SignalObservation(
+            wrap_int64(fs.available_bytes), wrap_int64(fs.capacity_bytes), fs.time
+        )
     if fs.inodes_free is not None and fs.inodes is not None:
-        out[inodes_signal] = SignalObservation(fs.inodes_free, fs.inodes, fs.time)
+        out[inodes_signal] = SignalObservation(
+            wrap_int64(fs.inodes_free), wrap_int64(fs.inodes), fs.time
+        )
 
 
 def make_signal_observations(stats: NodeStats) -> dict[str, SignalObservation]:
@@ -206,8 +220,11 @@ def make_signal_observations(stats: NodeStats) -> dict[str, SignalObservation]:
         and rlimit.max_pid is not None
         and rlimit.num_of_running_processes is not None
     ):
+        # int64(MaxPID) - int64(NumOfRunningProcesses), in int64.
         result[SIGNAL_PID] = SignalObservation(
-            rlimit.max_pid - rlimit.num_of_running_processes, rlimit.max_pid, rlimit.time
+            wrap_int64(rlimit.max_pid - rlimit.num_of_running_processes),
+            wrap_int64(rlimit.max_pid),
+            rlimit.time,
         )
     return {s: result[s] for s in SIGNALS if s in result}
 
@@ -389,17 +406,21 @@ class PodStatsIndex:
 
 
 def _used_bytes(fs: FsStats | None) -> int:
-    return (fs.used_bytes or 0) if fs is not None else 0
+    """helpers.go diskUsage: int64(usedBytes), wrapping past 2^63-1 (then summed exactly, as
+    Quantity.Add sums)."""
+    return wrap_int64(fs.used_bytes or 0) if fs is not None else 0
 
 
 def _inodes_used(fs: FsStats | None) -> int:
-    return (fs.inodes_used or 0) if fs is not None else 0
+    """helpers.go inodeUsage: int64(inodesUsed)."""
+    return wrap_int64(fs.inodes_used or 0) if fs is not None else 0
 
 
 def memory_usage(stats: PodStats) -> int:
-    """helpers.go memoryUsage: the pod's working set (0 when absent)."""
+    """helpers.go memoryUsage: the pod's working set as int64(workingSetBytes) (0 when
+    absent): a uint64 past 2^63-1 wraps to a negative usage, below any request."""
     memory = stats.memory
-    return (memory.working_set_bytes or 0) if memory is not None else 0
+    return wrap_int64(memory.working_set_bytes or 0) if memory is not None else 0
 
 
 def pod_disk_usage(
@@ -421,8 +442,8 @@ def pod_disk_usage(
         for name in pod.local_volume_names:
             for volume in stats.volumes:
                 if volume.name == name:
-                    disk += volume.used_bytes or 0
-                    inodes += volume.inodes_used or 0
+                    disk += wrap_int64(volume.used_bytes or 0)  # diskUsage / inodeUsage
+                    inodes += wrap_int64(volume.inodes_used or 0)
                     break
     return disk, inodes
 

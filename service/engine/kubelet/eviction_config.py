@@ -369,7 +369,16 @@ def get_threshold_quantity(value: ThresholdValue, capacity: int) -> int | Fracti
     trunc(float64(capacity) × float64(float32 percentage))."""
     if value.quantity is not None:
         return value.quantity.value
-    return int(float(capacity) * value.percentage)
+    return _float_to_int64(float(capacity) * value.percentage)
+
+
+def _float_to_int64(x: float) -> int:
+    """Go's int64(x) on amd64 (the kubelet's platform): truncation toward zero; a value
+    int64 cannot hold (2^63 and up, e.g. 100% of a capacity of 2^63-1, which float64 rounds
+    to 2^63) gives the "integer indefinite" -2^63 that CVTTSD2SI returns."""
+    if x != x or not -(2.0**63) <= x < 2.0**63:
+        return -(2**63)
+    return int(x)
 
 
 def threshold_quantity_string(value: ThresholdValue, capacity: int) -> str:
@@ -377,7 +386,7 @@ def threshold_quantity_string(value: ThresholdValue, capacity: int) -> str:
     resolved percentage printed as a BinarySI quantity (as upstream, even for inodes)."""
     if value.quantity is not None:
         return str(value.quantity)
-    return format_quantity(int(float(capacity) * value.percentage), BINARY_SI)
+    return format_quantity(_float_to_int64(float(capacity) * value.percentage), BINARY_SI)
 
 
 def is_hard_eviction_threshold(threshold: Threshold) -> bool:

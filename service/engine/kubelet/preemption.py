@@ -31,6 +31,7 @@ from service.engine.qos import (
     is_critical_pod,
     preemptable,
 )
+from service.engine.quantity import wrap_int64
 from service.engine.resources import kubelet_resource_requests
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
@@ -628,7 +629,10 @@ def handle_admission_failure(
     other_reasons = [r for r in reasons if not r.is_resource]
     if other_reasons:
         return AdmissionFailureOutcome(other_reasons)
-    requirements = [(r.resource, r.insufficient_amount) for r in resource_reasons]
+    # GetInsufficientAmount is int64 arithmetic: requested - (capacity - used) wraps in Go
+    # (a wrapped node sum, a capacity near 2^63-1), and a requirement that wraps to 0 or
+    # below is dropped by admissionRequirementList.subtract like any met one.
+    requirements = [(r.resource, wrap_int64(r.insufficient_amount)) for r in resource_reasons]
     try:
         victims = get_pods_to_preempt(admit_pod, active_pods, requirements, settings=settings)
     except PreemptionError as exc:

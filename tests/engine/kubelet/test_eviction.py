@@ -926,3 +926,51 @@ def test_mirror_pod_stats_are_found_under_the_static_pod_uid():
     other = PodStats(namespace="kube-system", name="kube-apiserver-n1", uid="api-server-uid")
     assert PodStatsIndex([stats]).get(mirror) is stats
     assert PodStatsIndex([other, stats]).get(mirror) is stats
+
+
+# --- int64 at the edges: the kubelet converts uint64 stats with int64(...) ---------------------
+
+U63 = 2**63
+
+
+def test_make_signal_observations_converts_uint64_stats_to_int64():
+    """helpers.go makeSignalObservations: NewQuantity(int64(*AvailableBytes)), capacity
+    int64(available + workingSet) (a uint64 sum), int64(MaxPID) - int64(running): each
+    wraps past 2^63-1."""
+    stats = NodeStats(
+        node_name="n",
+        memory=MemoryStats(available_bytes=U63 + 10, working_set_bytes=U63 - 4),
+        fs=FsStats(available_bytes=U63, capacity_bytes=2**64 - 1, inodes_free=U63, inodes=5),
+        rlimit=RlimitStats(max_pid=U63 + 1, num_of_running_processes=3),
+    )
+    got = make_signal_observations(stats)
+    assert (got["memory.available"].available, got["memory.available"].capacity) == (
+        -U63 + 10,
+        6,
+    )
+    assert (got["nodefs.available"].available, got["nodefs.available"].capacity) == (-U63, -1)
+    assert got["nodefs.inodesFree"].available == -U63
+    assert (got["pid.available"].available, got["pid.available"].capacity) == (
+        U63 - 2,
+        -U63 + 1,
+    )
+
+
+def test_memory_usage_past_int64_wraps_below_the_request():
+    """helpers.go memoryUsage is int64(*WorkingSetBytes): a working set of 2^63 bytes is
+    -2^63, so exceedMemoryRequests does not count the pod as above its request and the
+    memory ordering puts it last."""
+    from service.engine.kubelet.eviction import memory_usage
+
+    assert memory_usage(PodStats("ns", "p", memory=MemoryStats(working_set_bytes=U63))) == -U63
+    big = PodStats("ns", "p", memory=MemoryStats(working_set_bytes=U63 + 100))
+    assert memory_usage(big) == -U63 + 100
+
+
+def test_percentage_threshold_of_int64_max_capacity_is_go_int64_conversion():
+    """evictionapi.GetThresholdQuantity: int64(float64(capacity) * percentage). 100% of
+    2^63-1 is float64 2^63, which int64 cannot hold: on amd64 the conversion gives -2^63."""
+    from service.engine.kubelet.eviction_config import get_threshold_quantity
+
+    assert get_threshold_quantity(ThresholdValue(percentage=1.0), U63 - 1) == -U63
+    assert get_threshold_quantity(ThresholdValue(percentage=0.5), U63 - 1) == 2**62

@@ -209,3 +209,26 @@ def test_guaranteed_spared_when_others_suffice():
     bu = request_pod("bu", 300, 300 * MI)
     got = get_pods_to_preempt(CRITICAL, [g, bu], [("cpu", 200)])
     assert [p.name for p in got] == ["bu"]
+
+
+MAX_INT64 = 2**63 - 1
+
+
+def test_insufficient_amount_wraps_as_int64():
+    """HandleAdmissionFailure takes InsufficientResourceError.GetInsufficientAmount, int64
+    ``requested - (capacity - used)``: 2^63-1 requested on a node of capacity 0 already using
+    5 is 2^63+4 exactly, which wraps to -2^63+4 in Go. A requirement at or below 0 is dropped
+    by admissionRequirementList.subtract like any met one, so the critical pod is admitted
+    without a victim, where the exact amount would find no set of pods to free it."""
+    outcome = handle_admission_failure(
+        CRITICAL,
+        [InsufficientResource("memory", MAX_INT64, 5, 0)],
+        [request_pod("v", memory=MI)],
+    )
+    assert outcome.requirements == [("memory", -(2**63) + 4)]
+    assert outcome.victims == [] and outcome.error is None and outcome.reasons == []
+    # An amount int64 holds is the same either way (the wraps inside cancel out).
+    outcome = handle_admission_failure(
+        CRITICAL, [InsufficientResource("cpu", 5, -2, MAX_INT64)], [request_pod("v", 100)]
+    )
+    assert outcome.requirements == [("cpu", -(2**63) + 4)]

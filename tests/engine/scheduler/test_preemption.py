@@ -20,6 +20,7 @@ from service.engine.objects import (
     PodDisruptionBudget,
     TopologySpreadConstraint,
 )
+from service.engine.quantity import MAX_INT64
 from service.engine.scheduler.framework import (
     ERROR,
     UNRESOLVABLE,
@@ -524,3 +525,77 @@ def test_a_victim_in_volume_conflict_is_selected_literally(holder_volume, incomi
     assert not fwk.reprieve_on_sums_at(ctx, ni, victims)
     fast = select_victims_on_node(fwk, ctx, view, ni)
     assert (_names(fast[0]), fast[2].is_success) == (["holder"], True)
+
+
+# --- the same at int64's edges, where NodeInfo.Requested wraps ---
+
+_HUGE = (2**62, 3 * 2**61, MAX_INT64 - 1, MAX_INT64)
+
+
+def _random_edge_cluster(rng: random.Random):
+    """Nodes and pods whose cpu (and sometimes memory) requests are near int64's bounds, so
+    a node's Requested, the free amount (allocatable - requested) and the nominated pods'
+    additions wrap around in Go's int64 as SelectVictimsOnNode re-runs the filters."""
+    nodes = [
+        node(
+            f"n{i}",
+            cpu=rng.choice([4000, 2**62, MAX_INT64 - 3000, MAX_INT64]),
+            memory=rng.choice([4 * 1024**3, MAX_INT64]),
+            pods=rng.choice([3, 8, 110]),
+        )
+        for i in range(5)
+    ]
+    pods = []
+    for i in range(30):
+        pods.append(
+            pod(
+                f"p{i}",
+                rng.choice([0, 100, 900, *_HUGE]),
+                rng.choice([0, 512 * 1024**2, 2**62, MAX_INT64]),
+                node=rng.choice(nodes).name,
+                priority=rng.choice([-5, 0, 10, 100, 2000]),
+                start=rng.choice([None, 1, 2, 3]),
+                labels=rng.choice([{}, {"app": "a"}, {"app": "b"}]),
+            )
+        )
+    for i in range(2):
+        pods.append(
+            pod(
+                f"nom{i}",
+                rng.choice([100, *_HUGE]),
+                0,
+                priority=rng.choice([0, 100, 500]),
+                nominated=rng.choice(nodes).name,
+            )
+        )
+    budgets = [pdb("a", {"app": "a"}, rng.choice([0, 1])), pdb("b", {"app": "b"}, 0)]
+    return cluster(nodes, pods, budgets)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_fast_victim_selection_matches_reference_at_int64_edges(seed: int) -> None:
+    """SelectVictimsOnNode (default_preemption.go) re-runs NodeResourcesFit's fitsRequest on
+    a NodeInfo whose Requested is summed with int64 ``+=`` (NodeInfo.update) and compared as
+    ``allocatable - requested``, both wrapping: adding a pod back can make the preemptor fit
+    again. The selection on sums gives the literal selection's verdict there too."""
+    rng = random.Random(seed)
+    cl = _random_edge_cluster(rng)
+    view = scheduler_view(cl)
+    for _ in range(4):
+        incoming = pod(
+            "incoming",
+            rng.choice([100, 1500, 2**62, MAX_INT64]),
+            rng.choice([0, 256 * 1024**2, MAX_INT64]),
+            priority=rng.choice([50, 500, 5000]),
+        )
+        fwk, ctx = cycle(incoming, view)
+        prepare_nominated(ctx, view)
+        for ni in view.nodes:
+            fast = select_victims_on_node(fwk, ctx, view, ni)
+            slow = select_victims_reference(fwk, ctx, view, ni)
+            assert (_names(fast[0]), fast[1], fast[2].code, fast[2].reasons) == (
+                _names(slow[0]),
+                slow[1],
+                slow[2].code,
+                slow[2].reasons,
+            ), (seed, ni.name)

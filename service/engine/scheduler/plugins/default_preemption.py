@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from service.engine.objects import Pod
 from service.engine.ports import HostPorts
+from service.engine.quantity import MAX_INT64
 from service.engine.scheduler.framework import (
     SUCCESS,
     UNRESOLVABLE,
@@ -191,6 +192,9 @@ def select_victims_on_node(
 
     checks, wanted = _fit_inputs(ctx)
     cums = [ni.cumulative(name) for name, _ in checks]
+    additions = ctx.nominated.get(ni.name) or ()
+    if _may_wrap(checks, cums, additions):
+        return select_victims_reference(fwk, ctx, view, ni)
     requested = {
         name: ni.requested.get(name, 0) - (cum[n] - cum[first])
         for (name, _), cum in zip(checks, cums, strict=True)
@@ -222,7 +226,6 @@ def select_victims_on_node(
             if violated:
                 violating_at.append(pos)
 
-    additions = ctx.nominated.get(ni.name) or ()
     alloc = ni.allocatable
     remaining = []
     for name, want in checks:
@@ -263,6 +266,26 @@ def select_victims_on_node(
             skipped[r] += cum[fail + 1] - cum[fail]
         start = fail + 1
     return victims, 0, Status(SUCCESS)
+
+
+def _may_wrap(
+    checks: Sequence[tuple[str, int]], cums: list[list[int]], additions: Sequence[PodInfo]
+) -> bool:
+    """Whether some Requested the literal selection builds could leave int64: the node's
+    pods (all of them, the most any kept set holds) and its nominated pods summed exactly
+    past 2^63-1. Then NodeInfo.update's ``+=`` wraps in Go, fitsRequest's ``allocatable -
+    requested`` wraps too, and a reprieved pod can make the preemptor fit again: the
+    reprieve is no longer monotone in the pods kept, which the running sums and the bisection
+    assume, so the selection is done literally. Below that bound every Requested, free
+    amount and difference the literal path computes is the exact integer the sums use
+    (requests are never negative and each is at most 2^63-1)."""
+    for (name, _), cum in zip(checks, cums, strict=True):
+        total = cum[-1]
+        for pi in additions:
+            total += pi.requests.get(name, 0)
+        if total > MAX_INT64:
+            return True
+    return False
 
 
 def _reprieve_linear(

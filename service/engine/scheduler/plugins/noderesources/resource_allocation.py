@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from service.engine.objects import Pod
+from service.engine.quantity import wrap_int64
 from service.engine.resources import is_scalar_resource_name, pod_requests, pod_requests_non_zero
 from service.engine.scheduler.framework import MAX_NODE_SCORE
 from service.engine.scheduler.profile import (
@@ -140,10 +141,12 @@ def validate_balanced_resources(
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
-    """leastRequestedScore: (capacity - requested) * 100 / capacity, 0 when over capacity."""
+    """leastRequestedScore: (capacity - requested) * 100 / capacity, 0 when over capacity;
+    in int64 as Go computes it: the difference and the product wrap around, the division
+    truncates toward zero (a capacity near 2^63-1 millicores scores 0, not 99)."""
     if capacity == 0 or requested > capacity:
         return 0
-    return (capacity - requested) * MAX_NODE_SCORE // capacity
+    return _div_trunc(wrap_int64((capacity - requested) * MAX_NODE_SCORE), capacity)
 
 
 def most_requested_score(requested: int, capacity: int) -> int:
@@ -152,7 +155,7 @@ def most_requested_score(requested: int, capacity: int) -> int:
         return 0
     if requested > capacity:
         requested = capacity
-    return requested * MAX_NODE_SCORE // capacity
+    return _div_trunc(wrap_int64(requested * MAX_NODE_SCORE), capacity)  # int64, as in Go
 
 
 def _weighted_mean(
@@ -161,15 +164,17 @@ def _weighted_mean(
     allocatable: Sequence[int],
     weights: Sequence[int],
 ) -> int:
+    """leastResourceScorer / mostResourceScorer's loop: int64 sums (wrapping) and Go's
+    truncating division."""
     node_score = weight_sum = 0
     for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
         if alloc == 0:
             continue
-        node_score += per(req, alloc) * weight
+        node_score = wrap_int64(node_score + per(req, alloc) * weight)
         weight_sum += weight
     if weight_sum == 0:
         return 0
-    return node_score // weight_sum
+    return _div_trunc(node_score, weight_sum)
 
 
 def least_resource_score(
@@ -236,9 +241,10 @@ def requested_to_capacity_ratio_score(
         if req > alloc:
             value = shape(MAX_UTILIZATION)
         else:
-            value = shape(req * MAX_UTILIZATION // alloc)
+            # requested * maxUtilization / capacity in int64: wraps, truncates toward zero.
+            value = shape(_div_trunc(wrap_int64(req * MAX_UTILIZATION), alloc))
         if value > 0:
-            node_score += value * weight
+            node_score = wrap_int64(node_score + value * weight)
             weight_sum += weight
     if weight_sum == 0:
         return 0
@@ -337,7 +343,8 @@ class _Allocation:
                 reqs.append(0)
                 allocs.append(0)
                 continue
-            reqs.append(used + pod_req)
+            # calculateResourceAllocatableRequest: the node's int64 sum plus the pod's, wrapping.
+            reqs.append(wrap_int64(used + pod_req))
             allocs.append(alloc)
         return reqs, allocs
 

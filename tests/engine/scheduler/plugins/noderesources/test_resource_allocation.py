@@ -16,7 +16,9 @@ from service.engine.scheduler.plugins.noderesources.resource_allocation import (
     _go_round,
     balanced_resource_score,
     broken_linear_function,
+    least_requested_score,
     least_resource_score,
+    most_requested_score,
     most_resource_score,
     requested_to_capacity_ratio_score,
     validate_balanced_resources,
@@ -157,3 +159,65 @@ def test_validate_balanced_resources() -> None:
         [ResourceSpec("cpu", 1), ResourceSpec("cpu", 1), ResourceSpec("memory", 2)]
     )
     assert [p for p, _ in errors] == ["resources[1].name", "resources[2].weight"]
+
+
+# --- int64 at the edges, as Go computes the scores ---
+
+MAX = 2**63 - 1
+
+
+def test_least_requested_score_wraps_the_int64_product() -> None:
+    # leastRequestedScore: (capacity - requested) * MaxNodeScore overflows int64 and wraps
+    # (to -100 - 100 * 1000 here), then / capacity truncates toward zero: 0, not 99.
+    assert least_requested_score(1000, MAX) == 0
+    # A wrapped (negative) node sum: capacity - requested exceeds capacity, the score 100.
+    assert least_requested_score(-2, 4000) == 100
+    assert least_requested_score(-4000, 4000) == 200  # runScorePlugins then refuses it
+
+
+def test_most_requested_score_wraps_and_truncates() -> None:
+    # mostRequestedScore: requested * 100 in int64 (2^62 * 100 wraps to 0).
+    assert most_requested_score(2**62, MAX) == 0
+    # A negative (wrapped) sum truncates toward zero: -150 * 100 / 4000 is -3, not -4.
+    assert most_requested_score(-150, 4000) == -3
+
+
+def test_resource_scorers_sum_in_int64() -> None:
+    # leastResourceScorer: nodeScore += score * weight wraps; / weightSum truncates.
+    assert least_resource_score([-(2**62), 0], [1, 1], [100, 1]) == _go_div(
+        _wrap(_wrap(2**62 + 1) * 100 * 100 + 100), 101
+    )
+
+
+def test_requested_to_capacity_utilization_is_int64() -> None:
+    # buildRequestedToCapacityRatioScorerFunction (v1.35): requested * maxUtilization /
+    # capacity in int64, so 2^62 + 1000 millicores of 2^63 - 1 is utilization 0, not 50.
+    shape = broken_linear_function([(0, 0), (100, 100)])
+    assert requested_to_capacity_ratio_score([2**62 + 1000], [MAX], [1], shape) == 0
+
+
+def test_calculate_resource_allocatable_request_wraps_the_sum() -> None:
+    # calculateResourceAllocatableRequest: the node's int64 sum plus the pod's request wraps.
+    scorer = ResourceAllocationScorer(LEAST_ALLOCATED)
+    prepared = scorer.prepare(pod("p", MAX, 1))
+    reqs, _ = prepared.pairs({"cpu": MAX, "memory": 8 * 1024**3}, {}, MAX, 0)
+    assert reqs[0] == -2
+    # BalancedAllocation's fraction is float64(-2) / float64(capacity): negative, kept.
+    balanced = BalancedAllocationScorer()
+    prepared = balanced.prepare(pod("p", MAX, 1024))
+    assert prepared.pairs({"cpu": 4000, "memory": 4096}, {"cpu": MAX, "memory": 0}, 0, 0)[0] == [
+        -2,
+        1024,
+    ]
+    assert balanced_resource_score([-2, 1024], [4000, 4096]) == int(
+        (1 - (0.25 + 2 / 4000) / 2) * 100
+    )
+
+
+def _wrap(x: int) -> int:
+    return ((x + 2**63) % 2**64) - 2**63
+
+
+def _go_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
