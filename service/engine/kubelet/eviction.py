@@ -75,13 +75,17 @@ from service.engine.objects import (
     NodeStats,
     Pod,
     PodStats,
+    ResourceList,
 )
 from service.engine.qos import is_critical_pod
 from service.engine.quantity import (
     BINARY_SI,
     DECIMAL_SI,
+    Quantity,
     base_units_to_string,
     format_quantity,
+    from_base_units,
+    parse_quantity,
     wrap_int64,
 )
 from service.engine.resources import is_pod_level_resources_set, pod_limits, resource_request
@@ -650,6 +654,17 @@ def _format(pod: Pod, resource: str, amount: int) -> str:
     return base_units_to_string(resource, amount, pod.formats.get(resource, BINARY_SI))
 
 
+def _request(pod: Pod, resource: str, requests: ResourceList, given: dict[str, str]) -> Quantity:
+    """``Resources.Requests[resource]`` as the kubelet holds it, the Quantity it compares and
+    prints: as written where the snapshot kept it (``*_given``: sub-byte fractions, another
+    spelling), else rebuilt from its integer; the zero Quantity when it is absent."""
+    if resource in given:
+        return parse_quantity(given[resource])
+    return from_base_units(
+        resource, requests.get(resource, 0), pod.formats.get(resource, BINARY_SI)
+    )
+
+
 def get_threshold_met_info(
     resource: str, thresholds: Iterable[Threshold], observations: Mapping[str, SignalObservation]
 ) -> tuple[str, str] | None:
@@ -694,7 +709,8 @@ def eviction_message(
         and stats.memory is not None
     ):
         usage = format_quantity(memory_usage(stats), BINARY_SI)
-        request = _format(pod, RESOURCE_MEMORY, pod.resources.requests[RESOURCE_MEMORY])
+        resources = pod.resources
+        request = _request(pod, RESOURCE_MEMORY, resources.requests, resources.requests_given)
         message += (
             f"Pod {pod.name} was using {usage}, request is {request}, "
             f"has larger consumption of {resource}. "
@@ -718,12 +734,12 @@ def eviction_message(
                 memory = container_stats.memory
                 if memory is not None and memory.working_set_bytes is not None:
                     usage_amount = memory.working_set_bytes
-            request_amount = container.requests.get(resource, 0)
-            if usage_amount is not None and usage_amount > request_amount:
+            request = _request(pod, resource, container.requests, container.requests_given)
+            # usage.Cmp(requests) > 0: exact, so 1 byte used exceeds a request of "0.5".
+            if usage_amount is not None and usage_amount > request.value:
                 message += (
                     f"Container {container.name} was using "
-                    f"{format_quantity(usage_amount, BINARY_SI)}, request is "
-                    f"{_format(pod, resource, request_amount)}, "
+                    f"{format_quantity(usage_amount, BINARY_SI)}, request is {request}, "
                     f"has larger consumption of {resource}. "
                 )
             break

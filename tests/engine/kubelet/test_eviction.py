@@ -974,3 +974,34 @@ def test_percentage_threshold_of_int64_max_capacity_is_go_int64_conversion():
 
     assert get_threshold_quantity(ThresholdValue(percentage=1.0), U63 - 1) == -U63
     assert get_threshold_quantity(ThresholdValue(percentage=0.5), U63 - 1) == 2**62
+
+
+def test_message_compares_and_prints_the_request_as_written():
+    """evictionMessage compares usage with the request by Quantity.Cmp (exact) and prints
+    requests.String(): a request of "0.5" bytes (Value() 1) is exceeded by 1 byte and prints
+    as 500m; "1.5Gi" prints in canonical form, 1536Mi."""
+    pod = pod_from_object(
+        {
+            "metadata": {"name": "frac", "namespace": "default", "uid": "uid-frac"},
+            "spec": {
+                "containers": [
+                    {"name": "half", "resources": {"requests": {"memory": "0.5"}}},
+                    {"name": "big", "resources": {"requests": {"memory": "1.5Gi"}}},
+                ]
+            },
+        }
+    )
+    stats = PodStats(
+        namespace="default",
+        name="frac",
+        uid="uid-frac",
+        containers=(
+            ContainerStats("half", memory=MemoryStats(working_set_bytes=1)),
+            ContainerStats("big", memory=MemoryStats(working_set_bytes=2 * GI)),
+        ),
+    )
+    assert eviction_message("memory", pod, stats, [], {}) == (
+        "The node was low on resource: memory. "
+        "Container half was using 1, request is 500m, has larger consumption of memory. "
+        "Container big was using 2Gi, request is 1536Mi, has larger consumption of memory. "
+    )
