@@ -201,47 +201,37 @@ def _container(
             )
             for p in raw.ports
         )
-    if shared is None:
-        return m.Container(
-            name=raw.name,
-            requests=requests,
-            limits=limits,
-            ports=ports,
-            restart_policy=raw.restart_policy,
-            image=raw.image,
-            requests_given=requests_given,
-            limits_given=limits_given,
+    key = None
+    if shared is not None:
+        requests, limits = shared.mapping(requests), shared.mapping(limits)
+        requests_given = shared.mapping(requests_given)
+        limits_given = shared.mapping(limits_given)
+        # Interned maps are kept alive by the interner, so their ids identify them.
+        key = (
+            "container",
+            raw.name,
+            id(requests),
+            id(limits),
+            ports,
+            raw.restart_policy,
+            raw.image,
+            id(requests_given),
+            id(limits_given),
         )
-    requests, limits = shared.mapping(requests), shared.mapping(limits)
-    requests_given, limits_given = shared.mapping(requests_given), shared.mapping(limits_given)
-    # Interned maps are kept alive by the interner, so their ids identify them.
-    key = (
-        "container",
-        raw.name,
-        id(requests),
-        id(limits),
-        ports,
-        raw.restart_policy,
-        raw.image,
-        id(requests_given),
-        id(limits_given),
+        found = shared.get(key)
+        if found is not None:
+            return found
+    container = m.Container(
+        name=raw.name,
+        requests=requests,
+        limits=limits,
+        ports=ports,
+        restart_policy=raw.restart_policy,
+        image=raw.image,
+        requests_given=requests_given,
+        limits_given=limits_given,
     )
-    found = shared.get(key)
-    if found is None:
-        found = shared.put(
-            key,
-            m.Container(
-                name=raw.name,
-                requests=requests,
-                limits=limits,
-                ports=ports,
-                restart_policy=raw.restart_policy,
-                image=raw.image,
-                requests_given=requests_given,
-                limits_given=limits_given,
-            ),
-        )
-    return found
+    return container if shared is None else shared.put(key, container)
 
 
 def _pod_resources(
@@ -1295,6 +1285,17 @@ _KINDS = {
 }
 _CONTROLLER_KINDS = ("ReplicaSet", "StatefulSet", "ReplicationController")
 _CLUSTER_SCOPED_KINDS = ("Node", "PriorityClass", "Namespace")
+# The builder's list of each kind outside storage; the workload controllers share one.
+_COLLECTED_IN = {
+    "Node": "nodes",
+    "Pod": "pods",
+    "PodDisruptionBudget": "pdbs",
+    "PriorityClass": "priority_classes",
+    "Namespace": "namespaces",
+    "Service": "services",
+    "Lease": "leases",
+    **dict.fromkeys(_CONTROLLER_KINDS, "controllers"),
+}
 
 
 class SnapshotBuilder:
@@ -1344,33 +1345,14 @@ class SnapshotBuilder:
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return
-        if kind == "Node":
-            if self._unique(kind, "", obj.name, path):
-                self.nodes.append(obj)
-        elif kind == "Pod":
-            if self._unique(kind, obj.namespace, obj.name, path):
-                self.pods.append(obj)
-        elif kind == "PodDisruptionBudget":
-            if self._unique(kind, obj.namespace, obj.name, path):
-                self.pdbs.append(obj)
-        elif kind == "PriorityClass":
-            if self._unique(kind, "", obj.name, path):
-                self.priority_classes.append(obj)
-        elif kind == "Namespace":
-            if self._unique(kind, "", obj.name, path):
-                self.namespaces.append(obj)
-        elif kind == "Service":
-            if self._unique(kind, obj.namespace, obj.name, path):
-                self.services.append(obj)
-        elif kind in _CONTROLLER_KINDS:
-            if self._unique(kind, obj.namespace, obj.name, path):
-                self.controllers.append(obj)
-        elif kind in _STORAGE_KINDS:
+        if kind in _STORAGE_KINDS:
             field, namespaced = _STORAGE_KINDS[kind]
-            if self._unique(kind, obj.namespace if namespaced else "", obj.name, path):
-                self.storage[field].append(obj)
-        elif self._unique(kind, obj.namespace, obj.name, path):
-            self.leases.append(obj)
+            collected = self.storage[field]
+        else:
+            namespaced = kind not in _CLUSTER_SCOPED_KINDS
+            collected = getattr(self, _COLLECTED_IN[kind])
+        if self._unique(kind, obj.namespace if namespaced else "", obj.name, path):
+            collected.append(obj)
 
     def add_json_item(self, data: msgspec.Raw, path: str) -> None:
         try:
@@ -1378,25 +1360,20 @@ class SnapshotBuilder:
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return
-        entry = _KINDS.get(head.kind)
-        if entry is None:
-            if head.kind in ("", None):
-                self.errors.append(FieldError(f"{path}.kind", "object has no kind"))
-            else:
-                self.ignored[head.kind] += 1
-            return
-        try:
-            raw = decode_json(data, entry[0], path)
-        except IngestError as exc:
-            self.errors.extend(exc.errors)
-            return
-        self.add_raw(head.kind, raw, path)
+        self._add_kind(head.kind, path, lambda kind_type: decode_json(data, kind_type, path))
 
     def add_object(self, obj: Any, path: str) -> None:
         if not isinstance(obj, dict):
             self.errors.append(FieldError(path, "expected a Kubernetes object"))
             return
-        kind = obj.get("kind")
+        self._add_kind(
+            obj.get("kind"), path, lambda kind_type: convert_object(obj, kind_type, path)
+        )
+
+    def _add_kind(self, kind: Any, path: str, decode: Callable[[type], Any]) -> None:
+        """Add an object whose ``kind`` field reads ``kind``: a missing kind is an error, one
+        Verdict does not read is counted as ignored, and one it reads is decoded into its
+        wire struct by ``decode(struct type)`` and added."""
         entry = _KINDS.get(kind) if isinstance(kind, str) else None
         if entry is None:
             if not kind:
@@ -1405,7 +1382,7 @@ class SnapshotBuilder:
                 self.ignored[str(kind)] += 1
             return
         try:
-            raw = convert_object(obj, entry[0], path)
+            raw = decode(entry[0])
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return
