@@ -1310,6 +1310,14 @@ class SnapshotBuilder:
         self._seen: dict[tuple[str, str, str], str] = {}
         self.errors: list[FieldError] = []
         self.shared = Interner()
+        # kind -> (the list its objects are collected in, whether they are namespaced)
+        self._collected_in = {
+            kind: (getattr(self, attr), kind not in _CLUSTER_SCOPED_KINDS)
+            for kind, attr in _COLLECTED_IN.items()
+        } | {
+            kind: (self.storage[field], namespaced)
+            for kind, (field, namespaced) in _STORAGE_KINDS.items()
+        }
 
     def _unique(self, kind: str, namespace: str, name: str, path: str) -> bool:
         key = (kind, namespace, name)
@@ -1338,12 +1346,7 @@ class SnapshotBuilder:
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return
-        if kind in _STORAGE_KINDS:
-            field, namespaced = _STORAGE_KINDS[kind]
-            collected = self.storage[field]
-        else:
-            namespaced = kind not in _CLUSTER_SCOPED_KINDS
-            collected = getattr(self, _COLLECTED_IN[kind])
+        collected, namespaced = self._collected_in[kind]
         if self._unique(kind, obj.namespace if namespaced else "", obj.name, path):
             collected.append(obj)
 
@@ -1353,20 +1356,19 @@ class SnapshotBuilder:
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return
-        self._add_kind(head.kind, path, lambda kind_type: decode_json(data, kind_type, path))
+        self._add_kind(head.kind, path, decode_json, data)
 
     def add_object(self, obj: Any, path: str) -> None:
         if not isinstance(obj, dict):
             self.errors.append(FieldError(path, "expected a Kubernetes object"))
             return
-        self._add_kind(
-            obj.get("kind"), path, lambda kind_type: convert_object(obj, kind_type, path)
-        )
+        self._add_kind(obj.get("kind"), path, convert_object, obj)
 
-    def _add_kind(self, kind: Any, path: str, decode: Callable[[type], Any]) -> None:
+    def _add_kind(self, kind: Any, path: str, decode: Callable[..., Any], source: Any) -> None:
         """Add an object whose ``kind`` field reads ``kind``: a missing kind is an error, one
-        Verdict does not read is counted as ignored, and one it reads is decoded into its
-        wire struct by ``decode(struct type)`` and added."""
+        Verdict does not read is counted as ignored, and one it reads is decoded from
+        ``source`` into its wire struct by ``decode`` (``decode_json`` or
+        ``convert_object``) and added."""
         entry = _KINDS.get(kind) if isinstance(kind, str) else None
         if entry is None:
             if not kind:
@@ -1375,7 +1377,7 @@ class SnapshotBuilder:
                 self.ignored[str(kind)] += 1
             return
         try:
-            raw = decode(entry[0])
+            raw = decode(source, entry[0], path)
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return
