@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import mmap
-import tempfile
 from datetime import UTC, datetime
 
 import orjson
@@ -13,6 +12,7 @@ from flask import current_app, request
 from service.api.errors import ApiError
 from service.api.load import hold_large_body_slot
 from service.ingest.body import reject_duplicate_keys
+from service.ingest.spool import Spool
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
@@ -45,33 +45,18 @@ def read_body(limit: int, spool_over: int | None = None) -> bytearray | mmap.mma
             view[filled : filled + len(chunk)] = chunk
             filled += len(chunk)
         return buffer
-    buffer = bytearray()
-    spool = None
     size = 0
-    try:
+    with Spool(spool_over) as spool:
         while chunk := stream.read(CHUNK):
             size += len(chunk)
             if size > limit:
                 raise ApiError(413, f"body exceeds the limit of {limit} bytes")
             if size > large:
                 hold_large_body_slot()
-            if spool is None and spool_over is not None and size > spool_over:
-                spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed in finally)
-                spool.write(buffer)
-                buffer = bytearray()
-            if spool is not None:
-                spool.write(chunk)
-            else:
-                buffer += chunk
+            spool.write(chunk)
         if length is not None and size < length:
             raise ApiError(400, "body shorter than its Content-Length")
-        if spool is None:
-            return buffer
-        spool.flush()
-        return mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
-    finally:
-        if spool is not None:
-            spool.close()  # unlinked: the file goes with the last mapping of it
+        return spool.result()
 
 
 def json_body() -> dict:

@@ -70,24 +70,24 @@ _MAX_INT64_FACTORS = 18
 _SCAN = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[+-]?[0-9]*)")
 _EXPONENT = re.compile(r"[+-]?[0-9]+")
 
-# suffix -> (base, exponent, format), as quantitySuffixer.interpret's lookup tables.
+# suffix -> (base, exponent, format), as quantitySuffixer.interpret's lookup tables: the
+# decimal suffixes are powers of ten, the binary ones powers of two.
+_DECIMAL_EXPONENTS = {
+    "": 0,
+    "n": -9,
+    "u": -6,
+    "m": -3,
+    "k": 3,
+    "M": 6,
+    "G": 9,
+    "T": 12,
+    "P": 15,
+    "E": 18,
+}
+_BINARY_EXPONENTS = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _SUFFIXES: dict[str, tuple[int, int, str]] = {
-    "": (10, 0, DECIMAL_SI),
-    "n": (10, -9, DECIMAL_SI),
-    "u": (10, -6, DECIMAL_SI),
-    "m": (10, -3, DECIMAL_SI),
-    "k": (10, 3, DECIMAL_SI),
-    "M": (10, 6, DECIMAL_SI),
-    "G": (10, 9, DECIMAL_SI),
-    "T": (10, 12, DECIMAL_SI),
-    "P": (10, 15, DECIMAL_SI),
-    "E": (10, 18, DECIMAL_SI),
-    "Ki": (2, 10, BINARY_SI),
-    "Mi": (2, 20, BINARY_SI),
-    "Gi": (2, 30, BINARY_SI),
-    "Ti": (2, 40, BINARY_SI),
-    "Pi": (2, 50, BINARY_SI),
-    "Ei": (2, 60, BINARY_SI),
+    **{s: (10, e, DECIMAL_SI) for s, e in _DECIMAL_EXPONENTS.items()},
+    **{s: (2, e, BINARY_SI) for s, e in _BINARY_EXPONENTS.items()},
 }
 _DECIMAL_SUFFIX_BY_EXPONENT = {e: s for s, (b, e, _) in _SUFFIXES.items() if b == 10}
 _BINARY_SUFFIX_BY_POWER = {e // 10: s for s, (b, e, _) in _SUFFIXES.items() if b == 2}

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import mmap
 import re
-import tempfile
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,6 +22,7 @@ from service.ingest import wire
 from service.ingest.errors import FieldError, IngestError
 from service.ingest.kube import SnapshotBuilder, decode_json
 from service.ingest.names import label_errors
+from service.ingest.spool import Spool
 
 try:  # the C scanner (repeated keys, NUL), built at install where a C compiler is found
     from service.ingest._jsonkeys import first_problem as _first_problem
@@ -60,12 +60,10 @@ def gunzip(
     (it is dropped with the file at the 413), and an accepted body is read from the page
     cache, which the kernel can reclaim, rather than from a buffer of the process."""
     inflater = zlib.decompressobj(wbits=31)
-    out = bytearray()
-    spool = None
     size = 0
 
-    def inflate(chunk) -> None:
-        nonlocal out, spool, size
+    def inflate(chunk, out: Spool) -> None:
+        nonlocal size
         while True:
             piece = inflater.decompress(chunk, GUNZIP_PIECE)
             size += len(piece)
@@ -75,14 +73,7 @@ def gunzip(
                     f"body exceeds the limit of {limit} bytes after decompression",
                     status=413,
                 )
-            if spool is None and size > spool_over:
-                spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed in finally)
-                spool.write(out)
-                out = bytearray()
-            if spool is not None:
-                spool.write(piece)
-            else:
-                out.extend(piece)
+            out.write(piece)
             if on_grow is not None:
                 on_grow(size)
             chunk = inflater.unconsumed_tail
@@ -90,23 +81,17 @@ def gunzip(
                 return
 
     view = memoryview(data)
-    try:
+    with Spool(spool_over) as out:
         try:
             for offset in range(0, len(view), GUNZIP_INPUT):
-                inflate(view[offset : offset + GUNZIP_INPUT])
+                inflate(view[offset : offset + GUNZIP_INPUT], out)
                 if inflater.eof:
                     break
         except zlib.error as exc:
             raise IngestError.one("body", f"invalid gzip data: {exc}", status=400) from None
         if not inflater.eof:
             raise IngestError.one("body", "truncated gzip data", status=400)
-        if spool is None:
-            return out
-        spool.flush()
-        return mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
-    finally:
-        if spool is not None:
-            spool.close()  # unlinked: the file goes with the last mapping of it
+        return out.result()
 
 
 class _Duplicate(Exception):

@@ -103,6 +103,19 @@ class Interner:
 _EMPTY: dict = {}
 
 
+def _require_name(raw: Any, what: str, prefix: str) -> None:
+    """metadata.name is required: its absence is refused at once (``what`` needs a name)."""
+    if not raw.metadata.name:
+        raise IngestError.one(f"{prefix}.metadata.name", f"{what} needs a name")
+
+
+def _name_errors(meta: wire.Metadata, what: str) -> list[FieldError]:
+    """The errors of an object's conversion, begun with its missing name if it has none."""
+    if meta.name:
+        return []
+    return [FieldError("metadata.name", f"{what} needs a name")]
+
+
 # --- quantities ---
 
 
@@ -201,47 +214,37 @@ def _container(
             )
             for p in raw.ports
         )
-    if shared is None:
-        return m.Container(
-            name=raw.name,
-            requests=requests,
-            limits=limits,
-            ports=ports,
-            restart_policy=raw.restart_policy,
-            image=raw.image,
-            requests_given=requests_given,
-            limits_given=limits_given,
+    key = None
+    if shared is not None:
+        requests, limits = shared.mapping(requests), shared.mapping(limits)
+        requests_given = shared.mapping(requests_given)
+        limits_given = shared.mapping(limits_given)
+        # Interned maps are kept alive by the interner, so their ids identify them.
+        key = (
+            "container",
+            raw.name,
+            id(requests),
+            id(limits),
+            ports,
+            raw.restart_policy,
+            raw.image,
+            id(requests_given),
+            id(limits_given),
         )
-    requests, limits = shared.mapping(requests), shared.mapping(limits)
-    requests_given, limits_given = shared.mapping(requests_given), shared.mapping(limits_given)
-    # Interned maps are kept alive by the interner, so their ids identify them.
-    key = (
-        "container",
-        raw.name,
-        id(requests),
-        id(limits),
-        ports,
-        raw.restart_policy,
-        raw.image,
-        id(requests_given),
-        id(limits_given),
+        found = shared.get(key)
+        if found is not None:
+            return found
+    container = m.Container(
+        name=raw.name,
+        requests=requests,
+        limits=limits,
+        ports=ports,
+        restart_policy=raw.restart_policy,
+        image=raw.image,
+        requests_given=requests_given,
+        limits_given=limits_given,
     )
-    found = shared.get(key)
-    if found is None:
-        found = shared.put(
-            key,
-            m.Container(
-                name=raw.name,
-                requests=requests,
-                limits=limits,
-                ports=ports,
-                restart_policy=raw.restart_policy,
-                image=raw.image,
-                requests_given=requests_given,
-                limits_given=limits_given,
-            ),
-        )
-    return found
+    return container if shared is None else shared.put(key, container)
 
 
 def _pod_resources(
@@ -640,10 +643,8 @@ def _spread_constraints(
 
 
 def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.Pod:
-    errors: list[FieldError] = []
     meta, spec, status = raw.metadata, raw.spec, raw.status
-    if not meta.name:
-        errors.append(FieldError("metadata.name", "a pod needs a name"))
+    errors = _name_errors(meta, "a pod")
     formats: dict[str, str] = {}
     containers = tuple(
         _container(c, f"spec.containers[{i}]", errors, formats, spec.host_network, shared)
@@ -745,10 +746,8 @@ def pod_from_object(obj: dict, prefix: str = "") -> m.Pod:
 
 
 def _node(raw: wire.Node, prefix: str = "") -> m.Node:
-    errors: list[FieldError] = []
     meta, spec, status = raw.metadata, raw.spec, raw.status
-    if not meta.name:
-        errors.append(FieldError("metadata.name", "a node needs a name"))
+    errors = _name_errors(meta, "a node")
     formats: dict[str, str] = {}
     capacity_given: dict[str, str] = {}
     allocatable_given: dict[str, str] = {}
@@ -797,8 +796,7 @@ def node_from_object(obj: dict, prefix: str = "") -> m.Node:
 
 
 def _pdb(raw: wire.PodDisruptionBudget, prefix: str = "") -> m.PodDisruptionBudget:
-    if not raw.metadata.name:
-        raise IngestError.one(f"{prefix}.metadata.name", "a PodDisruptionBudget needs a name")
+    _require_name(raw, "a PodDisruptionBudget", prefix)
     sel = raw.spec.selector
     selector = None
     if sel is not None:
@@ -818,8 +816,7 @@ def _pdb(raw: wire.PodDisruptionBudget, prefix: str = "") -> m.PodDisruptionBudg
 
 
 def _priority_class(raw: wire.PriorityClass, prefix: str = "") -> m.PriorityClass:
-    if not raw.metadata.name:
-        raise IngestError.one(f"{prefix}.metadata.name", "a PriorityClass needs a name")
+    _require_name(raw, "a PriorityClass", prefix)
     return m.PriorityClass(
         name=raw.metadata.name,
         value=raw.value,
@@ -829,8 +826,7 @@ def _priority_class(raw: wire.PriorityClass, prefix: str = "") -> m.PriorityClas
 
 
 def _lease(raw: wire.Lease, prefix: str = "") -> m.Lease:
-    if not raw.metadata.name:
-        raise IngestError.one(f"{prefix}.metadata.name", "a Lease needs a name")
+    _require_name(raw, "a Lease", prefix)
     return m.Lease(
         namespace=raw.metadata.namespace or "default",
         name=raw.metadata.name,
@@ -886,14 +882,12 @@ def node_stats(node_name: str, raw: wire.Summary) -> m.NodeStats:
 
 
 def _namespace(raw: wire.Namespace, prefix: str = "") -> m.Namespace:
-    if not raw.metadata.name:
-        raise IngestError.one(f"{prefix}.metadata.name", "a Namespace needs a name")
+    _require_name(raw, "a Namespace", prefix)
     return m.Namespace(name=raw.metadata.name, labels=raw.metadata.labels or {})
 
 
 def _service(raw: wire.Service, prefix: str = "") -> m.Service:
-    if not raw.metadata.name:
-        raise IngestError.one(f"{prefix}.metadata.name", "a Service needs a name")
+    _require_name(raw, "a Service", prefix)
     return m.Service(
         namespace=raw.metadata.namespace or "default",
         name=raw.metadata.name,
@@ -905,8 +899,7 @@ def _workload(kind: str) -> Callable[[Any, str], m.WorkloadController]:
     """The converter of a ReplicaSet, StatefulSet or ReplicationController."""
 
     def convert(raw: Any, prefix: str = "") -> m.WorkloadController:
-        if not raw.metadata.name:
-            raise IngestError.one(f"{prefix}.metadata.name", f"a {kind} needs a name")
+        _require_name(raw, f"a {kind}", prefix)
         errors: list[FieldError] = []
         if kind == "ReplicationController":
             selector = m.LabelSelector(match_labels=raw.spec.selector or {})
@@ -1073,30 +1066,33 @@ def _storage_class_of(meta: wire.Metadata, spec_class: str | None) -> str:
     return spec_class or ""
 
 
-def _attributes_class(raw: str | None, path: str, errors: list[FieldError]) -> str:
-    """spec.volumeAttributesClassName: a class name (ValidateClassName: a DNS-1123
-    subdomain) when set; "" when absent."""
+def _attributes_class(spec: Any, errors: list[FieldError]) -> str:
+    """A volume's or a claim's spec.volumeAttributesClassName: a class name
+    (ValidateClassName: a DNS-1123 subdomain) when set; "" when absent."""
+    raw = spec.volume_attributes_class_name
     if raw:
         problem = dns1123_subdomain(raw)
         if problem is not None:
+            path = "spec.volumeAttributesClassName"
             errors.append(FieldError(path, f'Invalid value: "{raw}": {problem}'))
     return raw or ""
 
 
+def _modes(spec: Any, errors: list[FieldError]) -> tuple[tuple[str, ...], str]:
+    """A volume's or a claim's spec.accessModes and spec.volumeMode."""
+    access_modes = _access_modes(spec.access_modes, "spec.accessModes", errors)
+    return access_modes, _volume_mode(spec.volume_mode, "spec.volumeMode", errors)
+
+
 def _persistent_volume(raw: wire.PersistentVolume, prefix: str = "") -> m.PersistentVolume:
-    errors: list[FieldError] = []
     meta, spec = raw.metadata, raw.spec
-    if not meta.name:
-        errors.append(FieldError("metadata.name", "a PersistentVolume needs a name"))
+    errors = _name_errors(meta, "a PersistentVolume")
     capacity = _storage_quantity(
         (spec.capacity or {}).get("storage"), "spec.capacity.storage", errors
     )
-    access_modes = _access_modes(spec.access_modes, "spec.accessModes", errors)
-    volume_mode = _volume_mode(spec.volume_mode, "spec.volumeMode", errors)
+    access_modes, volume_mode = _modes(spec, errors)
     affinity = _volume_node_affinity(spec.node_affinity, "spec.nodeAffinity", errors)
-    attributes_class = _attributes_class(
-        spec.volume_attributes_class_name, "spec.volumeAttributesClassName", errors
-    )
+    attributes_class = _attributes_class(spec, errors)
     if errors:
         raise IngestError(errors).prefixed(prefix)
     in_tree = in_tree_disk = ""
@@ -1131,18 +1127,13 @@ def _persistent_volume(raw: wire.PersistentVolume, prefix: str = "") -> m.Persis
 def _persistent_volume_claim(
     raw: wire.PersistentVolumeClaim, prefix: str = ""
 ) -> m.PersistentVolumeClaim:
-    errors: list[FieldError] = []
     meta, spec = raw.metadata, raw.spec
-    if not meta.name:
-        errors.append(FieldError("metadata.name", "a PersistentVolumeClaim needs a name"))
+    errors = _name_errors(meta, "a PersistentVolumeClaim")
     requests = spec.resources.requests if spec.resources and spec.resources.requests else {}
     request = _storage_quantity(requests.get("storage"), "spec.resources.requests.storage", errors)
-    access_modes = _access_modes(spec.access_modes, "spec.accessModes", errors)
-    volume_mode = _volume_mode(spec.volume_mode, "spec.volumeMode", errors)
+    access_modes, volume_mode = _modes(spec, errors)
     selector = label_selector(spec.selector, "spec.selector", errors)
-    attributes_class = _attributes_class(
-        spec.volume_attributes_class_name, "spec.volumeAttributesClassName", errors
-    )
+    attributes_class = _attributes_class(spec, errors)
     if errors:
         raise IngestError(errors).prefixed(prefix)
     annotations = meta.annotations or {}
@@ -1167,9 +1158,7 @@ def _persistent_volume_claim(
 
 
 def _storage_class(raw: wire.StorageClass, prefix: str = "") -> m.StorageClass:
-    errors: list[FieldError] = []
-    if not raw.metadata.name:
-        errors.append(FieldError("metadata.name", "a StorageClass needs a name"))
+    errors = _name_errors(raw.metadata, "a StorageClass")
     mode = raw.volume_binding_mode
     if mode is not None and mode not in _BINDING_MODES:
         errors.append(
@@ -1202,9 +1191,7 @@ def _storage_class(raw: wire.StorageClass, prefix: str = "") -> m.StorageClass:
 
 
 def _csi_node(raw: wire.CSINode, prefix: str = "") -> m.CSINode:
-    errors: list[FieldError] = []
-    if not raw.metadata.name:
-        errors.append(FieldError("metadata.name", "a CSINode needs a name"))
+    errors = _name_errors(raw.metadata, "a CSINode")
     drivers = []
     for i, d in enumerate(raw.spec.drivers or ()):
         count = d.allocatable.count if d.allocatable else None
@@ -1226,15 +1213,12 @@ def _csi_node(raw: wire.CSINode, prefix: str = "") -> m.CSINode:
 
 
 def _csi_driver(raw: wire.CSIDriver, prefix: str = "") -> m.CSIDriver:
-    if not raw.metadata.name:
-        raise IngestError.one(f"{prefix}.metadata.name", "a CSIDriver needs a name")
+    _require_name(raw, "a CSIDriver", prefix)
     return m.CSIDriver(name=raw.metadata.name, storage_capacity=bool(raw.spec.storage_capacity))
 
 
 def _csi_storage_capacity(raw: wire.CSIStorageCapacity, prefix: str = "") -> m.CSIStorageCapacity:
-    errors: list[FieldError] = []
-    if not raw.metadata.name:
-        errors.append(FieldError("metadata.name", "a CSIStorageCapacity needs a name"))
+    errors = _name_errors(raw.metadata, "a CSIStorageCapacity")
     capacity = _storage_quantity(raw.capacity, "capacity", errors)
     maximum = _storage_quantity(raw.maximum_volume_size, "maximumVolumeSize", errors)
     topology = label_selector(raw.node_topology, "nodeTopology", errors)
@@ -1251,8 +1235,7 @@ def _csi_storage_capacity(raw: wire.CSIStorageCapacity, prefix: str = "") -> m.C
 
 
 def _volume_attachment(raw: wire.VolumeAttachment, prefix: str = "") -> m.VolumeAttachment:
-    if not raw.metadata.name:
-        raise IngestError.one(f"{prefix}.metadata.name", "a VolumeAttachment needs a name")
+    _require_name(raw, "a VolumeAttachment", prefix)
     spec = raw.spec
     return m.VolumeAttachment(
         name=raw.metadata.name,
@@ -1295,6 +1278,17 @@ _KINDS = {
 }
 _CONTROLLER_KINDS = ("ReplicaSet", "StatefulSet", "ReplicationController")
 _CLUSTER_SCOPED_KINDS = ("Node", "PriorityClass", "Namespace")
+# The builder's list of each kind outside storage; the workload controllers share one.
+_COLLECTED_IN = {
+    "Node": "nodes",
+    "Pod": "pods",
+    "PodDisruptionBudget": "pdbs",
+    "PriorityClass": "priority_classes",
+    "Namespace": "namespaces",
+    "Service": "services",
+    "Lease": "leases",
+    **dict.fromkeys(_CONTROLLER_KINDS, "controllers"),
+}
 
 
 class SnapshotBuilder:
@@ -1316,6 +1310,14 @@ class SnapshotBuilder:
         self._seen: dict[tuple[str, str, str], str] = {}
         self.errors: list[FieldError] = []
         self.shared = Interner()
+        # kind -> (the list its objects are collected in, whether they are namespaced)
+        self._collected_in = {
+            kind: (getattr(self, attr), kind not in _CLUSTER_SCOPED_KINDS)
+            for kind, attr in _COLLECTED_IN.items()
+        } | {
+            kind: (self.storage[field], namespaced)
+            for kind, (field, namespaced) in _STORAGE_KINDS.items()
+        }
 
     def _unique(self, kind: str, namespace: str, name: str, path: str) -> bool:
         key = (kind, namespace, name)
@@ -1344,33 +1346,9 @@ class SnapshotBuilder:
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return
-        if kind == "Node":
-            if self._unique(kind, "", obj.name, path):
-                self.nodes.append(obj)
-        elif kind == "Pod":
-            if self._unique(kind, obj.namespace, obj.name, path):
-                self.pods.append(obj)
-        elif kind == "PodDisruptionBudget":
-            if self._unique(kind, obj.namespace, obj.name, path):
-                self.pdbs.append(obj)
-        elif kind == "PriorityClass":
-            if self._unique(kind, "", obj.name, path):
-                self.priority_classes.append(obj)
-        elif kind == "Namespace":
-            if self._unique(kind, "", obj.name, path):
-                self.namespaces.append(obj)
-        elif kind == "Service":
-            if self._unique(kind, obj.namespace, obj.name, path):
-                self.services.append(obj)
-        elif kind in _CONTROLLER_KINDS:
-            if self._unique(kind, obj.namespace, obj.name, path):
-                self.controllers.append(obj)
-        elif kind in _STORAGE_KINDS:
-            field, namespaced = _STORAGE_KINDS[kind]
-            if self._unique(kind, obj.namespace if namespaced else "", obj.name, path):
-                self.storage[field].append(obj)
-        elif self._unique(kind, obj.namespace, obj.name, path):
-            self.leases.append(obj)
+        collected, namespaced = self._collected_in[kind]
+        if self._unique(kind, obj.namespace if namespaced else "", obj.name, path):
+            collected.append(obj)
 
     def add_json_item(self, data: msgspec.Raw, path: str) -> None:
         try:
@@ -1378,25 +1356,19 @@ class SnapshotBuilder:
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return
-        entry = _KINDS.get(head.kind)
-        if entry is None:
-            if head.kind in ("", None):
-                self.errors.append(FieldError(f"{path}.kind", "object has no kind"))
-            else:
-                self.ignored[head.kind] += 1
-            return
-        try:
-            raw = decode_json(data, entry[0], path)
-        except IngestError as exc:
-            self.errors.extend(exc.errors)
-            return
-        self.add_raw(head.kind, raw, path)
+        self._add_kind(head.kind, path, decode_json, data)
 
     def add_object(self, obj: Any, path: str) -> None:
         if not isinstance(obj, dict):
             self.errors.append(FieldError(path, "expected a Kubernetes object"))
             return
-        kind = obj.get("kind")
+        self._add_kind(obj.get("kind"), path, convert_object, obj)
+
+    def _add_kind(self, kind: Any, path: str, decode: Callable[..., Any], source: Any) -> None:
+        """Add an object whose ``kind`` field reads ``kind``: a missing kind is an error, one
+        Verdict does not read is counted as ignored, and one it reads is decoded from
+        ``source`` into its wire struct by ``decode`` (``decode_json`` or
+        ``convert_object``) and added."""
         entry = _KINDS.get(kind) if isinstance(kind, str) else None
         if entry is None:
             if not kind:
@@ -1405,7 +1377,7 @@ class SnapshotBuilder:
                 self.ignored[str(kind)] += 1
             return
         try:
-            raw = convert_object(obj, entry[0], path)
+            raw = decode(source, entry[0], path)
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return

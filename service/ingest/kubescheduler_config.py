@@ -133,21 +133,19 @@ class _Reader:
             return None
         return value
 
+    def _typed(self, value: Any, path: str, kind: type, what: str) -> Any:
+        """``value`` when it is absent (None) or a ``kind``; else None, failing ``path`` with
+        "must be ``what``"."""
+        if value is None or isinstance(value, kind):
+            return value
+        self.fail(path, f"must be {what}")
+        return None
+
     def string(self, value: Any, path: str) -> str | None:
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            self.fail(path, "must be a string")
-            return None
-        return value
+        return self._typed(value, path, str, "a string")
 
     def boolean(self, value: Any, path: str) -> bool | None:
-        if value is None:
-            return None
-        if not isinstance(value, bool):
-            self.fail(path, "must be a boolean")
-            return None
-        return value
+        return self._typed(value, path, bool, "a boolean")
 
 
 def _document(raw: Any, path: str) -> dict:

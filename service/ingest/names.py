@@ -20,41 +20,50 @@ _DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
 
+def _pattern_error(value: str, longest: int, pattern: re.Pattern, wanted: str) -> str | None:
+    """Why ``value`` is not a name of at most ``longest`` characters matching ``pattern``
+    (``wanted`` says what a match looks like), or None: the length first, as upstream."""
+    if len(value) > longest:
+        return f"must be no more than {longest} characters"
+    if not pattern.fullmatch(value):
+        return wanted
+    return None
+
+
+_DNS1123_LABEL_WANTED = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+    "or '-', and must start and end with an alphanumeric character"
+)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def dns1123_label(value: str) -> str | None:
     """Why ``value`` is not a DNS-1123 label (IsDNS1123Label), or None."""
-    if len(value) > DNS1123_LABEL_MAX:
-        return f"must be no more than {DNS1123_LABEL_MAX} characters"
-    if not _DNS1123_LABEL.fullmatch(value):
-        return (
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
-            "or '-', and must start and end with an alphanumeric character"
-        )
-    return None
+    return _pattern_error(value, DNS1123_LABEL_MAX, _DNS1123_LABEL, _DNS1123_LABEL_WANTED)
+
+
+_DNS1123_SUBDOMAIN_WANTED = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+    "characters, '-' or '.', and must start and end with an alphanumeric character"
+)
 
 
 def dns1123_subdomain(value: str) -> str | None:
     """Why ``value`` is not a DNS-1123 subdomain (IsDNS1123Subdomain), or None."""
-    if len(value) > DNS1123_SUBDOMAIN_MAX:
-        return f"must be no more than {DNS1123_SUBDOMAIN_MAX} characters"
-    if not _DNS1123_SUBDOMAIN.fullmatch(value):
-        return (
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-            "characters, '-' or '.', and must start and end with an alphanumeric character"
-        )
-    return None
+    return _pattern_error(
+        value, DNS1123_SUBDOMAIN_MAX, _DNS1123_SUBDOMAIN, _DNS1123_SUBDOMAIN_WANTED
+    )
+
+
+_DNS1035_LABEL_WANTED = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+    "start with an alphabetic character, and end with an alphanumeric character"
+)
 
 
 def dns1035_label(value: str) -> str | None:
     """Why ``value`` is not a DNS-1035 label (IsDNS1035Label: Service names), or None."""
-    if len(value) > DNS1123_LABEL_MAX:
-        return f"must be no more than {DNS1123_LABEL_MAX} characters"
-    if not _DNS1035_LABEL.fullmatch(value):
-        return (
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-            "start with an alphabetic character, and end with an alphanumeric character"
-        )
-    return None
+    return _pattern_error(value, DNS1123_LABEL_MAX, _DNS1035_LABEL, _DNS1035_LABEL_WANTED)
 
 
 @functools.lru_cache(maxsize=1 << 16)

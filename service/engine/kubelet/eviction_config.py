@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -409,21 +409,36 @@ def _ordered_keys(statements: Mapping[str, object]) -> list[str]:
     return sorted(statements, key=lambda k: (_SIGNAL_INDEX.get(k, len(SIGNALS)), k))
 
 
-def _valid_signal(signal: str) -> bool:
-    return signal in SIGNAL_TO_RESOURCE
+def _check_signal(signal: str, path: str) -> None:
+    """The refusal of a signal the kubelet does not know, as helpers.go's parsers word it."""
+    if signal not in SIGNAL_TO_RESOURCE:
+        raise EvictionConfigError(path, f"unsupported eviction signal {signal}")
+
+
+def _checked_statements(
+    statements: Mapping[str, str] | None, path: str
+) -> Iterator[tuple[str, str]]:
+    """The statements' (signal, value) pairs in canonical signal order, each signal checked."""
+    for signal in _ordered_keys(statements or {}):
+        _check_signal(signal, path)
+        yield signal, statements[signal]
+
+
+def _parsed(parse, text: str, path: str, error: type[Exception] = ValueError):
+    """``parse(text)``, its ``error`` raised again as an EvictionConfigError at ``path``."""
+    try:
+        return parse(text)
+    except error as exc:
+        raise EvictionConfigError(path, str(exc)) from None
 
 
 def parse_threshold_statement(signal: str, value: str, path: str = "") -> Threshold | None:
     """helpers.go parseThresholdStatement (k8s 1.35); None for a disabled (0% / 100%) one."""
-    if not _valid_signal(signal):
-        raise EvictionConfigError(path, f"unsupported eviction signal {signal}")
+    _check_signal(signal, path)
     if value.endswith("%"):
         if value in ("0%", "100%"):
             return None
-        try:
-            percentage = parse_percentage(value)
-        except ValueError as exc:
-            raise EvictionConfigError(path, str(exc)) from None
+        percentage = _parsed(parse_percentage, value, path)
         if percentage < 0:
             raise EvictionConfigError(
                 path, f"eviction percentage threshold {signal} must be >= 0%: {value}"
@@ -433,10 +448,7 @@ def parse_threshold_statement(signal: str, value: str, path: str = "") -> Thresh
                 path, f"eviction percentage threshold {signal} must be <= 100%: {value}"
             )
         return Threshold(signal=signal, value=ThresholdValue(percentage=percentage))
-    try:
-        quantity = parse_quantity(value)
-    except QuantityError as exc:
-        raise EvictionConfigError(path, str(exc)) from None
+    quantity = _parsed(parse_quantity, value, path, QuantityError)
     if quantity.sign() <= 0:
         raise EvictionConfigError(path, f"eviction threshold {signal} must be positive: {quantity}")
     return Threshold(signal=signal, value=ThresholdValue(quantity=quantity))
@@ -459,16 +471,8 @@ def parse_threshold_statements(
 def parse_grace_periods(statements: Mapping[str, str] | None, path: str = "") -> dict[str, int]:
     """helpers.go parseGracePeriods: signal → Go duration (ns), never negative."""
     results: dict[str, int] = {}
-    if not statements:
-        return results
-    for signal in _ordered_keys(statements):
-        if not _valid_signal(signal):
-            raise EvictionConfigError(path, f"unsupported eviction signal {signal}")
-        text = statements[signal]
-        try:
-            period = parse_go_duration(text)
-        except ValueError as exc:
-            raise EvictionConfigError(path, str(exc)) from None
+    for signal, text in _checked_statements(statements, path):
+        period = _parsed(parse_go_duration, text, path)
         if period < 0:
             raise EvictionConfigError(
                 path, f"invalid eviction grace period specified: {text}, must be a positive value"
@@ -483,27 +487,16 @@ def parse_minimum_reclaims(
     """helpers.go parseMinimumReclaims: a percentage must be > 0 (``0%`` is an error), a
     quantity must not be negative (zero allowed)."""
     results: dict[str, ThresholdValue] = {}
-    if not statements:
-        return results
-    for signal in _ordered_keys(statements):
-        if not _valid_signal(signal):
-            raise EvictionConfigError(path, f"unsupported eviction signal {signal}")
-        text = statements[signal]
+    for signal, text in _checked_statements(statements, path):
         if text.endswith("%"):
-            try:
-                percentage = parse_percentage(text)
-            except ValueError as exc:
-                raise EvictionConfigError(path, str(exc)) from None
+            percentage = _parsed(parse_percentage, text, path)
             if percentage <= 0:
                 raise EvictionConfigError(
                     path, f"eviction percentage minimum reclaim {signal} must be positive: {text}"
                 )
             results[signal] = ThresholdValue(percentage=percentage)
             continue
-        try:
-            quantity = parse_quantity(text)
-        except QuantityError as exc:
-            raise EvictionConfigError(path, str(exc)) from None
+        quantity = _parsed(parse_quantity, text, path, QuantityError)
         if quantity.sign() < 0:
             raise EvictionConfigError(
                 path, f"negative eviction minimum reclaim specified for {signal}"

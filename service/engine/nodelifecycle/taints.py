@@ -163,6 +163,24 @@ def mark_node_for_tainting(
     return queue.add(node.name, now, node.uid)
 
 
+# processTaintBaseEviction's two unhealthy cases, which mirror each other: Ready status ->
+# (the taint it wants, the taint it replaces, the action of a swap, the action of a queueing).
+_BASE_EVICTION = {
+    "False": (
+        NOT_READY_TAINT_KEY,
+        UNREACHABLE_TAINT_KEY,
+        ACTION_SWAP_TO_NOT_READY,
+        ACTION_ENQUEUE_NOT_READY,
+    ),
+    "Unknown": (
+        UNREACHABLE_TAINT_KEY,
+        NOT_READY_TAINT_KEY,
+        ACTION_SWAP_TO_UNREACHABLE,
+        ACTION_ENQUEUE_UNREACHABLE,
+    ),
+}
+
+
 def process_taint_base_eviction(
     node: NodeWorkingCopy, observed: str, queue: RateLimitedTimedQueue, now: int
 ) -> str:
@@ -172,18 +190,14 @@ def process_taint_base_eviction(
     no rate limit), else queued; Unknown: the same the other way round; True: both lifecycle
     taints removed and the node dropped from the queue. Returns the action taken.
     """
-    if observed == "False":
-        if taint_exists(node.seen_taints(), UNREACHABLE_TAINT_KEY):
-            swap_node_controller_taint(node, NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY, now)
-            return ACTION_SWAP_TO_NOT_READY
-        mark_node_for_tainting(node, "False", queue, now)
-        return ACTION_ENQUEUE_NOT_READY
-    if observed == "Unknown":
-        if taint_exists(node.seen_taints(), NOT_READY_TAINT_KEY):
-            swap_node_controller_taint(node, UNREACHABLE_TAINT_KEY, NOT_READY_TAINT_KEY, now)
-            return ACTION_SWAP_TO_UNREACHABLE
-        mark_node_for_tainting(node, "Unknown", queue, now)
-        return ACTION_ENQUEUE_UNREACHABLE
+    branch = _BASE_EVICTION.get(observed)
+    if branch is not None:
+        wanted, replaced, swapped, queued = branch
+        if taint_exists(node.seen_taints(), replaced):
+            swap_node_controller_taint(node, wanted, replaced, now)
+            return swapped
+        mark_node_for_tainting(node, observed, queue, now)
+        return queued
     if observed == "True":
         mark_node_as_reachable(node, queue, now)
         return ACTION_REMOVE
@@ -316,6 +330,11 @@ class NodeOutcome:
     tainted_at: int | None  # when that taint is, or will be, on the node
     evicted_at: int | None = None  # legacy: when the node's pods are deleted
     events: list[tuple[int, tuple[Taint, ...]]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, node: Node, state: NodeWorkingCopy, health: NodeHealth, **found) -> NodeOutcome:
+        """The outcome of ``node``, its current Ready status read off ``health``."""
+        return cls(node, state, health, health.current or "Unknown", **found)
 
 
 @dataclass(slots=True)
@@ -472,11 +491,10 @@ def _plan_taint(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan
                 if taint.key == wanted and taint.effect == NO_EXECUTE:
                     tainted_at = to_ns(taint.time_added) if taint.time_added else min(origin, now)
         outcomes.append(
-            NodeOutcome(
-                node=node,
-                state=state,
-                health=health,
-                ready=health.current or "Unknown",
+            NodeOutcome.of(
+                node,
+                state,
+                health,
                 wanted=wanted,
                 tainted_at=tainted_at,
                 events=events + (state.taint_log or []),
@@ -650,14 +668,8 @@ def _plan_legacy(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Pla
         ],
     )
     outcomes = [
-        NodeOutcome(
-            node=node,
-            state=state,
-            health=health,
-            ready=health.current or "Unknown",
-            wanted=None,
-            tainted_at=None,
-            evicted_at=evicted.get(node.name),
+        NodeOutcome.of(
+            node, state, health, wanted=None, tainted_at=None, evicted_at=evicted.get(node.name)
         )
         for node, state, health in zip(nodes, states, healths, strict=True)
     ]

@@ -6,7 +6,7 @@ the plugin interfaces; cycle_state.go: CycleState). A plugin is a class named af
 upstream plugin (``name``), built once per decision from its args and the engine settings,
 that defines the extension points it has upstream, and only those:
 
-``pre_filter(state, nodes) -> tuple[frozenset[str] | None, Status]``
+``pre_filter(state, nodes) -> PreFilterResult``, a ``tuple[frozenset[str] | None, Status]``
     PreFilter. The set restricts the nodes Filter runs on (PreFilterResult.NodeNames; None:
     every node). A SKIP status means the plugin's Filter is skipped for this pod; a rejection
     rejects the pod on every node.
@@ -66,6 +66,7 @@ __all__ = [
     "NodeInfoPods",
     "Plugin",
     "PodInfo",
+    "PreFilterResult",
     "Status",
     "node_info_pods_of",
     "pod_info",
@@ -111,6 +112,9 @@ class Status:
 
 OK = Status()
 SKIPPED = Status(SKIP)
+
+# What PreFilter answers: PreFilterResult.NodeNames (None: every node) and the status.
+PreFilterResult = tuple[frozenset[str] | None, Status]
 
 
 def prefilter_state_missing(plugin: str) -> Status:

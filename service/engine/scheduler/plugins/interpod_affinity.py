@@ -38,6 +38,7 @@ from service.engine.scheduler.framework import (
     NodeInfo,
     Plugin,
     PodInfo,
+    PreFilterResult,
     Status,
 )
 from service.engine.scheduler.profile import InterPodAffinityArgs
@@ -239,9 +240,7 @@ class InterPodAffinity(Plugin):
 
     # --- PreFilter and its extensions ---
 
-    def pre_filter(
-        self, state: CycleState, nodes: Sequence[NodeInfo]
-    ) -> tuple[frozenset[str] | None, Status]:
+    def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         pod = state.pod
         namespaces = self._namespaces(state)
         own = pod_terms(pod)

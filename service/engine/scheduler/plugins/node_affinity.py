@@ -26,6 +26,7 @@ from service.engine.scheduler.framework import (
     CycleState,
     NodeInfo,
     Plugin,
+    PreFilterResult,
     Status,
 )
 from service.engine.scheduler.plugins.helper import default_normalize_score
@@ -67,9 +68,7 @@ class NodeAffinity(Plugin):
         self.added_required = added.required if added is not None else None
         self.added_preferred = added.preferred if added is not None and added.preferred else None
 
-    def pre_filter(
-        self, state: CycleState, nodes: Sequence[NodeInfo]
-    ) -> tuple[frozenset[str] | None, Status]:
+    def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         """Skip when neither the pod nor the args constrain nodes. When every required term
         pins ``metadata.name`` with In (intersected within a term, united across terms), only
         those nodes are filtered; pinned to nothing rejects the pod everywhere."""

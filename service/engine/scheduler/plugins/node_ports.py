@@ -17,6 +17,7 @@ from service.engine.scheduler.framework import (
     NodeInfo,
     NodeInfoPods,
     Plugin,
+    PreFilterResult,
     Status,
     prefilter_state_missing,
 )
@@ -34,9 +35,7 @@ def wanted_ports(state: CycleState) -> list[ContainerPort]:
 class NodePorts(Plugin):
     name = "NodePorts"
 
-    def pre_filter(
-        self, state: CycleState, nodes: Sequence[NodeInfo]
-    ) -> tuple[frozenset[str] | None, Status]:
+    def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         """Keep the wanted host ports; Skip for a pod without any."""
         ports = wanted_host_ports(state.pod)
         if not ports:

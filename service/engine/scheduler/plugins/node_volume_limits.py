@@ -44,6 +44,7 @@ from service.engine.scheduler.framework import (
     NodeInfoPods,
     Plugin,
     PodInfo,
+    PreFilterResult,
     Status,
 )
 
@@ -232,9 +233,7 @@ def _volume_limits(csi_node: CSINode | None) -> dict[str, int]:
 class NodeVolumeLimits(Plugin):
     name = "NodeVolumeLimits"
 
-    def pre_filter(
-        self, state: CycleState, nodes: Sequence[NodeInfo]
-    ) -> tuple[frozenset[str] | None, Status]:
+    def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         for v in state.pod.volumes:
             if v.source in ("persistentVolumeClaim", "ephemeral") or v.source in MIGRATIONS:
                 return None, OK

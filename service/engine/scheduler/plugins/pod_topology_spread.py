@@ -39,6 +39,7 @@ from service.engine.scheduler.framework import (
     NodeInfo,
     Plugin,
     PodInfo,
+    PreFilterResult,
     Status,
 )
 from service.engine.scheduler.profile import SYSTEM_DEFAULT_CONSTRAINTS, PodTopologySpreadArgs
@@ -297,9 +298,7 @@ class PodTopologySpread(Plugin):
 
     # --- PreFilter and its extensions ---
 
-    def pre_filter(
-        self, state: CycleState, nodes: Sequence[NodeInfo]
-    ) -> tuple[frozenset[str] | None, Status]:
+    def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         constraints = self._get_constraints(state, DO_NOT_SCHEDULE)
         if not constraints:
             return None, SKIPPED

@@ -34,6 +34,7 @@ from service.engine.scheduler.framework import (
     NodeInfo,
     Plugin,
     PodInfo,
+    PreFilterResult,
     Status,
     prefilter_state_missing,
 )
@@ -165,9 +166,7 @@ def _topology_matches(terms: Sequence[TopologySelectorTerm], labels: dict[str, s
 class VolumeBinding(Plugin):
     name = "VolumeBinding"
 
-    def pre_filter(
-        self, state: CycleState, nodes: Sequence[NodeInfo]
-    ) -> tuple[frozenset[str] | None, Status]:
+    def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         """Skip for a pod without claims; reject a pod whose claims are missing, lost, being
         deleted or unbound with Immediate binding. No PreFilterResult: the 1.35 scheduler
         filters every node for a bound local volume (observed with its framework)."""

@@ -20,6 +20,7 @@ from service.engine.scheduler.framework import (
     NodeInfoPods,
     Plugin,
     PodInfo,
+    PreFilterResult,
     Status,
     prefilter_state_missing,
 )
@@ -87,9 +88,7 @@ class _PreFilterState:
 class VolumeRestrictions(Plugin):
     name = "VolumeRestrictions"
 
-    def pre_filter(
-        self, state: CycleState, nodes: Sequence[NodeInfo]
-    ) -> tuple[frozenset[str] | None, Status]:
+    def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         """Skip unless the pod has an inline disk to check or a ReadWriteOncePod claim in use;
         a missing claim rejects the pod (UnschedulableAndUnresolvable)."""
         pod = state.pod

@@ -16,6 +16,7 @@ from service.engine.scheduler.framework import (
     NodeInfo,
     Plugin,
     PodInfo,
+    PreFilterResult,
     Status,
 )
 from service.engine.scheduler.storage import (
@@ -74,9 +75,7 @@ def pv_topologies(pv: PersistentVolume) -> list[PVTopology]:
 class VolumeZone(Plugin):
     name = "VolumeZone"
 
-    def pre_filter(
-        self, state: CycleState, nodes: Sequence[NodeInfo]
-    ) -> tuple[frozenset[str] | None, Status]:
+    def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         """getPVbyPod over the pod's persistentVolumeClaim volumes; Skip when none is bound
         to a volume with topology labels."""
         topologies, status = self._pv_by_pod(state)

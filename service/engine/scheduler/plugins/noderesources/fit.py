@@ -21,6 +21,7 @@ from service.engine.scheduler.framework import (
     NodeInfo,
     NodeInfoPods,
     Plugin,
+    PreFilterResult,
     Status,
     prefilter_state_missing,
 )
@@ -114,9 +115,7 @@ class NodeResourcesFit(Plugin):
         strategy = args.scoring_strategy
         self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, strategy.shape)
 
-    def pre_filter(
-        self, state: CycleState, nodes: Sequence[NodeInfo]
-    ) -> tuple[frozenset[str] | None, Status]:
+    def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         """computePodResourceRequest: the effective request the pod's PodInfo holds."""
         state.write(self.name, fit_state(state.info.requests, self.args))
         return None, OK
