@@ -72,15 +72,8 @@ def decode(content: bytes) -> Snapshot:
     else:
         packed = zlib.decompress(content)
     snapshot = _DECODER.decode(packed)
-    if _SATURATED_INT64 in packed or _SATURATED_UINT64 in packed:
-        _reread_past_int64(snapshot)
+    _reread_past_int64(snapshot)
     return snapshot
-
-
-# 2**63 - 1 in msgpack (int 64 and uint 64 forms): what earlier versions stored for a
-# quantity whose MilliValue/Value they saturated.
-_SATURATED_INT64 = b"\xd3\x7f\xff\xff\xff\xff\xff\xff\xff"
-_SATURATED_UINT64 = b"\xcf\x7f\xff\xff\xff\xff\xff\xff\xff"
 
 
 def _reread(amounts: dict[str, int], given: dict[str, str]) -> None:
@@ -92,19 +85,31 @@ def _reread(amounts: dict[str, int], given: dict[str, str]) -> None:
 def _reread_past_int64(snapshot: Snapshot) -> None:
     """Rows stored before MilliValue/Value were read as Go's int64 hold 2**63 - 1 for a
     quantity past int64 ("1E18" cpu); the quantity as written is kept beside it (``*_given``),
-    so its integer is read again, as v1.35 reads it (0 or a wrapped amount). Only snapshots
-    holding 2**63 - 1 somewhere get here; the decoded dicts are the snapshot's own."""
+    so its integer is read again, as v1.35 reads it (0 or a wrapped amount). Only quantities
+    kept as written are looked at (most pods keep none); the decoded dicts are the
+    snapshot's own."""
     for n in snapshot.nodes:
-        _reread(n.capacity, n.capacity_given)
-        _reread(n.allocatable, n.allocatable_given)
+        if n.capacity_given:
+            _reread(n.capacity, n.capacity_given)
+        if n.allocatable_given:
+            _reread(n.allocatable, n.allocatable_given)
     for p in snapshot.pods:
-        for c in (*p.containers, *p.init_containers):
-            _reread(c.requests, c.requests_given)
-            _reread(c.limits, c.limits_given)
-        _reread(p.overhead, p.overhead_given)
-        if p.resources is not None:
-            _reread(p.resources.requests, p.resources.requests_given)
-            _reread(p.resources.limits, p.resources.limits_given)
+        for c in p.containers:
+            if c.requests_given:
+                _reread(c.requests, c.requests_given)
+            if c.limits_given:
+                _reread(c.limits, c.limits_given)
+        for c in p.init_containers:
+            if c.requests_given:
+                _reread(c.requests, c.requests_given)
+            if c.limits_given:
+                _reread(c.limits, c.limits_given)
+        if p.overhead_given:
+            _reread(p.overhead, p.overhead_given)
+        res = p.resources
+        if res is not None:
+            _reread(res.requests, res.requests_given)
+            _reread(res.limits, res.limits_given)
 
 
 # A stored scheduler view: this prefix, the deriving code's fingerprint, zstd of msgpack.
