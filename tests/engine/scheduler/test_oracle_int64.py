@@ -236,3 +236,36 @@ def test_a_node_past_int64_holds_nothing_as_in_the_scheduler(node_cpu: str, fits
     }
     assert _differences(case, None) == []
     assert _oracle(case)["nodes"][0]["feasible"] is fits
+
+
+@needs_oracle
+@pytest.mark.parametrize(
+    "cpus",
+    [
+        ["9223372036854776"],  # int64MultiplyScale1000 wraps: a negative request
+        ["1E18", "500u"],  # Add overflows into an inf.Dec at scale 6; scaledValue rounds up
+        ["13835058055282163712m"],  # inf.Dec: the low 64 bits
+        ["9Ei"],  # maxAllowed = Dec{MaxInt64, 0}: MilliValue wraps the product by 1000
+        ["9223372036854775", "9223372036854775"],  # int64Amount sum fits; *1000 wraps
+        ["500u", "500u", "250u"],  # sub-milli sum: 1.25m rounds up to 2m once
+    ],
+)
+def test_pod_totals_past_int64_match_the_scheduler(cpus: list[str]) -> None:
+    """A pod's total (PodRequests' Quantity.Add, then MilliValue once) on a 4-cpu node and
+    on a node of 2**63-1 millicores with ``1e40`` memory (Value 0): feasibility and every
+    strategy's scores (or the invalid score the scheduler names) are the scheduler's."""
+    incoming = pod("incoming")
+    incoming["spec"]["containers"] = [
+        {"name": f"c{i}", "image": "nginx", "resources": {"requests": {"cpu": c, "memory": "1Gi"}}}
+        for i, c in enumerate(cpus)
+    ]
+    case = {
+        "kind": "placement",
+        "objects": [
+            node("n1", cpu="4", memory="8Gi", pods="110"),
+            node("n2", cpu=f"{MAX}m", memory="1e40", pods="110"),
+        ],
+        "pod": incoming,
+    }
+    for scoring in _SCORING:
+        assert _differences(case, scoring) == [], scoring
