@@ -174,10 +174,8 @@ class Quantity:
         """
         is_dec, own = self.rep
         if not is_dec:
-            amount = self.value * 10**-own if own < 0 else self.value / 10**own
-            return as_scaled_int64(int(amount), own, scale)[0]
-        unscaled = self.value * 10**own if own >= 0 else self.value / 10**-own
-        return dec_scaled_value(int(unscaled), own, -scale)
+            return as_scaled_int64(_at_scale(self.value, own), own, scale)[0]
+        return dec_scaled_value(_at_scale(self.value, -own), own, -scale)
 
     def sign(self) -> int:
         """-1, 0 or 1: mirrors Quantity.Sign."""
@@ -549,35 +547,38 @@ def dec_scaled_value(unscaled: int, scale: int, new_scale: int) -> int:
     return wrap_int64(result + 1 if remainder else result)
 
 
-def _int64_amount_add(a: int, a_scale: int, b: int, b_scale: int) -> int | None:
-    """The scale of int64Amount.Add's result, None when it fails (amount.go)."""
-    if b == 0:
-        return a_scale
-    if a == 0:
-        return b_scale
-    if a_scale == b_scale:
-        return a_scale if int64_add(a, b)[1] else None
-    if a_scale > b_scale:
-        a, ok = positive_scale_int64(a, a_scale - b_scale)
-        low = b_scale
-    else:
-        b, ok = positive_scale_int64(b, b_scale - a_scale)
-        low = a_scale
-    return low if ok and int64_add(a, b)[1] else None
+def _at_scale(v: Fraction, scale: int) -> int:
+    """v / 10**scale, which is whole (v is a multiple of 10**scale)."""
+    if scale < 0:
+        return v.numerator * 10**-scale // v.denominator
+    return v.numerator // (v.denominator * 10**scale)
 
 
 def _sum_rep(x: Quantity, y: Quantity, sign: int) -> tuple[bool, int]:
     """Representation of Quantity.Add (sign 1) / Sub (sign -1): int64Amount.Add when both
     are int64Amounts and it succeeds, else inf.Dec.Add at the larger of the Dec scales
-    (an int64Amount{v, s} converts to the Dec{v, -s}: int64Amount.AsDec)."""
+    (an int64Amount{v, s} converts to the Dec{v, -s}: int64Amount.AsDec).
+
+    int64Amount.Add keeps the receiver when the argument is 0, takes the argument when the
+    receiver is 0, else brings the larger scale down to the smaller (positiveScaleInt64)
+    and adds (int64Add); it fails when either step leaves int64."""
     x_dec, xs = x.rep
     y_dec, ys = y.rep
     if not x_dec and not y_dec:
-        xv = x.value * 10**-xs if xs < 0 else x.value / 10**xs
-        yv = y.value * 10**-ys if ys < 0 else y.value / 10**ys
-        scale = _int64_amount_add(int(xv), xs, wrap_int64(sign * int(yv)), ys)
-        if scale is not None:
-            return False, scale
+        if not y.value:
+            return False, xs
+        if not x.value:
+            return False, ys
+        low = xs if xs < ys else ys
+        a = _at_scale(x.value, low)
+        b = _at_scale(y.value, low)
+        total = a + b if sign > 0 else a - b
+        if (
+            MIN_INT64 <= a <= MAX_INT64
+            and MIN_INT64 <= b <= MAX_INT64
+            and MIN_INT64 <= total <= MAX_INT64
+        ):
+            return False, low
     return True, max(xs if x_dec else -xs, ys if y_dec else -ys)
 
 
@@ -599,9 +600,11 @@ def to_base_units(resource_name: str, q: Quantity) -> int:
     return q.int_value()
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def from_base_units(resource_name: str, amount: int, fmt: str) -> Quantity:
     """The quantity an integer of ``to_base_units`` stands for, in ``fmt``, with no cached
-    string (String() is then the canonical form)."""
+    string (String() is then the canonical form). Memoised: the same amounts recur across
+    pods, and each one's representation (``Quantity.rep``) is then derived once."""
     value = Fraction(amount, 1000) if resource_name == "cpu" else Fraction(amount)
     return Quantity(value, fmt)
 
