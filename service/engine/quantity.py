@@ -9,9 +9,12 @@ One deliberate deviation, for inputs no pod or node carries: parsing rejects (wi
 ``10**MAX_DECIMAL_MAGNITUDE`` or more. Upstream keeps such values in an int64-scaled or
 big-decimal form; an exact ``Fraction`` of ``1e2147483647`` would not fit in memory.
 
-The integer views (``milli_value``/``int_value``/``scaled_value``) are int64, as upstream's:
-rounded away from zero and saturated at the int64 bounds (current upstream scaledValue and
-int64Amount.AsScaledInt64; older releases wrapped around in the big-decimal path).
+The integer views (``milli_value``/``int_value``/``scaled_value``) are int64 as v1.35's are,
+never saturated: they depend on how upstream holds the quantity (``Quantity.rep``), an
+int64Amount{value, scale} or an inf.Dec{unscaled, scale}. ParseQuantity and Add decide that
+representation; ``scaled_value`` then follows int64Amount.AsScaledInt64 (a scale-up by
+10^1/2/3/6/9 wraps around, any other returns 0 on overflow; a scale-down rounds away from
+zero) or math.go scaledValue (the low 64 bits of a big.Int, a scale-up multiplied in int64).
 """
 
 from __future__ import annotations
@@ -32,12 +35,18 @@ __all__ = [
     "ERR_SUFFIX",
     "Quantity",
     "QuantityError",
+    "as_scaled_int64",
     "base_units_to_string",
+    "dec_scaled_value",
     "format_quantity",
     "from_base_units",
     "given_text",
+    "milli_value",
+    "negative_scale_int64",
     "parse_quantity",
+    "positive_scale_int64",
     "to_base_units",
+    "value",
     "wrap_int64",
     "wrap_int64_values",
 ]
@@ -119,6 +128,10 @@ class Quantity:
     value: Fraction
     format: str
     _text: str | None = field(default=None, repr=False)
+    # (is_dec, scale): int64Amount{value / 10**scale, scale} when is_dec is False, else
+    # inf.Dec{value * 10**scale, scale}. None: as ParseQuantity reads the canonical string
+    # (what the API server serves), derived on first use.
+    _rep: tuple[bool, int] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if type(self.value) is not Fraction:
@@ -144,22 +157,25 @@ class Quantity:
         """The int64 of q: mirrors Quantity.Value (bytes/counts for every non-cpu resource)."""
         return self.scaled_value(0)
 
-    def scaled_value(self, scale: int) -> int:
-        """q / 10**scale as an int64: mirrors Quantity.ScaledValue.
+    @property
+    def rep(self) -> tuple[bool, int]:
+        """(is_dec, scale) of upstream's representation (see the field's comment)."""
+        rep = self._rep
+        if rep is None:
+            rep = _parse_cached(format_quantity(self.value, self.format)).rep
+            object.__setattr__(self, "_rep", rep)
+        return rep
 
-        Rounded away from zero (1.5 -> 2, -1.5 -> -2) and saturated to [-2**63, 2**63 - 1]
-        as upstream's scaledValue and AsScaledInt64, so "1E18" cpu is 2**63 - 1 millicores.
+    def scaled_value(self, scale: int) -> int:
+        """q / 10**scale as Go's int64: mirrors Quantity.ScaledValue (v1.35).
+
+        An int64Amount goes through AsScaledInt64 (its ok ignored), an inf.Dec through
+        math.go scaledValue; neither saturates ("1E18" cpu is 0 millicores).
         """
-        v = self.value
-        num, den = abs(v.numerator), v.denominator
-        if scale >= 0:
-            den *= 10**scale
-        else:
-            num *= 10**-scale
-        magnitude = -(-num // den)
-        if v.numerator < 0:
-            return -min(magnitude, _MAX_INT64 + 1)
-        return min(magnitude, _MAX_INT64)
+        is_dec, own = self.rep
+        if not is_dec:
+            return as_scaled_int64(_at_scale(self.value, own), own, scale)[0]
+        return dec_scaled_value(_at_scale(self.value, -own), own, -scale)
 
     def sign(self) -> int:
         """-1, 0 or 1: mirrors Quantity.Sign."""
@@ -178,23 +194,25 @@ class Quantity:
     def __add__(self, other: Quantity) -> Quantity:
         """Exact sum: mirrors Quantity.Add (receiver's format, argument's if receiver is 0).
 
-        Sums are never rounded or capped; only parsing does that.
+        Sums are never rounded or capped; only parsing does that. The representation
+        follows Add: two int64Amounts stay one when int64Amount.Add succeeds, else (or
+        when either is an inf.Dec) the sum is an inf.Dec at the larger Dec scale.
         """
         if not isinstance(other, Quantity):
             return NotImplemented
         fmt = other.format if self.value == 0 else self.format
-        return Quantity(self.value + other.value, fmt)
+        return Quantity(self.value + other.value, fmt, None, _sum_rep(self, other, 1))
 
     def __sub__(self, other: Quantity) -> Quantity:
-        """Exact difference: mirrors Quantity.Sub (same format rule as Add)."""
+        """Exact difference: mirrors Quantity.Sub (same format and representation rules)."""
         if not isinstance(other, Quantity):
             return NotImplemented
         fmt = other.format if self.value == 0 else self.format
-        return Quantity(self.value - other.value, fmt)
+        return Quantity(self.value - other.value, fmt, None, _sum_rep(self, other, -1))
 
     def __neg__(self) -> Quantity:
-        """Mirrors Quantity.Neg: same format, negated value."""
-        return Quantity(-self.value, self.format)
+        """Mirrors Quantity.Neg: same format and representation, negated value."""
+        return Quantity(-self.value, self.format, None, self._rep)
 
     def __str__(self) -> str:
         """Mirrors Quantity.String: the cached parse input if any, else the canonical form."""
@@ -260,7 +278,7 @@ def _parse(text: str) -> Quantity:
     if not text:
         raise QuantityError(ERR_FORMAT_WRONG)
     if text == "0":
-        return Quantity(Fraction(0), DECIMAL_SI, "0")
+        return Quantity(Fraction(0), DECIMAL_SI, "0", (False, 0))
     match = _SCAN.fullmatch(text)
     if match is None:
         raise QuantityError(ERR_FORMAT_WRONG)
@@ -274,12 +292,15 @@ def _parse(text: str) -> Quantity:
     num = num_raw.lstrip("0") or "0"
     shifted = num + denom
     cached: str | None = None
+    # The fast path keeps an int64Amount{digits, scale}; the slow one an inf.Dec rounded up
+    # to nano (scale 9), or maxAllowed (scale 0) for a capped BinarySI amount.
     if base == 10:
         scale = exponent - len(denom)
         fast = len(shifted) <= _MAX_INT64_FACTORS and scale >= -9
         if fast and scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0":
             cached = text
     else:
+        scale = 0
         fast = not denom and 15 - len(num) - exponent * 3 // 10 - 1 >= 0
         if fast and int(num) & 7:
             cached = text
@@ -287,14 +308,21 @@ def _parse(text: str) -> Quantity:
         raise QuantityError(ERR_NUMERIC)
 
     nanos = _magnitude_nanos(num_raw + denom, base, exponent, len(denom))
+    if fast:
+        rep = (False, scale)
+    elif nanos == 0:  # inf.Dec.SetString's scale, moved by the suffix; never rounded
+        rep = (True, len(denom) - exponent if base == 10 else len(denom))
+    else:
+        rep = (True, 9)
     if fmt == BINARY_SI:
         if nanos > _BINARY_CAP_NANO:
             nanos = _BINARY_CAP_NANO
+            rep = (True, 0)  # maxAllowed = inf.NewDec(MaxInt64, 0)
         elif 0 < nanos < _NANO:
             fmt = DECIMAL_SI
     if sign == "-":
         nanos = -nanos
-    return Quantity(Fraction(nanos, _NANO), fmt, cached)
+    return Quantity(Fraction(nanos, _NANO), fmt, cached, rep)
 
 
 @functools.lru_cache(maxsize=1 << 16, typed=True)
@@ -428,16 +456,155 @@ def wrap_int64_values(sums: dict[str, int]) -> dict[str, int]:
     return sums
 
 
+def _go_quo(a: int, b: int) -> int:
+    """Go's integer division (truncated toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def int64_add(a: int, b: int) -> tuple[int, bool]:
+    """a + b, ok=False when it leaves int64: mirrors math.go int64Add."""
+    c = a + b
+    return (c, True) if MIN_INT64 <= c <= MAX_INT64 else (0, False)
+
+
+def int64_multiply_scale(a: int, b: int) -> tuple[int, bool]:
+    """a * b for b > 1: mirrors math.go int64MultiplyScale (and int64MultiplyScale10/100/1000,
+    the same rule): on overflow, the wrapped product with ok=False; MinInt64 gives 0."""
+    if a in (0, 1):
+        return a * b, True
+    if a == MIN_INT64:
+        return 0, False
+    c = wrap_int64(a * b)
+    return c, _go_quo(c, b) == a
+
+
+def positive_scale_int64(base: int, scale: int) -> tuple[int, bool]:
+    """base * 10**scale in int64: mirrors amount.go positiveScaleInt64 (v1.35). Scales 1, 2,
+    3, 6 and 9 multiply once (wrapped on overflow); any other multiplies by 10 in a loop
+    and gives 0 on overflow. Not saturated (later upstream saturates)."""
+    if scale == 0:
+        return base, True
+    if scale in (1, 2, 3, 6, 9):
+        return int64_multiply_scale(base, 10**scale)
+    value = base
+    for _ in range(scale):
+        value, ok = int64_multiply_scale(value, 10)
+        if not ok:
+            return 0, False
+    return value, True
+
+
+def negative_scale_int64(base: int, scale: int) -> tuple[int, bool]:
+    """base / 10**scale, rounded away from zero: mirrors amount.go negativeScaleInt64."""
+    if scale == 0:
+        return base, True
+    value = base
+    fraction = False
+    for _ in range(scale):
+        if not fraction and value % 10 != 0:
+            fraction = True
+        value = _go_quo(value, 10)
+        if value == 0:
+            if fraction:
+                return (1 if base > 0 else -1), False
+            return 0, True
+    if fraction:
+        value += 1 if base > 0 else -1
+    return value, not fraction
+
+
+def as_scaled_int64(value: int, own_scale: int, scale: int) -> tuple[int, bool]:
+    """int64Amount{value, own_scale} at ``scale``: mirrors amount.go
+    int64Amount.AsScaledInt64 (a scale-down is always ok; ScaledValue ignores ok)."""
+    if own_scale < scale:
+        return negative_scale_int64(value, scale - own_scale)[0], True
+    return positive_scale_int64(value, own_scale - scale)
+
+
+def _go_int64_of_pow10(k: int) -> int:
+    """int64(math.Pow10(k)) on amd64: exact up to 10**18, else out of range: MinInt64."""
+    return 10**k if k <= 18 else MIN_INT64
+
+
+def dec_scaled_value(unscaled: int, scale: int, new_scale: int) -> int:
+    """inf.Dec{unscaled, scale} at ``new_scale`` as int64: mirrors math.go scaledValue
+    (v1.35). Same scale: big.Int.Int64 (the low 64 bits). Scale-up: Int64() times
+    int64(math.Pow10(k)), wrapping. Scale-down: divide, +1 on any remainder (truncating
+    int64 division below MaxInt64 and 10**19, else big.Int's Euclidean DivMod), low 64 bits.
+    """
+    dif = scale - new_scale
+    if dif == 0:
+        return wrap_int64(unscaled)
+    if dif < 0:
+        return wrap_int64(wrap_int64(unscaled) * _go_int64_of_pow10(-dif))
+    if unscaled < MAX_INT64 and dif < 19:
+        low = wrap_int64(unscaled)
+        divisor = 10**dif
+        result = _go_quo(low, divisor)
+        return result + 1 if low - result * divisor != 0 else result
+    result, remainder = divmod(unscaled, 10**dif)
+    return wrap_int64(result + 1 if remainder else result)
+
+
+def _at_scale(v: Fraction, scale: int) -> int:
+    """v / 10**scale, which is whole (v is a multiple of 10**scale)."""
+    if scale < 0:
+        return v.numerator * 10**-scale // v.denominator
+    return v.numerator // (v.denominator * 10**scale)
+
+
+def _sum_rep(x: Quantity, y: Quantity, sign: int) -> tuple[bool, int]:
+    """Representation of Quantity.Add (sign 1) / Sub (sign -1): int64Amount.Add when both
+    are int64Amounts and it succeeds, else inf.Dec.Add at the larger of the Dec scales
+    (an int64Amount{v, s} converts to the Dec{v, -s}: int64Amount.AsDec).
+
+    int64Amount.Add keeps the receiver when the argument is 0, takes the argument when the
+    receiver is 0, else brings the larger scale down to the smaller (positiveScaleInt64)
+    and adds (int64Add); it fails when either step leaves int64."""
+    x_dec, xs = x.rep
+    y_dec, ys = y.rep
+    if not x_dec and not y_dec:
+        if not y.value:
+            return False, xs
+        if not x.value:
+            return False, ys
+        low = xs if xs < ys else ys
+        a = _at_scale(x.value, low)
+        b = _at_scale(y.value, low)
+        total = a + b if sign > 0 else a - b
+        if (
+            MIN_INT64 <= a <= MAX_INT64
+            and MIN_INT64 <= b <= MAX_INT64
+            and MIN_INT64 <= total <= MAX_INT64
+        ):
+            return False, low
+    return True, max(xs if x_dec else -xs, ys if y_dec else -ys)
+
+
+def milli_value(q: Quantity) -> int:
+    """Mirrors Quantity.MilliValue: ScaledValue(Milli)."""
+    return q.scaled_value(-3)
+
+
+def value(q: Quantity) -> int:
+    """Mirrors Quantity.Value: ScaledValue(0)."""
+    return q.scaled_value(0)
+
+
 def to_base_units(resource_name: str, q: Quantity) -> int:
-    """The kubelet/scheduler int64 of a quantity: MilliValue for "cpu", Value otherwise."""
+    """The kubelet/scheduler int64 of a quantity: MilliValue for "cpu", Value otherwise
+    (Go's int64, never saturated: "1E18" cpu is 0)."""
     if resource_name == "cpu":
         return q.milli_value()
     return q.int_value()
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def from_base_units(resource_name: str, amount: int, fmt: str) -> Quantity:
     """The quantity an integer of ``to_base_units`` stands for, in ``fmt``, with no cached
-    string (String() is then the canonical form)."""
+    string (String() is then the canonical form). Memoised: the same amounts recur across
+    pods, and each one's representation (``Quantity.rep``) is then derived once."""
     value = Fraction(amount, 1000) if resource_name == "cpu" else Fraction(amount)
     return Quantity(value, fmt)
 

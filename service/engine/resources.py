@@ -32,6 +32,7 @@ from service.engine.quantity import (
     BINARY_SI,
     DECIMAL_SI,
     MAX_INT64,
+    MIN_INT64,
     from_base_units,
     parse_quantity,
     to_base_units,
@@ -219,14 +220,12 @@ def aggregate_container_limits(pod: Pod) -> dict[str, int]:
     return _aggregate(pod.containers, pod.init_containers, _limits_of)
 
 
-def _saturated(amounts: dict[str, int]) -> dict[str, int]:
-    """The pod's totals as MilliValue/Value read them: a sum of quantities is exact
-    (Quantity.Add), its int64 view saturates at the int64 bounds (totals are never
-    negative: ingest refuses negative quantities)."""
-    for name, value in amounts.items():
-        if value > MAX_INT64:
-            amounts[name] = MAX_INT64
-    return amounts
+def _fits(amounts: dict[str, int]) -> bool:
+    """Whether every sum of the pod's integers stays in int64. Then it is the exact sum, and
+    MilliValue/Value of the summed Quantities (PodRequests) is that same integer, whatever
+    their representation. Past int64 it depends on the representation (Quantity.Add,
+    ScaledValue): the totals are then summed in exact Quantities."""
+    return all(MIN_INT64 <= value <= MAX_INT64 for value in amounts.values())
 
 
 def _inexact_requests(pod: Pod) -> bool:
@@ -262,22 +261,23 @@ def pod_requests(
     supported name, every supported pod-level request replaces the aggregate; then overhead
     is added to every key (creating keys) unless ``exclude_overhead``.
     """
-    if _inexact_requests(pod):
-        exact = exact_pod_requests(
-            pod,
-            exclude_overhead=exclude_overhead,
-            skip_container_level=skip_container_level,
-            settings=settings,
-        )
-        return {name: to_base_units(name, q) for name, q in exact.items()}
-    if skip_container_level:
-        reqs: dict[str, int] = {}
-    else:
-        reqs = _aggregate(pod.containers, pod.init_containers, _requests_of)
-    _apply_pod_level_requests(pod, reqs, settings)
-    if not exclude_overhead and pod.overhead:
-        _add_into(reqs, pod.overhead)
-    return _saturated(reqs)
+    if not _inexact_requests(pod):
+        if skip_container_level:
+            reqs: dict[str, int] = {}
+        else:
+            reqs = _aggregate(pod.containers, pod.init_containers, _requests_of)
+        _apply_pod_level_requests(pod, reqs, settings)
+        if not exclude_overhead and pod.overhead:
+            _add_into(reqs, pod.overhead)
+        if _fits(reqs):
+            return reqs
+    exact = exact_pod_requests(
+        pod,
+        exclude_overhead=exclude_overhead,
+        skip_container_level=skip_container_level,
+        settings=settings,
+    )
+    return {name: to_base_units(name, q) for name, q in exact.items()}
 
 
 def pod_limits(
@@ -293,21 +293,22 @@ def pod_limits(
     ``spec.resources.limits`` replace the aggregate. Overhead is added only to limit keys that
     already exist with a non-zero value.
     """
-    if _inexact_limits(pod):
-        exact = exact_pod_limits(pod, exclude_overhead=exclude_overhead, settings=settings)
-        return {name: to_base_units(name, q) for name, q in exact.items()}
-    limits = _aggregate(pod.containers, pod.init_containers, _limits_of)
-    res = pod.resources
-    if res is not None and settings.pod_level_resources and is_pod_level_resources_set(pod):
-        for name, value in res.limits.items():
-            if is_supported_pod_level_resource(name):
-                limits[name] = value
-    if not exclude_overhead and pod.overhead:
-        for name, value in pod.overhead.items():
-            current = limits.get(name)
-            if current:
-                limits[name] = current + value
-    return _saturated(limits)
+    if not _inexact_limits(pod):
+        limits = _aggregate(pod.containers, pod.init_containers, _limits_of)
+        res = pod.resources
+        if res is not None and settings.pod_level_resources and is_pod_level_resources_set(pod):
+            for name, value in res.limits.items():
+                if is_supported_pod_level_resource(name):
+                    limits[name] = value
+        if not exclude_overhead and pod.overhead:
+            for name, value in pod.overhead.items():
+                current = limits.get(name)
+                if current:
+                    limits[name] = current + value
+        if _fits(limits):
+            return limits
+    exact = exact_pod_limits(pod, exclude_overhead=exclude_overhead, settings=settings)
+    return {name: to_base_units(name, q) for name, q in exact.items()}
 
 
 def exact_list(amounts: ResourceList, given: dict[str, str], formats: dict[str, str]) -> dict:
@@ -396,14 +397,15 @@ def pod_requests_non_zero(
     (no defaults). Pod-level requests override and overhead is added, as in ``pod_requests``.
     Only cpu and memory are meaningful in the result (the scheduler reads only those).
     """
-    if _inexact_requests(pod):
-        exact = _exact_pod_requests_non_zero(pod, settings)
-        return {name: to_base_units(name, q) for name, q in exact.items()}
-    total = _aggregate(pod.containers, pod.init_containers, _non_zero)
-    _apply_pod_level_requests(pod, total, settings)
-    if pod.overhead:
-        _add_into(total, pod.overhead)
-    return _saturated(total)
+    if not _inexact_requests(pod):
+        total = _aggregate(pod.containers, pod.init_containers, _non_zero)
+        _apply_pod_level_requests(pod, total, settings)
+        if pod.overhead:
+            _add_into(total, pod.overhead)
+        if _fits(total):
+            return total
+    exact = _exact_pod_requests_non_zero(pod, settings)
+    return {name: to_base_units(name, q) for name, q in exact.items()}
 
 
 def _exact_pod_requests_non_zero(pod: Pod, settings: EngineSettings) -> dict:
@@ -461,7 +463,8 @@ def scheduler_pod_requests(
             )
         if not _inexact_requests(pod):
             reqs, nz_cpu, nz_mem = _requests_and_non_zero(containers, init_containers)
-            return _saturated(reqs), min(nz_cpu, MAX_INT64), min(nz_mem, MAX_INT64)
+            if _fits(reqs) and nz_cpu <= MAX_INT64 and nz_mem <= MAX_INT64:
+                return reqs, nz_cpu, nz_mem
     reqs = pod_requests(pod, settings=settings)
     for group in (containers, init_containers):
         for c in group:

@@ -53,7 +53,7 @@ def to_json(row: DecisionRow) -> dict:
 
 class UnrepresentableRecord(ValueError):
     """A decision whose content JSON cannot carry: an integer past 64 bits, which only sums
-    of int64-saturated quantities ("1E18" cpu on several pods of one node) reach."""
+    of quantities past int64 reach."""
 
 
 def _hash_parts(row) -> tuple[bytes, bytes]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import msgspec
 
-from service.engine import objects, qos, resources
+from service.engine import objects, qos, quantity, resources
 from service.engine.objects import (
     Cluster,
     Namespace,
@@ -51,7 +51,7 @@ def _fingerprint() -> bytes:
     """8 bytes naming FORMAT, the engine version and the source of every module whose code
     decides what a stored view holds: a view derived by other code is never restored."""
     digest = hashlib.sha256(f"{FORMAT}:{ENGINE_VERSION}".encode())
-    for module in (objects, resources, qos, framework, snapshot):
+    for module in (objects, quantity, resources, qos, framework, snapshot):
         try:
             digest.update(Path(module.__file__ or "").read_bytes())
         except OSError:  # pragma: no cover - sources are installed with the package

@@ -50,12 +50,15 @@ def _admission(api, node_cpu: str, pods: list, cpu: str) -> dict:
     return decided.json["result"]
 
 
+MAX_MILLI = f"{2**63 - 1}m"  # MilliValue is exactly 2**63 - 1 (inf.Dec, scaledValue)
+
+
 def test_node_sums_past_int64_wrap_around_as_in_go(api):
-    """NodeInfo.Requested adds each pod's MilliValue with int64 ``+=``: three pods of "1E18"
-    cpu (each 2**63 - 1 millicores, saturated) sum to 3 * (2**63 - 1), which Go leaves as
-    2**63 - 3."""
-    saturated = [pod(name, "n1", cpu="1E18") for name in "abc"]
-    result = _admission(api, "1E18", saturated, "1E18")
+    """NodeInfo.Requested adds each pod's MilliValue with int64 ``+=``: three pods of
+    "9223372036854775807m" cpu (each 2**63 - 1 millicores) sum to 3 * (2**63 - 1), which
+    Go leaves as 2**63 - 3."""
+    big = [pod(name, "n1", cpu=MAX_MILLI) for name in "abc"]
+    result = _admission(api, MAX_MILLI, big, MAX_MILLI)
     assert result["admitted"] is False
     (reason,) = result["reasons"]
     assert (reason["resource"], reason["used"]) == ("cpu", 2**63 - 3)
@@ -63,11 +66,32 @@ def test_node_sums_past_int64_wrap_around_as_in_go(api):
 
 
 def test_a_wrapped_sum_can_leave_room_as_it_does_in_go(api):
-    """Two pods of "1E18" cpu wrap to -2 millicores used: on a 4-cpu node a 1-cpu pod then
-    fits (1000 <= 4000 - (-2)), as the kubelet's int64 arithmetic decides."""
-    saturated = [pod(name, "n1", cpu="1E18") for name in "ab"]
-    assert _admission(api, "4", saturated, "1")["admitted"] is True
-    assert _admission(api, "1E18", saturated, "1E18")["reasons"][0]["used"] == -2
+    """Two pods of 2**63 - 1 millicores wrap to -2 millicores used: on a 4-cpu node a 1-cpu
+    pod then fits (1000 <= 4000 - (-2)), as the kubelet's int64 arithmetic decides."""
+    big = [pod(name, "n1", cpu=MAX_MILLI) for name in "ab"]
+    assert _admission(api, "4", big, "1")["admitted"] is True
+    assert _admission(api, MAX_MILLI, big, MAX_MILLI)["reasons"][0]["used"] == -2
+
+
+@pytest.mark.parametrize(
+    ("node_cpu", "capacity"),
+    [
+        # int64Amount{1, 18}: MilliValue is positiveScaleInt64(1, 21), whose loop returns 0
+        # on overflow (v1.35 AsScaledInt64; never saturated).
+        ("1E18", 0),
+        ("2E18", 0),
+        ("1E16", 0),
+        # int64Amount{9223372036854776, 0}: int64MultiplyScale1000 returns the wrapped product.
+        ("9223372036854776", 9223372036854776000 - 2**64),
+    ],
+)
+def test_a_node_past_int64_reads_as_go_reads_it(api, node_cpu, capacity):
+    """A node whose cpu MilliValue overflows has 0 or a wrapped negative capacity: a 1-cpu
+    pod does not fit there, as the kubelet and scheduler (v1.35) decide."""
+    result = _admission(api, node_cpu, [], "1")
+    assert result["admitted"] is False
+    (reason,) = result["reasons"]
+    assert (reason["resource"], reason["capacity"], reason["requested"]) == ("cpu", capacity, 1000)
 
 
 # --- duplicate keys: strict decoding, never last-one-wins ----------------------------------

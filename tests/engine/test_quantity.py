@@ -287,17 +287,26 @@ def test_half_millicore_is_one_millicore():
     ("text", "milli", "value", "scaled_3"),
     [
         ("1Gi", 1073741824000, 1073741824, 1073742),
-        ("1e21", MAX_INT64, MAX_INT64, 10**18),  # saturated, never wrapped
-        ("-1.5", -1500, -2, -1),  # away from zero, as scaledValue
+        # Past int64, what v1.35 computes (never saturated; a fidelity correction):
+        # int64Amount{1, 21}: positiveScaleInt64's loop (scale 24 / 21) overflows -> 0.
+        ("1e21", 0, 0, 10**18),
+        ("-1.5", -1500, -2, -1),  # away from zero, as negativeScaleInt64
         ("-0.5m", -1, -1, -1),
         # kubernetes#issue 14 edges: each view is an int64, whatever the parsed magnitude.
-        ("1E18", MAX_INT64, 10**18, 10**15),
+        # int64Amount{1, 18}: MilliValue is positiveScaleInt64(1, 21), the loop's overflow: 0.
+        ("1E18", 0, 10**18, 10**15),
+        # inf.Dec (19 digits) at scale 9: scaledValue divides exactly, then Int64().
         ("9223372036854775807m", MAX_INT64, 9223372036854776, 9223372036855),
-        ("9223372036854775808", MAX_INT64, MAX_INT64, 9223372036854776),
-        ("9Ei", MAX_INT64, MAX_INT64, 9223372036854776),  # BinarySI capped at parse
-        ("100Ei", MAX_INT64, MAX_INT64, 9223372036854776),
-        ("1e40", MAX_INT64, MAX_INT64, MAX_INT64),
-        ("-1e40", -(2**63), -(2**63), -(2**63)),
+        # inf.Dec: scaledValue's big.Int.Int64() keeps the low 64 bits: 2**63*1000 -> 0,
+        # 2**63 -> -2**63.
+        ("9223372036854775808", 0, -(2**63), 9223372036854776),
+        # maxAllowed = Dec{MaxInt64, 0}: MilliValue is scaledValue's scale-up, Int64() *
+        # 1000 wrapping (-1000); Value is Int64() itself.
+        ("9Ei", -1000, MAX_INT64, 9223372036854776),  # BinarySI capped at parse
+        ("100Ei", -1000, MAX_INT64, 9223372036854776),
+        # int64Amount{+-1, 40}: positiveScaleInt64's loop overflows -> 0 at every scale.
+        ("1e40", 0, 0, 0),
+        ("-1e40", 0, 0, 0),
         ("80u", 1, 1, 1),
         ("1n", 1, 1, 1),
         ("0", 0, 0, 0),

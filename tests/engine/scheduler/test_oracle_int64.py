@@ -156,3 +156,116 @@ def test_preemption_at_int64_edges_matches_the_scheduler(seed: int) -> None:
         assert out.fits_without_preemption
         return
     assert preemption_differences(case, profile="restricted") == []
+
+
+# Quantities whose MilliValue/Value leave int64 (v1.35 reads them without saturating:
+# AsScaledInt64's overflow gives 0 or a wrapped product, scaledValue the low 64 bits) and
+# sums of quantities whose representation (int64Amount or inf.Dec, Quantity.Add) decides
+# how they are read.
+_PAST_CPU = [
+    "1E18",
+    "1E16",
+    "2E18",
+    "9223372036854776",
+    "13835058055282163712m",
+    "9Ei",
+    "1e40",
+    "4",
+    f"{MAX}m",
+    "500u",
+    "9223372036854775",
+]
+_PAST_MEMORY = ["9Ei", "1e40", "2E18", "9223372036854775808", "8Gi", "1E18", "100Ei"]
+
+
+def _containers(rng: random.Random) -> list[dict]:
+    """One to three containers, so pods' totals are sums (sub-milli ones included)."""
+    out = []
+    for i in range(rng.choice([1, 1, 2, 3])):
+        requests = {}
+        cpu = rng.choice([None, "500u", "250u", *_PAST_CPU])
+        memory = rng.choice([None, "1Gi", *_PAST_MEMORY])
+        if cpu is not None:
+            requests["cpu"] = cpu
+        if memory is not None:
+            requests["memory"] = memory
+        out.append({"name": f"c{i}", "image": "nginx", "resources": {"requests": requests}})
+    return out
+
+
+def _past_int64_case(seed: int) -> dict:
+    rng = random.Random(seed)
+    nodes = [
+        node(f"n{i}", cpu=rng.choice(_PAST_CPU), memory=rng.choice(_PAST_MEMORY), pods="110")
+        for i in range(5)
+    ]
+    pods = []
+    for i in range(8):
+        body = pod(f"p{i}", rng.choice(nodes)["metadata"]["name"])
+        body["spec"]["containers"] = _containers(rng)
+        body["status"] = {"phase": "Running", "startTime": "2026-11-20T09:00:00Z"}
+        pods.append(body)
+    incoming = pod("incoming")
+    incoming["spec"]["containers"] = _containers(rng)
+    return {"kind": "placement", "objects": nodes + pods, "pod": incoming}
+
+
+@needs_oracle
+@pytest.mark.parametrize("seed", range(24))
+def test_quantities_past_int64_read_as_the_scheduler_reads_them(seed: int) -> None:
+    """Node allocatable and pod requests past int64 (``1E18``, ``2E18``, ``9223372036854776``
+    cpu, ``13835058055282163712m``, ``9Ei``, ``1e40`` memory, sub-milli sums): feasibility,
+    reasons and scores are the v1.35.4 scheduler's, for each scoring strategy."""
+    case = _past_int64_case(seed)
+    for scoring in _SCORING:
+        assert _differences(case, scoring) == [], (seed, scoring)
+
+
+@needs_oracle
+@pytest.mark.parametrize(
+    ("node_cpu", "fits"),
+    [("1E18", False), ("1E16", False), ("2E18", False), ("9223372036854776", False), ("4", True)],
+)
+def test_a_node_past_int64_holds_nothing_as_in_the_scheduler(node_cpu: str, fits: bool) -> None:
+    """A node whose cpu MilliValue overflows reads as 0 or a wrapped negative amount
+    (positiveScaleInt64): a 1-cpu pod fits nowhere, in Verdict as in the scheduler."""
+    case = {
+        "kind": "placement",
+        "objects": [node("n1", cpu=node_cpu, memory="8Gi", pods="110")],
+        "pod": pod("incoming", cpu="1"),
+    }
+    assert _differences(case, None) == []
+    assert _oracle(case)["nodes"][0]["feasible"] is fits
+
+
+@needs_oracle
+@pytest.mark.parametrize(
+    "cpus",
+    [
+        ["9223372036854776"],  # int64MultiplyScale1000 wraps: a negative request
+        ["1E18", "500u"],  # Add overflows into an inf.Dec at scale 6; scaledValue rounds up
+        ["13835058055282163712m"],  # inf.Dec: the low 64 bits
+        ["9Ei"],  # maxAllowed = Dec{MaxInt64, 0}: MilliValue wraps the product by 1000
+        ["9223372036854775", "9223372036854775"],  # int64Amount sum fits; *1000 wraps
+        ["500u", "500u", "250u"],  # sub-milli sum: 1.25m rounds up to 2m once
+    ],
+)
+def test_pod_totals_past_int64_match_the_scheduler(cpus: list[str]) -> None:
+    """A pod's total (PodRequests' Quantity.Add, then MilliValue once) on a 4-cpu node and
+    on a node of 2**63-1 millicores with ``1e40`` memory (Value 0): feasibility and every
+    strategy's scores (or the invalid score the scheduler names) are the scheduler's."""
+    incoming = pod("incoming")
+    incoming["spec"]["containers"] = [
+        {"name": f"c{i}", "image": "nginx", "resources": {"requests": {"cpu": c, "memory": "1Gi"}}}
+        for i, c in enumerate(cpus)
+    ]
+    case = {
+        "kind": "placement",
+        "objects": [
+            node("n1", cpu="4", memory="8Gi", pods="110"),
+            node("n2", cpu=f"{MAX}m", memory="1e40", pods="110"),
+        ],
+        "pod": incoming,
+    }
+    for scoring in _SCORING:
+        assert _differences(case, scoring) == [], scoring
