@@ -19,7 +19,6 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from service.engine.objects import Cluster, Snapshot
-from service.engine.quantity import MAX_INT64, parse_quantity, to_base_units
 from service.engine.scheduler.snapshot import scheduler_view
 from service.store.models import DecisionRow, SnapshotRow
 from service.store.scheduler_view import (
@@ -71,45 +70,7 @@ def decode(content: bytes) -> Snapshot:
         packed = zstandard.ZstdDecompressor().decompress(content)
     else:
         packed = zlib.decompress(content)
-    snapshot = _DECODER.decode(packed)
-    _reread_past_int64(snapshot)
-    return snapshot
-
-
-def _reread(amounts: dict[str, int], given: dict[str, str]) -> None:
-    for name, text in given.items():
-        if amounts.get(name) == MAX_INT64:
-            amounts[name] = to_base_units(name, parse_quantity(text))
-
-
-def _reread_past_int64(snapshot: Snapshot) -> None:
-    """Rows stored before MilliValue/Value were read as Go's int64 hold 2**63 - 1 for a
-    quantity past int64 ("1E18" cpu); the quantity as written is kept beside it (``*_given``),
-    so its integer is read again, as v1.35 reads it (0 or a wrapped amount). Only quantities
-    kept as written are looked at (most pods keep none); the decoded dicts are the
-    snapshot's own."""
-    for n in snapshot.nodes:
-        if n.capacity_given:
-            _reread(n.capacity, n.capacity_given)
-        if n.allocatable_given:
-            _reread(n.allocatable, n.allocatable_given)
-    for p in snapshot.pods:
-        for c in p.containers:
-            if c.requests_given:
-                _reread(c.requests, c.requests_given)
-            if c.limits_given:
-                _reread(c.limits, c.limits_given)
-        for c in p.init_containers:
-            if c.requests_given:
-                _reread(c.requests, c.requests_given)
-            if c.limits_given:
-                _reread(c.limits, c.limits_given)
-        if p.overhead_given:
-            _reread(p.overhead, p.overhead_given)
-        res = p.resources
-        if res is not None:
-            _reread(res.requests, res.requests_given)
-            _reread(res.limits, res.limits_given)
+    return _DECODER.decode(packed)
 
 
 # A stored scheduler view: this prefix, the deriving code's fingerprint, zstd of msgpack.
