@@ -4,10 +4,12 @@
  *
  * first_problem(buffer) -> None, ("duplicate", path) for the first repeated key, or, when no
  * key repeats, ("nul", path) for the first string (key or value) that spells \u0000 (a
- * second pass finds where). A path is a list of keys (str) and array indices (int),
+ * second pass finds where). ("too_many_keys", path) names an object whose keys, with those
+ * of the objects it is in, pass MAX_LIVE_KEYS or MAX_LIVE_KEY_BYTES: what the scan holds is
+ * bounded whatever arrives. A path is a list of keys (str) and array indices (int),
  * outermost first. Raises ValueError when the text is not JSON as far as this scanner reads
- * it (or nests deeper than MAX_DEPTH): the caller then falls back to its exact Python scan,
- * which leaves malformed bodies to the decoder.
+ * it (or nests deeper than MAX_DEPTH): the caller then leaves the body to the decoder,
+ * which refuses it and names why.
  *
  * Keys are compared as decoded strings: an escaped key ("\u0061", "k:{\"a\":1}") is decoded
  * to UTF-8 first (surrogate pairs joined, a lone surrogate kept as its three-byte form), so
@@ -22,6 +24,13 @@
 
 #define MAX_DEPTH 1024
 #define LINEAR_KEYS 8
+/* Bounds on what the open objects hold at once, so that memory stays a small multiple of
+ * what a real body needs whatever arrives: no Kubernetes object comes near them (the API
+ * server takes requests of up to 3 MiB). Past either the scan stops with "too_many_keys". */
+#define MAX_LIVE_KEYS (1 << 20)
+#define MAX_LIVE_KEY_BYTES (64 << 20)
+/* A closed object's buffers are kept for the next object at its depth only when small. */
+#define KEEP_KEYS 4096
 
 typedef struct {
     uint64_t hash;
@@ -47,6 +56,9 @@ typedef struct {
     int depth;                 /* frames in use */
     int error;                 /* 1: malformed or too deep, 2: out of memory */
     int duplicate;
+    int too_many_keys;         /* stopped at MAX_LIVE_KEYS or MAX_LIVE_KEY_BYTES */
+    size_t live_keys;          /* keys held by the open objects */
+    size_t live_key_bytes;     /* decoded escaped keys held by the open objects */
     int nul_seen;              /* a string (key or value) spells \u0000 */
     int stop_at_nul;           /* second pass: stop at the first such string */
     int nul_is_key;            /* where it stopped: a key (its frame's last) or a value */
@@ -230,6 +242,25 @@ static int decode_key(Frame *f, const unsigned char *p, size_t n) {
     return 0;
 }
 
+/* Closes the innermost container: its keys stop counting, and large buffers are let go. */
+static void pop(Scanner *s) {
+    Frame *f = &s->frames[--s->depth];
+    s->live_keys -= f->nkeys;
+    s->live_key_bytes -= f->arenalen;
+    if (f->capkeys > KEEP_KEYS || f->arenacap > KEEP_KEYS * 64) {
+        free(f->keys);
+        free(f->table);
+        free(f->arena);
+        f->keys = NULL;
+        f->table = NULL;
+        f->arena = NULL;
+        f->capkeys = f->tablecap = f->arenacap = 0;
+    }
+    f->nkeys = 0;
+    f->tablesize = 0;
+    f->arenalen = 0;
+}
+
 static int push(Scanner *s, int is_object) {
     if (s->depth >= MAX_DEPTH) return -1;
     Frame *f = &s->frames[s->depth++];
@@ -255,7 +286,7 @@ static void scan(Scanner *s) {
                 skip_ws(s);
                 if (s->p < s->end && *s->p == (c == '{' ? '}' : ']')) {
                     s->p++;
-                    s->depth--;
+                    pop(s);
                     state = AFTER_VALUE;
                     continue;
                 }
@@ -291,7 +322,7 @@ static void scan(Scanner *s) {
                 skip_ws(s);
             } else if (c == (f->is_object ? '}' : ']')) {
                 s->p++;
-                s->depth--;
+                pop(s);
                 continue;
             } else {
                 s->error = 1;
@@ -303,11 +334,16 @@ static void scan(Scanner *s) {
         if (s->p >= s->end || *s->p != '"') { s->error = 1; return; }
         const unsigned char *st; size_t n; int esc;
         if (skip_string(s, &st, &n, &esc)) { s->error = 1; return; }
+        if (s->live_keys >= MAX_LIVE_KEYS || s->live_key_bytes + n > MAX_LIVE_KEY_BYTES) {
+            s->too_many_keys = 1;
+            return;
+        }
         Key k;
         if (esc) {
             size_t off = f->arenalen;
             int r = decode_key(f, st, n);
             if (r) { s->error = r == -2 ? 2 : 1; return; }
+            s->live_key_bytes += f->arenalen - off;
             k.ptr = NULL;
             k.off = off;
             k.len = f->arenalen - off;
@@ -327,6 +363,7 @@ static void scan(Scanner *s) {
         }
         int r = add_key(f, k);
         if (r < 0) { s->error = 2; return; }
+        if (r == 0) s->live_keys++;
         if (r == 1) {
             f->nkeys++; /* keep the repeated key last, for the path */
             if (grow((void **)&f->keys, &f->capkeys, f->nkeys, sizeof(Key))) { s->error = 2; return; }
@@ -341,10 +378,11 @@ static void scan(Scanner *s) {
     }
 }
 
-static PyObject *path_of(Scanner *s) {
+/* The path through the first ``depth`` open containers (each object's latest key). */
+static PyObject *path_of(Scanner *s, int depth) {
     PyObject *path = PyList_New(0);
     if (!path) return NULL;
-    for (int d = 0; d < s->depth; d++) {
+    for (int d = 0; d < depth; d++) {
         Frame *f = &s->frames[d];
         PyObject *item;
         if (f->is_object) {
@@ -412,12 +450,16 @@ static PyObject *first_problem(PyObject *self, PyObject *arg) {
     PyObject *result = NULL;
     if (run(&view, 0, &s)) goto done;
     if (s->duplicate) {
-        PyObject *path = path_of(s);
+        PyObject *path = path_of(s, s->depth);
         if (path) result = Py_BuildValue("(sN)", "duplicate", path);
+    } else if (s->too_many_keys) {
+        /* the object whose key went past the bound: the path to it, not into it */
+        PyObject *path = path_of(s, s->depth - 1);
+        if (path) result = Py_BuildValue("(sN)", "too_many_keys", path);
     } else if (s->nul_seen) {
         free_scanner(s);
         if (run(&view, 1, &s)) goto done;
-        PyObject *path = path_of(s);
+        PyObject *path = path_of(s, s->depth);
         if (path) result = Py_BuildValue("(sN)", "nul", path);
     } else {
         Py_INCREF(Py_None);
@@ -432,7 +474,8 @@ done:
 static PyMethodDef methods[] = {
     {"first_problem", first_problem, METH_O,
      "first_problem(buffer) -> None, ('duplicate', path) for the first key that a JSON text "
-     "repeats within one object, else ('nul', path) for the first string (key or value) "
+     "repeats within one object, ('too_many_keys', path) for an object past the bounds on "
+     "keys held at once, else ('nul', path) for the first string (key or value) "
      "spelling \\u0000; a path is a list of keys and indices. ValueError when the text is "
      "not JSON."},
     {NULL, NULL, 0, NULL},

@@ -145,6 +145,16 @@ def _duplicate_error(path: str) -> IngestError:
     )
 
 
+def _too_many_keys_error(path: str) -> IngestError:
+    """What the C scanner holds is bounded (its MAX_LIVE_KEYS, MAX_LIVE_KEY_BYTES); no
+    Kubernetes object comes near (the API server takes requests of up to 3 MiB)."""
+    return IngestError.one(
+        path,
+        "object too large: over 1048576 keys (or 64 MiB of escaped keys) open at once",
+        status=413,
+    )
+
+
 def _format_path(parts: list) -> str:
     path = ""
     for part in parts:
@@ -184,6 +194,8 @@ def reject_duplicate_keys(data: bytes | bytearray | str) -> None:
             path = _format_path(parts) or "body"
             if kind == "duplicate":
                 raise _duplicate_error(path)
+            if kind == "too_many_keys":
+                raise _too_many_keys_error(path)
             raise _nul_error(path)
     path = python_duplicate_path(data)
     if path is not None:

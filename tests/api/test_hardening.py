@@ -127,6 +127,19 @@ def test_a_repeated_key_in_a_decision_body_is_a_400(api):
     assert response.json["errors"][0]["path"] == "nodeName"
 
 
+def test_an_object_of_more_keys_than_the_scanner_holds_is_a_413(api):
+    labels = ",".join(f'"k{i}":"v"' for i in range((1 << 20) + 1))
+    body = (
+        b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "n1", "labels": {'
+        + labels.encode()
+        + b"}}}]}"
+    )
+    response = api.post("/v1/snapshots", data=body, content_type="application/json", role="decide")
+    assert response.status_code == 413
+    assert response.json["errors"][0]["path"] == "items[0].metadata.labels"
+    assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
 def test_a_repeated_yaml_key_is_a_400_naming_its_path(api):
     body = b"kind: List\nitems:\n- kind: Node\n  metadata:\n    name: n1\n    name: n2\n"
     response = api.post("/v1/snapshots", data=body, content_type="application/yaml", role="decide")
