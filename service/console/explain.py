@@ -17,6 +17,8 @@ def summary(kind: str, result: dict) -> str:
     result = result or {}
     if kind == "admission":
         return "admitted" if result.get("admitted") else "rejected"
+    if result.get("cycleError"):
+        return "scheduling cycle error"
     if kind == "preemption":
         node = result.get("nominatedNodeName")
         return (

@@ -1,6 +1,7 @@
 """The contract every decision kind fulfils (``DecisionKind``), the errors it may raise, and
 what the kinds share in deciding and rendering: the time a decision is made at
-(``resolve_now``) and the sentence naming what was not modelled."""
+(``resolve_now``), the sentence naming what was not modelled, and a scheduling cycle's
+error."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from datetime import UTC, datetime
 from marshmallow import Schema
 
 from service.engine.objects import Cluster
+from service.engine.scheduler.runtime import CycleError
 
 
 class DecisionInputError(Exception):
@@ -76,3 +78,16 @@ def not_modelled_sentence(not_modelled: tuple[str, ...] | list[str]) -> str:
         f" Not evaluated: {', '.join(not_modelled)} (filters Verdict does not model); "
         "the result assumes they pass."
     )
+
+
+def cycle_error_json(error: CycleError | None) -> dict | None:
+    """The ``cycleError`` of a scheduler result: the error that failed the cycle, with the
+    extension point, plugin and node it came from."""
+    if error is None:
+        return None
+    return {
+        "extensionPoint": error.extension_point,
+        "plugin": error.plugin,
+        "nodeName": error.node_name,
+        "message": error.message,
+    }

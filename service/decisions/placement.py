@@ -22,14 +22,21 @@ PreScore skips the pod, or when disabled) and ``total`` their sum with the defau
 plugin weights (1 each); both are null for infeasible nodes. ``notModelled`` names the
 default-profile filters Verdict did not evaluate for this pod (inter-pod affinity, topology
 spread, volume binding); ``message`` says so too. Ties between the highest totals go to the
-first node in snapshot order (upstream picks one at random).
+first node in snapshot order (upstream picks one at random). ``cycleError`` is present when
+the cycle fails (a filter's Error, or a normalized score outside 0..100): no node is
+selected, and the scored nodes' ``total`` is null (the scheduler never adds them up).
 """
 
 from __future__ import annotations
 
 from marshmallow import ValidationError, fields, validates_schema
 
-from service.decisions.base import DecisionKind, Subjects, not_modelled_sentence
+from service.decisions.base import (
+    DecisionKind,
+    Subjects,
+    cycle_error_json,
+    not_modelled_sentence,
+)
 from service.decisions.schemas import (
     SchedulerRequestSchema,
     ScoringSchema,
@@ -94,6 +101,8 @@ def result_json(outcome: PlacementOutcome) -> dict:
         "message": message,
         "notModelled": list(outcome.not_modelled),
     }
+    if outcome.cycle_error is not None:
+        result["cycleError"] = cycle_error_json(outcome.cycle_error)
     if outcome.num_nodes_to_find is not None:
         result["numNodesToFind"] = outcome.num_nodes_to_find
         result["nextStartIndex"] = outcome.next_start_index

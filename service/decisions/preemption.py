@@ -31,7 +31,12 @@ from __future__ import annotations
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validates_schema
 
-from service.decisions.base import DecisionKind, Subjects, not_modelled_sentence
+from service.decisions.base import (
+    DecisionKind,
+    Subjects,
+    cycle_error_json,
+    not_modelled_sentence,
+)
 from service.decisions.schemas import SchedulerRequestSchema, holds_from_request
 from service.engine.objects import Cluster
 from service.engine.refs import pod_ref
@@ -129,7 +134,7 @@ def result_json(outcome: PreemptionOutcome, node_names: list[str]) -> dict:
             entry["preemption"] = "NotPotential"
         nodes[name] = entry
     message = outcome.message + not_modelled_sentence(outcome.not_modelled)
-    return {
+    result = {
         "eligible": outcome.eligible,
         "nominatedNodeName": outcome.nominated_node_name,
         "victims": [ref(v, outcome.nominated_node_name or "") for v in outcome.victims],
@@ -151,6 +156,9 @@ def result_json(outcome: PreemptionOutcome, node_names: list[str]) -> dict:
             pod_ref(p.pod) for p in outcome.cleared_nominations if p.pod is not None
         ],
     }
+    if outcome.cycle_error is not None:
+        result["cycleError"] = cycle_error_json(outcome.cycle_error)
+    return result
 
 
 def decide(cluster: Cluster, request: dict) -> dict:

@@ -609,14 +609,19 @@ def from_base_units(resource_name: str, amount: int, fmt: str) -> Quantity:
     return Quantity(value, fmt)
 
 
-def given_text(resource_name: str, text: str, q: Quantity, amount: int, fmt: str) -> str | None:
-    """``text`` (the quantity as written) when ``from_base_units(amount, fmt)`` would not be
-    the same quantity to String() and Add: another value (sub-milli cpu, a fraction of a
-    byte, past int64), another format, or a String() that is not the canonical form (the
-    parser's cached input, "1E18"); None when the integer rebuilds it."""
+def given_text(resource_name: str, q: Quantity, amount: int, fmt: str) -> str | None:
+    """The quantity as the API server serves it, ``String()`` (the input when the parser
+    kept it), when ``from_base_units(amount, fmt)`` would not be the same quantity to String() and
+    Add: another value (sub-milli cpu, a fraction of a byte, past int64), another format, or
+    a String() that is not the canonical form (the parser's cached input, "1E18"); None when
+    the integer rebuilds it.
+
+    The scheduler and the kubelet never read a quantity as written: the API server stores
+    String() and they parse that. So ``1.5e20`` (int64Amount{15, 19}) is kept as ``150e18``
+    ({150, 18}), whose sums overflow as the scheduler's do."""
     rebuilt = from_base_units(resource_name, amount, fmt)
     if q.value != rebuilt.value or q.format != fmt or str(q) != str(rebuilt):
-        return text
+        return str(q)
     return None
 
 

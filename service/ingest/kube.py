@@ -129,14 +129,15 @@ def _base_units(name: str, value: wire.QuantityValue) -> tuple[int, str]:
 
 @lru_cache(maxsize=65536)
 def _given(name: str, value: wire.QuantityValue, first_format: str) -> str | None:
-    """The quantity as written, when its integer and the pod's (node's) first format for
-    ``name`` cannot rebuild it exactly (see engine.quantity.given_text); else None."""
+    """The quantity as the API server serves it, when its integer and the pod's (node's)
+    first format for ``name`` cannot rebuild it exactly (see engine.quantity.given_text);
+    else None."""
     if isinstance(value, str):
         text = value.strip()
     else:  # a JSON number, parsed as its decimal string (a float as repr)
         text = repr(value) if isinstance(value, float) else str(value)
     amount, _ = _base_units(name, value)
-    return given_text(name, text, parse_quantity(text), amount, first_format)
+    return given_text(name, parse_quantity(text), amount, first_format)
 
 
 def _resources(

@@ -47,4 +47,7 @@ def test_placement_nodes_keyed_by_name_are_accepted():
 def test_summaries_for_the_list():
     assert explain.summary("admission", {"admitted": False}) == "rejected"
     assert explain.summary("placement", {"selectedNode": None}) == "unschedulable"
+    failed = {"selectedNode": None, "nominatedNodeName": None, "cycleError": {"plugin": "X"}}
+    assert explain.summary("placement", failed) == "scheduling cycle error"
+    assert explain.summary("preemption", failed) == "scheduling cycle error"
     assert explain.summary("prune", {"deleted": 3}) == "pruned 3 record(s)"

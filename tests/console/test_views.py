@@ -11,6 +11,7 @@ import pytest
 
 from service.app import create_app
 from service.store import checkpoints, keys
+from tests.conftest import kube_list, node, pod
 from tests.console.helpers import seed
 
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -212,3 +213,27 @@ def test_assets_are_local(console_app, secrets, seeded):
     assert not re.search(r'(src|href)="(https?:)?//', html)
     css = client.get("/console/static/console.css")
     assert css.status_code == 200 and "table.list" in css.get_data(as_text=True)
+
+
+def test_a_failed_scheduling_cycle_is_explained(console_app, secrets):
+    """A placement whose cycle fails (a wrapped score outside 0..100) says so, names the
+    plugin and node, and selects nothing; the list says "scheduling cycle error"."""
+    api = console_app.test_client()
+    headers = {"Authorization": f"Bearer {secrets['decide']}"}
+    cluster = kube_list(
+        node("a"),
+        pod("p0", "a", cpu=f"{3 * 2**61}m", memory=str(2**63 - 1)),
+        pod("p1", "a", cpu=f"{2**62}m", memory=str(2**63 - 2)),
+    )
+    snap = api.post("/v1/snapshots", json=cluster, headers=headers).json["id"]
+    body = {"snapshotId": snap, "pod": pod("in", cpu="100m", memory="1Gi")}
+    decided = api.post("/v1/decisions/placement", json=body, headers=headers)
+    assert decided.status_code == 201, decided.json
+    client, _ = _signed_in(console_app, secrets["read"])
+    page = _text(client.get(f"/console/decisions/{decided.json['id']}"))
+    assert (
+        "The scheduling cycle fails with an error (NodeResourcesFit, Score on a): "
+        "no node is selected"
+    ) in page
+    assert "reason SchedulerError" in page
+    assert "scheduling cycle error" in _text(client.get("/console/decisions"))

@@ -12,6 +12,7 @@ from service.decisions.placement import decide  # noqa: F401 - registers the kin
 from service.decisions.run import compute
 from service.engine.objects import Cluster
 from service.ingest.kube import snapshot_from_objects
+from tests.conftest import kube_list, node, pod
 
 
 def _node(name, cpu="4", memory="8Gi", pods="110", **spec):
@@ -211,3 +212,55 @@ def test_a_pod_with_resource_claims_reports_dynamic_resources_not_modelled() -> 
     pending["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "gpu-claim"}]
     assert _place({"pod": pending}).result["notModelled"] == ["DynamicResources"]
     assert _place({"pod": _pod("plain", "1", "1Gi")}).result["notModelled"] == []
+
+
+def test_a_score_outside_0_100_fails_the_cycle(api) -> None:
+    """RunScorePlugins refuses a normalized score outside [0, 100]. On node "a" the pods'
+    cpu requests sum past 2^63-1 and wrap negative (NodeInfo.update), so the pod fits and
+    LeastAllocated's (capacity - requested) * 100 / capacity is far above 100: the cycle
+    fails, although "b" is feasible with valid scores."""
+    cluster = kube_list(
+        node("a", cpu="4", memory="8Gi"),
+        node("b", cpu="4", memory="8Gi"),
+        pod("p0", "a", cpu=f"{3 * 2**61}m", memory=str(2**63 - 1)),
+        pod("p1", "a", cpu=f"{2**62}m", memory=str(2**63 - 2)),
+    )
+    snap = api.post("/v1/snapshots", json=cluster, role="decide").json["id"]
+    body = {"snapshotId": snap, "pod": pod("in", cpu="100m", memory="1Gi")}
+    response = api.post("/v1/decisions/placement", json=body, role="decide")
+    assert response.status_code == 201, response.json
+    result = response.json["result"]
+    assert result["selectedNode"] is None
+    assert result["cycleError"] == {
+        "extensionPoint": "Score",
+        "plugin": "NodeResourcesFit",
+        "nodeName": "a",
+        "message": 'applying score defaultWeights on Score plugins: plugin "NodeResourcesFit" '
+        "returns an invalid score -1152921504606754, it should in the range of [0, 100] "
+        "after normalizing",
+    }
+    assert [(n["feasible"], n["total"]) for n in result["nodes"]] == [(True, None)] * 2
+    assert result["nodes"][1]["scores"]["NodeResourcesFit"] in range(101)
+    assert "reason SchedulerError" in result["message"]
+    stored = api.get(f"/v1/decisions/{response.json['id']}", role="decide").json
+    assert stored["result"] == result
+
+
+def test_a_filter_error_fails_the_cycle(api) -> None:
+    """A profile that disables NodeResourcesFit's PreFilter but keeps its Filter: the filter
+    finds no PreFilter state and answers Error on the first node, and the cycle fails."""
+    cluster = kube_list(node("a"), node("b"))
+    snap = api.post("/v1/snapshots", json=cluster, role="decide").json["id"]
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"plugins": {"preFilter": {"disabled": [{"name": "NodeResourcesFit"}]}}}],
+    }
+    body = {"snapshotId": snap, "pod": pod("in", cpu="100m"), "schedulerConfiguration": config}
+    for kind in ("placement", "preemption"):
+        response = api.post(f"/v1/decisions/{kind}", json=body, role="decide")
+        assert response.status_code == 201, response.json
+        error = response.json["result"]["cycleError"]
+        assert error["extensionPoint"] == "Filter" and error["nodeName"] == "a"
+        assert error["message"].startswith('running "NodeResourcesFit" filter plugin: ')
+    assert response.json["result"]["candidates"] == []

@@ -24,6 +24,7 @@ from service.engine.quantity import (
     QuantityError,
     base_units_to_string,
     format_quantity,
+    given_text,
     parse_quantity,
     to_base_units,
 )
@@ -456,3 +457,23 @@ def test_parse_is_memoised():
     assert parse_quantity("250m") is first
     info = parse_quantity.cache_info()
     assert (info.hits, info.misses) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "resource", "kept"),
+    [
+        ("1.5k", "cpu", None),  # int64Amount{15, 2}; served as 1500, which 1500000m rebuilds
+        ("0.5", "cpu", None),  # served as 500m
+        ("1.5e20", "memory", "150e18"),  # past int64: {15, 19} is served as {150, 18}
+        ("0.5e-9", "memory", "1e-9"),  # rounded up to 1n when parsed
+        ("80u", "cpu", "80u"),  # String() keeps a canonical input
+        ("1E18", "cpu", "1E18"),
+    ],
+)
+def test_a_quantity_is_kept_as_the_api_server_serves_it(text, resource, kept) -> None:
+    """The snapshot keeps String() (what the scheduler and kubelet parse, after the API
+    server stored the object), not the spelling, wherever its integer cannot rebuild it."""
+    q = parse_quantity(text)
+    assert given_text(resource, q, to_base_units(resource, q), q.format) == kept
+    if kept is not None:
+        assert parse_quantity(kept).rep == parse_quantity(str(q)).rep

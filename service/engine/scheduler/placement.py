@@ -15,6 +15,8 @@ Mirrors kubernetes/kubernetes ``pkg/scheduler/schedule_one.go`` (v1.35) ``schedu
 * Score: every enabled score plugin that did not Skip at PreScore, normalized, weighted.
 * selectHost: the highest total wins; upstream breaks ties at random (reservoir sampling),
   Verdict takes the first of the tied nodes in snapshot order.
+* A filter's Error, or a normalized score outside 0..100, fails the cycle (``CycleError``):
+  no node is selected. Verdict still reports every node's status and scores.
 """
 
 from __future__ import annotations
@@ -23,12 +25,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from service.engine.objects import Cluster, Pod
-from service.engine.scheduler.framework import NodeInfo, Status
+from service.engine.scheduler.framework import ERROR, NodeInfo, Status
 from service.engine.scheduler.holds import Hold, apply_holds, hold_reasons
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.preemption import fit_error_message
 from service.engine.scheduler.profile import DEFAULT_PROFILE, Profile
-from service.engine.scheduler.runtime import Framework, NodeScores, node_state
+from service.engine.scheduler.runtime import (
+    CycleError,
+    Framework,
+    NodeScores,
+    filter_error,
+    invalid_score,
+    node_state,
+)
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
@@ -67,6 +76,7 @@ class PlacementOutcome:
     skipped_plugins: tuple[str, ...] = ()
     nominated_node_chosen: bool = False
     holds_freed: dict[str, list[str]] = field(default_factory=dict)
+    cycle_error: CycleError | None = None
     # with a start index: how many feasible nodes the scheduler looks for, and where the
     # next cycle starts
     num_nodes_to_find: int | None = None
@@ -114,6 +124,7 @@ def place(
         order = order[start:] + order[:start]
 
     entries: dict[int, NodePlacement] = {}
+    cycle_error: CycleError | None = None
     statuses: dict[str, Status] = {}
     feasible: list[NodeInfo] = []
     processed = 0
@@ -122,6 +133,8 @@ def place(
             break
         processed += 1
         status = fwk.run_filter_plugins_with_nominated(state, ni)
+        if status.code == ERROR and cycle_error is None:
+            cycle_error = filter_error(ni.name, status)
         if status.is_success:
             feasible.append(ni)
             entries[ni.index] = NodePlacement(ni.name, status, [])
@@ -132,7 +145,18 @@ def place(
         statuses[ni.name] = status
         entries[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
 
+    # evaluateNominatedNode: a nominated node that passes is taken before any other node is
+    # filtered or scored, so no other node's error can fail the cycle.
+    nominated = pod.nominated_node_name
+    nominated_entry = (
+        entries.get(view.by_name[nominated].index) if nominated in view.by_name else None
+    )
+    nominated_chosen = nominated_entry is not None and nominated_entry.feasible
     scores = _score(fwk, state, feasible)
+    if nominated_chosen:
+        cycle_error = None
+    elif cycle_error is None:
+        cycle_error = invalid_score(scores, [ni.name for ni in feasible])
     best_total = -1
     best_name: str | None = None
     plugins = scores.plugins
@@ -149,7 +173,7 @@ def place(
         entry = entries[ni.index]
         entry.scores = dict(zip(plugins, row, strict=True))
         entry.raw_scores = {p: raw[i] for p, raw, norm in renormalized if raw[i] != norm[i]}
-        entry.total = total
+        entry.total = None if cycle_error else total
         if total > best_total or (total == best_total and _earlier(ni, best_name, view)):
             best_total, best_name = total, ni.name
 
@@ -157,22 +181,23 @@ def place(
         entries.get(ni.index) or NodePlacement(ni.name, Status(), [], examined=False)
         for ni in view.nodes
     ]
-    nominated_chosen = False
-    nominated = pod.nominated_node_name
-    if nominated and nominated in view.by_name:
-        entry = nodes[view.by_name[nominated].index]
-        if entry.feasible:
-            best_name, nominated_chosen = nominated, True
+    if nominated_chosen:
+        best_name = nominated
+    elif cycle_error is not None:
+        best_name = None
 
     outcome = PlacementOutcome(
         selected_node=best_name,
         nodes=nodes,
-        message=_message(state.prefilter_status, best_name, nodes, statuses, nominated_chosen),
+        message=_message(
+            state.prefilter_status, best_name, nodes, statuses, nominated_chosen, cycle_error
+        ),
         weights=scores.weights,
         not_modelled=state.not_modelled,
         skipped_plugins=tuple(p.name for p, _ in fwk.score_plugins if p.name in state.skip_score),
         nominated_node_chosen=nominated_chosen,
         holds_freed=plan.freed,
+        cycle_error=cycle_error,
     )
     if to_find is not None:
         outcome.num_nodes_to_find = to_find
@@ -200,7 +225,14 @@ def _message(
     nodes: list[NodePlacement],
     statuses: dict[str, Status],
     nominated_chosen: bool,
+    cycle_error: CycleError | None,
 ) -> str:
+    if cycle_error is not None:
+        return (
+            f"the scheduling cycle fails: {cycle_error.message}; the scheduler records the "
+            "error (PodScheduled=False, reason SchedulerError) and retries the pod after "
+            "backoff, without trying preemption"
+        )
     examined = [n for n in nodes if n.examined]
     if best_name is None and prefilter_status is not None:
         # FitError with a PreFilter message: "0/N nodes are available: <message>."

@@ -52,7 +52,12 @@ from service.engine.scheduler.plugins.default_preemption import (
     select_victims_reference,
 )
 from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs, Profile
-from service.engine.scheduler.runtime import POD_INDEPENDENT_FILTERS, Framework
+from service.engine.scheduler.runtime import (
+    POD_INDEPENDENT_FILTERS,
+    CycleError,
+    Framework,
+    filter_error,
+)
 from service.engine.scheduler.snapshot import SchedulerView, scheduler_view
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
@@ -273,6 +278,16 @@ class PreemptionOutcome:
     not_modelled: tuple[str, ...] = ()
     fits_without_preemption: list[str] = field(default_factory=list)
     holds_freed: dict[str, list[str]] = field(default_factory=dict)
+    # a filter's Error failed the cycle before PostFilter (nothing is preempted)
+    cycle_error: CycleError | None = None
+
+
+def first_filter_error(statuses: Mapping[str, Status]) -> CycleError | None:
+    """The cycle error of the first node (snapshot order) whose filters answered Error."""
+    for name, status in statuses.items():
+        if status.code == ERROR:
+            return filter_error(name, status)
+    return None
 
 
 def filter_statuses(
@@ -381,6 +396,14 @@ def preempt(
         holds_freed=plan.freed,
         offset=offset,
     )
+    # A nominated node that passes is taken before any other node is filtered.
+    nominated_passes = pod.nominated_node_name and nominated_code is None
+    error = None if computed is None or nominated_passes else first_filter_error(computed)
+    if error is not None:
+        # findNodesThatFitPod returned an error, not a FitError: PostFilter never runs.
+        outcome.code, outcome.cycle_error = ERROR, error
+        outcome.message = f"preemption not attempted: the scheduling cycle fails: {error.message}"
+        return outcome
     fits = [name for name in node_names if codes.get(name, absent) == SUCCESS]
     if fits:
         outcome.fits_without_preemption = fits

@@ -5,7 +5,8 @@ Mirrors kubernetes/kubernetes ``pkg/scheduler/framework/runtime/framework.go`` (
 ``RunFilterPlugins`` (the first rejecting plugin decides the node),
 ``RunFilterPluginsWithNominatedPods`` (two passes, nominated pods of equal or higher
 priority added in the first), ``RunPreScorePlugins`` (Skip) and ``RunScorePlugins`` (Score,
-then NormalizeScore, then the weight).
+then NormalizeScore, then the weight). An Error status, or a normalized score outside
+0..100, fails the whole scheduling cycle: ``CycleError``.
 
 A plugin may also answer ``can_reject(state)``: False when its Filter passes every node for
 this pod (NodeName for a pod without ``spec.nodeName``); the runtime then does not call it,
@@ -23,6 +24,7 @@ from typing import Any
 
 from service.engine.objects import Pod
 from service.engine.scheduler.framework import (
+    MAX_NODE_SCORE,
     OK,
     UNRESOLVABLE,
     CycleState,
@@ -44,7 +46,7 @@ from service.engine.scheduler.profile import (
 from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
-__all__ = ["Framework", "NodeScores", "node_state"]
+__all__ = ["CycleError", "Framework", "NodeScores", "filter_error", "invalid_score", "node_state"]
 
 # findNodesThatFitPod's status for a node outside PreFilterResult's node set.
 _PREFILTER_RESULT_REASON = "node(s) didn't satisfy plugin(s) [{}]"
@@ -78,6 +80,48 @@ class NodeScores:
     def total(self, i: int) -> int:
         """Σ weight × normalized score of node ``i``."""
         return sum(self.weights[p] * self.normalized[p][i] for p in self.plugins)
+
+
+@dataclass(frozen=True, slots=True)
+class CycleError:
+    """An error that fails the whole scheduling cycle: schedulingCycle returns it, the pod
+    gets PodScheduled=False with reason SchedulerError and this ``message`` (upstream's
+    text), and goes back to the queue with backoff; PostFilter (preemption) does not run."""
+
+    extension_point: str
+    plugin: str
+    node_name: str | None
+    message: str
+
+
+def filter_error(node_name: str, status: Status) -> CycleError:
+    """RunFilterPlugins turns a filter's Error into ``running "<plugin>" filter plugin:
+    <message>``, and findNodesThatPassFilters cancels the cycle with it."""
+    message = f'running "{status.plugin}" filter plugin: {status.message}'
+    return CycleError("Filter", status.plugin, node_name, message)
+
+
+def invalid_score(scores: NodeScores, node_names: Sequence[str]) -> CycleError | None:
+    """RunScorePlugins' weighting step refuses a normalized score outside
+    [0, MaxNodeScore] (a wrapped int64 sum can give one). Upstream weighs the nodes in
+    parallel and reports whichever error comes first; Verdict names the first node, in the
+    order the nodes were filtered, and its first such plugin in the profile's order."""
+    bad = [p for p in scores.plugins
+           if min(scores.normalized[p]) < 0 or max(scores.normalized[p]) > MAX_NODE_SCORE]  # fmt: skip
+    if not bad:
+        return None
+    for i, name in enumerate(node_names):
+        for plugin in bad:
+            score = scores.normalized[plugin][i]
+            if 0 <= score <= MAX_NODE_SCORE:
+                continue
+            message = (
+                "applying score defaultWeights on Score plugins: "
+                f'plugin "{plugin}" returns an invalid score {score}, it should in the range '
+                f"of [0, {MAX_NODE_SCORE}] after normalizing"
+            )
+            return CycleError("Score", plugin, name, message)
+    return None  # pragma: no cover - a bad plugin has a bad score on some node
 
 
 def node_state(state: CycleState, ni: NodeInfo) -> NodeInfo | NodeInfoPods:

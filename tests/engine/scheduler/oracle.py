@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -59,16 +60,41 @@ _IGNORED_SCORES = {"DynamicResources"}
 
 
 def run_oracle(case: dict, profile: str = "full") -> dict:
-    """The real scheduler's answer for ``case`` (the oracle README's input format)."""
+    """The real scheduler's answer for ``case`` (the oracle README's input format). A cycle
+    that fails is ``{"error": ...}`` (the oracle exits 2 then)."""
     done = subprocess.run(
         [str(BINARY), "--profile", profile],
         input=json.dumps(case),
         capture_output=True,
         text=True,
         timeout=60,
-        check=True,
+        check=False,
     )
+    if done.returncode not in (0, 2):
+        raise RuntimeError(f"oracle exited {done.returncode}: {done.stderr[-2000:]}")
     return json.loads(done.stdout)
+
+
+# The oracle prefixes RunScorePlugins' error with "score: ".
+_INVALID_SCORE = re.compile(r'plugin "(?P<plugin>\w+)" returns an invalid score (?P<score>-?\d+)')
+
+
+def cycle_error_differences(mine: dict, error: str) -> list[str]:
+    """The oracle's cycle error against Verdict's. Filters run in snapshot order on both
+    sides, so a filter error is the same text. The weighting step runs over the nodes in
+    parallel upstream, so which invalid score is named varies: Verdict's must fail too, and
+    the score the oracle names must be one Verdict computed for that plugin."""
+    found = mine.get("cycleError")
+    if found is None:
+        return [f"cycle error: verdict none, oracle {error!r}"]
+    invalid = _INVALID_SCORE.search(error)
+    if invalid is None:
+        return [] if found == error else [f"cycle error: verdict {found!r} oracle {error!r}"]
+    plugin, value = invalid["plugin"], int(invalid["score"])
+    scores = [m["scores"].get(plugin) for m in mine["nodes"] if m["feasible"]]
+    if value not in scores or _INVALID_SCORE.search(found) is None:
+        return [f"cycle error: verdict {found!r}, {plugin} scores {scores}; oracle {error!r}"]
+    return []
 
 
 def verdict_placement(
@@ -91,7 +117,8 @@ def verdict_placement(
             entry["scores"] = {p: out.weights[p] * s for p, s in n.scores.items()}
             entry["total"] = n.total
         nodes.append(entry)
-    return {"nodes": nodes, "selected": out.selected_node}
+    error = out.cycle_error.message if out.cycle_error else None
+    return {"nodes": nodes, "selected": out.selected_node, "cycleError": error}
 
 
 def placement_differences(case: dict, version: str = "1.35", profile: str = "full") -> list[str]:
@@ -99,7 +126,11 @@ def placement_differences(case: dict, version: str = "1.35", profile: str = "ful
     running ``profile`` (the oracle's ``full`` or ``restricted``)."""
     theirs = run_oracle(case, profile)
     mine = verdict_placement(case, version, PROFILES[profile])
+    if "error" in theirs:
+        return cycle_error_differences(mine, theirs["error"])
     diffs: list[str] = []
+    if mine["cycleError"]:
+        diffs.append(f"cycle error: verdict {mine['cycleError']!r}, oracle none")
     for m, t in zip(mine["nodes"], theirs["nodes"], strict=True):
         name = m["name"]
         for field in ("feasible", "code", "reasons", "plugin"):
@@ -120,7 +151,8 @@ def placement_differences(case: dict, version: str = "1.35", profile: str = "ful
 def preemption_differences(case: dict, version: str = "1.35", profile: str = "full") -> list[str]:
     """Every disagreement on a preemption case: eligibility, candidates and their victims
     (in order), PDB violations, and the nominated node (one of the oracle's tie set)."""
-    theirs = run_oracle(case, profile).get("preemption") or {}
+    answer = run_oracle(case, profile)
+    theirs = answer.get("preemption") or {}
     cluster = Cluster(snapshot_from_objects(case["objects"]))
     pod = admit_priority(pod_from_object(case["pod"]), cluster)
     options = case.get("options") or {}
@@ -135,6 +167,13 @@ def preemption_differences(case: dict, version: str = "1.35", profile: str = "fu
         ),
     )
     diffs: list[str] = []
+    error = answer.get("error")
+    if error and not _INVALID_SCORE.search(error):
+        # a filter's Error fails the cycle: PostFilter never runs
+        mine = out.cycle_error.message if out.cycle_error else None
+        return [] if mine == error else [f"cycle error: verdict {mine!r} oracle {error!r}"]
+    if out.cycle_error:
+        diffs.append(f"verdict fails the cycle ({out.cycle_error.message}), the oracle does not")
     if not theirs.get("ran"):
         if not out.fits_without_preemption:
             diffs.append("oracle: the pod fits somewhere (no preemption); verdict preempts")

@@ -16,12 +16,15 @@ import pytest
 
 from service.decisions.priority import admit_priority
 from service.engine.objects import Cluster
+from service.engine.quantity import parse_quantity
 from service.engine.scheduler.preemption import preempt
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.conftest import node, pod
 from tests.engine.scheduler.oracle import (
     BINARY,
+    cycle_error_differences,
     needs_oracle,
+    placement_differences,
     preemption_differences,
     verdict_placement,
 )
@@ -97,12 +100,11 @@ def _differences(case: dict, scoring: dict | None) -> list[str]:
     diffs = []
     if theirs.get("error"):
         # runScorePlugins refuses a score outside [0, 100] (a wrapped sum can give one): the
-        # cycle fails. Verdict reports the scores; the one the scheduler names is among them.
-        found = _INVALID.search(theirs["error"])
-        assert found, theirs["error"]
-        plugin, value = found["plugin"], int(found["score"])
-        scores = [m["scores"].get(plugin) for m in mine["nodes"] if m["feasible"]]
-        return [] if value in scores else [f"{plugin} never scores {value}: {scores}"]
+        # cycle fails, and Verdict's fails with it.
+        assert _INVALID.search(theirs["error"]), theirs["error"]
+        return cycle_error_differences(mine, theirs["error"])
+    if mine["cycleError"]:
+        diffs.append(f"verdict fails the cycle ({mine['cycleError']}), the oracle does not")
     for m, t in zip(mine["nodes"], theirs["nodes"], strict=True):
         if m["feasible"] != t["feasible"] or m["reasons"] != t["reasons"]:
             diffs.append(
@@ -269,3 +271,75 @@ def test_pod_totals_past_int64_match_the_scheduler(cpus: list[str]) -> None:
     }
     for scoring in _SCORING:
         assert _differences(case, scoring) == [], scoring
+
+
+# Spellings the API server does not serve as written: it stores String(), and that is what
+# the scheduler parses. Near int64's edge their sums overflow differently.
+_CPU_SPELLINGS = ["1.5k", "92233720368547758e2", "0.5", "46116860184273879.04e2", "1.5e20", "2"]
+_MEMORY_SPELLINGS = ["1.5Gi", "0.5e-9", "92233720368547758e2", "1.5e20", "4.5Ei", "1Gi"]
+
+
+def _served(case: dict) -> dict:
+    """``case`` as the API server would serve its objects: every quantity as String()."""
+    served = json.loads(json.dumps(case))
+    for obj in [*served["objects"], served["pod"]]:
+        for c in obj.get("spec", {}).get("containers", []):
+            requests = c.get("resources", {}).get("requests", {})
+            for name, text in requests.items():
+                requests[name] = str(parse_quantity(text))
+    return served
+
+
+def _spelled_case(seed: int) -> dict:
+    rng = random.Random(seed)
+    nodes = [node(f"n{i}", cpu=rng.choice(["4", f"{MAX}m"]), memory=str(MAX)) for i in range(3)]
+    pods = []
+    for i in range(6):
+        body = pod(f"p{i}", rng.choice(nodes)["metadata"]["name"])
+        body["spec"]["containers"] = [
+            {
+                "name": f"c{j}",
+                "image": "x",
+                "resources": {
+                    "requests": {
+                        "cpu": rng.choice(_CPU_SPELLINGS),
+                        "memory": rng.choice(_MEMORY_SPELLINGS),
+                    }
+                },
+            }
+            for j in range(2)
+        ]
+        body["status"] = {"phase": "Running", "startTime": "2026-11-20T09:00:00Z"}
+        pods.append(body)
+    incoming = pod("incoming", cpu=rng.choice(_CPU_SPELLINGS), memory="1Gi")
+    return {"kind": "placement", "objects": nodes + pods, "pod": incoming}
+
+
+@needs_oracle
+@pytest.mark.parametrize("seed", range(10))
+def test_quantities_are_read_as_the_api_server_serves_them(seed: int) -> None:
+    """Verdict reads each quantity as its String() (what the scheduler gets from the API
+    server), so its answer on the objects as written is the real scheduler's on the objects
+    as served."""
+    case = _spelled_case(seed)
+    served = _served(case)
+    assert verdict_placement(case) == verdict_placement(served)
+    assert placement_differences(served) == []
+
+
+def test_a_spelling_changes_the_sum_the_scheduler_sees() -> None:
+    """``1.5k`` parses to int64Amount{15, 2} but is served as ``1500`` ({1500, 0}): with
+    ``92233720368547758e2`` the written pair sums without overflow (and MilliValue then gives
+    up: 0), the served pair overflows into a big decimal whose MilliValue wraps."""
+    busy = pod("busy", "n1")
+    busy["spec"]["containers"] = [
+        {"name": "a", "image": "x", "resources": {"requests": {"cpu": "1.5k"}}},
+        {"name": "b", "image": "x", "resources": {"requests": {"cpu": "92233720368547758e2"}}},
+    ]
+    busy["status"] = {"phase": "Running"}
+    case = {"kind": "placement", "objects": [node("n1", cpu="4"), busy], "pod": pod("in", cpu="1")}
+    mine = verdict_placement(case)["nodes"][0]
+    assert (mine["feasible"], mine["reasons"]) == (False, ["Insufficient cpu"])
+    if BINARY.exists():
+        assert placement_differences(_served(case)) == []
+        assert _oracle(case)["nodes"][0]["feasible"] is True  # as written: not what it sees
