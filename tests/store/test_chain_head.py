@@ -13,7 +13,7 @@ from sqlalchemy import delete, select, text
 from service.store import migrate, records
 from service.store.db import Database
 from service.store.models import AuditState, DecisionRow, DecisionSubject
-from tests.store.test_migrations import scratch_url  # noqa: F401  (fixture)
+from tests.store.test_migrate import scratch_url  # noqa: F401  (fixture)
 
 
 def _append(session, i: int, **kw):
