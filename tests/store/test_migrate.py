@@ -1,16 +1,21 @@
-"""Migrations run up and down on SQLite and (when configured) PostgreSQL."""
+"""Migrations run up and down on SQLite and (when configured) PostgreSQL; the migration that
+gave the chain its head."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 
+import orjson
 import pytest
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
-from service.store import migrate
+from service.store import migrate, records
 from service.store.db import Base, Database
+from service.store.models import AuditState
 from tests.conftest import TEST_DATABASE_URL
+from tests.store.helpers import append_record
 
 TABLES = {t.name for t in Base.metadata.sorted_tables}
 
@@ -65,3 +70,56 @@ def test_models_match_migrations(scratch_url):
         )
     db.dispose()
     assert diff == []
+
+
+def test_migration_gives_an_existing_chain_its_head(scratch_url):
+    """A database written before 0002 (records, no head) upgrades to one whose chain verifies
+    and keeps growing from its newest record."""
+    migrate.upgrade(scratch_url, "0001")
+    db = Database(scratch_url)
+    prev = records.GENESIS_HASH
+    with db.engine.begin() as conn:
+        for seq in (1, 2, 3):
+            row = records.StoredRecord(
+                seq=seq,
+                id=f"00000000-0000-4000-8000-00000000000{seq}",
+                kind="admission",
+                snapshot_id=None,
+                created_at=datetime(2026, 1, seq, tzinfo=UTC),
+                engine_version="old",
+                key_id=None,
+                request={"seq": seq},
+                result={"admitted": True},
+                prev_hash=prev,
+                record_hash="",
+            )
+            row.record_hash = records.content_hash(prev, row)
+            conn.execute(
+                text(
+                    "INSERT INTO decisions (seq, id, kind, snapshot_id, created_at, "
+                    "engine_version, key_id, request, result, prev_hash, record_hash) VALUES "
+                    "(:seq, :id, 'admission', NULL, :created_at, 'old', NULL, :request, "
+                    ":result, :prev_hash, :record_hash)"
+                ),
+                {
+                    "seq": seq,
+                    "id": row.id,
+                    "created_at": row.created_at,
+                    "request": orjson.dumps(row.request).decode(),
+                    "result": orjson.dumps(row.result).decode(),
+                    "prev_hash": prev,
+                    "record_hash": row.record_hash,
+                },
+            )
+            prev = row.record_hash
+    migrate.upgrade(scratch_url)
+    with db.session() as session:
+        state = session.get(AuditState, 1)
+        assert (state.head_seq, state.head_hash) == (3, prev)
+        assert records.verify(session) == records.Verification(True, 3, None)
+    with db.session(write=True) as session:
+        nxt = append_record(session, 4)
+    assert (nxt.seq, nxt.prev_hash) == (4, prev)
+    with db.session() as session:
+        assert records.verify(session) == records.Verification(True, 4, None)
+    db.dispose()

@@ -1,4 +1,5 @@
-"""The stored form of a snapshot: zstd-compressed msgpack, and the zlib rows written before."""
+"""The stored form of a snapshot (zstd-compressed msgpack, and the zlib rows written before)
+and the parsed-snapshot cache, bounded by count and by pods, least recently used first."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import zlib
 
 import msgspec
 
-from service.engine.objects import Container, Node, Pod, Snapshot
+from service.engine.objects import Cluster, Container, Node, Pod, Snapshot
 from service.store import snapshots as store
+from service.store.snapshots import ClusterCache
 
 
 def _snapshot() -> Snapshot:
@@ -39,3 +41,18 @@ def test_rows_written_with_zlib_still_decode_with_the_same_digest():
     legacy = zlib.compress(packed, 1)
     assert store.decode(legacy) == snapshot
     assert store.encode(snapshot)[1] == store.encode(store.decode(legacy))[1]
+
+
+def _cluster(pods: int) -> Cluster:
+    return Cluster(Snapshot(pods=tuple(Pod(namespace="d", name=f"p{i}") for i in range(pods))))
+
+
+def test_bounded_by_count_and_pods():
+    cache = ClusterCache(size=2, max_pods=10)
+    cache.put("a", _cluster(4))
+    cache.put("b", _cluster(4))
+    assert cache.get("a") is not None  # a is now the most recently used
+    cache.put("c", _cluster(4))
+    assert cache.get("b") is None and cache.get("a") is not None
+    cache.put("big", _cluster(50))  # over the pod bound alone: kept, everything else dropped
+    assert cache.get("big") is not None and cache.get("a") is None and cache.get("c") is None
