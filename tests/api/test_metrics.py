@@ -1,21 +1,12 @@
-"""What operators read: /metrics (build info, ingest, snapshot cache, decisions by kind and
-outcome), JSON log lines carrying the request's ids, and a 401 that says how to get a key."""
+"""What operators read in /metrics (api/metrics.py): build info, ingest, snapshot cache,
+decisions by kind and outcome."""
 
 from __future__ import annotations
 
-import io
-import logging
-
-import orjson
 from prometheus_client.parser import text_string_to_metric_families
 
-from service.api import logs
-from tests.conftest import kube_list, node, pod
-
-SUMMARY = {
-    "node": {"nodeName": "n1", "memory": {"availableBytes": 50 * 2**20, "workingSetBytes": 2**30}},
-    "pods": [],
-}
+from tests.api.helpers import snapshot_with_stats
+from tests.conftest import pod
 
 
 def _samples(api) -> dict:
@@ -31,17 +22,9 @@ def _value(samples: dict, name: str, **labels) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
-def _snapshot(api) -> str:
-    body = {
-        "objects": kube_list(node("n1"), pod("a", "n1", memory="1Gi")),
-        "stats": {"n1": SUMMARY},
-    }
-    return api.post("/v1/snapshots", json=body).json["id"]
-
-
 def test_metrics_count_ingest_cache_and_decisions_by_outcome(api):
     before = _samples(api)
-    snapshot_id = _snapshot(api)
+    snapshot_id = snapshot_with_stats(api)
     for _ in range(2):
         api.post(
             "/v1/decisions/eviction",
@@ -65,38 +48,3 @@ def test_metrics_count_ingest_cache_and_decisions_by_outcome(api):
     assert delta("verdict_snapshot_cache_total", result="hit") == 3
     assert delta("verdict_decisions_total", kind="eviction", outcome="evict") == 2
     assert delta("verdict_decisions_total", kind="admission", outcome="rejected") == 1
-
-
-def test_log_lines_are_json_with_the_requests_ids(api):
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(logs.formatter())
-    handler.addFilter(logs.RequestIds())
-    logger = logging.getLogger("verdict")
-    logger.addHandler(handler)
-    level = logger.level
-    logger.setLevel(logging.INFO)
-    try:
-        snapshot_id = _snapshot(api)
-        decision = api.post(
-            "/v1/decisions/eviction",
-            json={"snapshotId": snapshot_id, "nodeName": "n1"},
-            headers={"X-Request-ID": "req-42"},
-        )
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-    lines = [orjson.loads(line) for line in stream.getvalue().splitlines()]
-    access = [entry for entry in lines if entry["logger"] == "verdict.access"]
-    assert access[-1]["requestId"] == "req-42" and access[-1]["status"] == 201
-    assert access[-1]["decisionId"] == decision.json["id"]
-    assert access[-1]["snapshotId"] == snapshot_id
-    assert access[-1]["level"] == "INFO" and "time" in access[-1]
-    assert access[0]["snapshotId"] == snapshot_id  # POST /v1/snapshots names what it stored
-
-
-def test_a_401_says_how_to_create_a_key(api):
-    for headers in ({}, {"Authorization": "Bearer vk_nope"}):
-        response = api.get("/v1/snapshots", role=None, headers=headers)
-        assert response.status_code == 401
-        assert "verdict keys create --role" in response.json["detail"]

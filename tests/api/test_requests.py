@@ -1,25 +1,19 @@
-"""Queries that say what is wrong (issue 15): unknown parameters, one name for nodes, times
-as dates, and malformed times that say how to write one."""
+"""Reading requests (api/requests.py): queries that say what is wrong (unknown parameters,
+times as dates, malformed times that say how to write one, cursors this API did not issue),
+NUL and 64 KiB values in the query or path, and decision bodies with a repeated key or a NUL.
+Each answers 4xx, never 500, and the same way on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.api.helpers import DUPLICATE_POD, LONG, busy_node_snapshot, two_node_snapshot
 from tests.conftest import kube_list, node, pod
 
 
 @pytest.fixture
 def snapshot_id(api):
-    body = kube_list(node("n1"), node("n2"), pod("a", "n1"), pod("b", "n2"))
-    return api.post("/v1/snapshots", json=body).json["id"]
-
-
-def test_pods_take_node_name_as_every_route_does(api, snapshot_id):
-    by_new = api.get(f"/v1/snapshots/{snapshot_id}/pods?nodeName=n1").json["items"]
-    by_old = api.get(f"/v1/snapshots/{snapshot_id}/pods?node=n1").json["items"]
-    assert [p["name"] for p in by_new] == [p["name"] for p in by_old] == ["a"]
-    clash = api.get(f"/v1/snapshots/{snapshot_id}/pods?node=n1&nodeName=n2")
-    assert clash.status_code == 400 and clash.json["errors"][0]["path"] == "nodeName"
+    return two_node_snapshot(api)
 
 
 @pytest.mark.parametrize(
@@ -58,3 +52,85 @@ def test_a_malformed_time_says_how_to_write_one(api, raw, hint):
     assert response.status_code == 400
     message = response.json["errors"][0]["message"]
     assert hint in message and "2026-11-20T10:00:00Z" in message and "%2B" in message
+
+
+def test_forged_or_garbage_cursors_are_400(api):
+    from service.api.requests import encode_cursor
+
+    snap = busy_node_snapshot(api)
+    for path in (
+        "/v1/decisions",
+        f"/v1/snapshots/{snap}/pods",
+        f"/v1/snapshots/{snap}/nodes",
+        "/v1/snapshots",
+    ):
+        for cursor in (encode_cursor("-5"), encode_cursor("abc"), "%%%"):
+            response = api.get(f"{path}?cursor={cursor}", role="read")
+            assert response.status_code == 400, (path, cursor)
+            assert response.json["errors"] == [
+                {"path": "cursor", "message": "not a cursor this API issued"}
+            ]
+
+
+def test_a_repeated_key_in_a_decision_body_is_a_400(api):
+    body = (
+        b'{"nodeName": "n1", "nodeName": "n2", "snapshot": {"objects": '
+        + DUPLICATE_POD.replace(b', "cpu": "100"', b"")
+        + b'}, "pod": {"metadata": {"name": "x"}, "spec": {"containers": []}}}'
+    )
+    response = api.post(
+        "/v1/decisions/admission", data=body, content_type="application/json", role="decide"
+    )
+    assert response.status_code == 400
+    assert response.json["errors"][0]["path"] == "nodeName"
+
+
+def test_a_nul_in_a_decision_body_is_a_400(api):
+    response = api.post(
+        "/v1/decisions/admission",
+        role="decide",
+        json={
+            "snapshot": {"objects": kube_list(node("n1"))},
+            "nodeName": "n1\x00",
+            "pod": pod("x"),
+        },
+    )
+    assert response.status_code == 400
+    assert response.json["errors"][0]["path"] == "nodeName"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/v1/snapshots?cluster=a%00b",
+        "/v1/snapshots?label=a%3Db%00",
+        "/v1/snapshots?cursor=%00",
+        "/v1/decisions?node=n%001",
+        "/v1/decisions?pod=default/p%00",
+        "/v1/decisions?kind=%00",
+        "/v1/decisions?snapshotId=%00",
+        "/v1/snapshots/abc%00",
+        "/v1/decisions/abc%00",
+    ],
+)
+def test_a_nul_in_the_query_or_path_is_a_400(api, url):
+    response = api.get(url, role="read", validate=False)
+    assert response.status_code == 400
+    assert response.headers["Content-Type"] == "application/problem+json"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"/v1/snapshots?cluster={LONG}",
+        f"/v1/snapshots?label=a%3D{LONG}",
+        f"/v1/decisions?node={LONG}",
+        f"/v1/decisions?pod=default/{LONG}",
+        f"/v1/decisions?snapshotId={LONG}",
+    ],
+)
+def test_a_64_kib_query_value_finds_nothing_on_both_databases(api, url):
+    response = api.get(url, role="read", validate=False)
+    assert response.status_code in (200, 400), response.get_data()[:300]
+    if response.status_code == 200:
+        assert response.json["items"] == []

@@ -1,15 +1,18 @@
-"""The stored form of a snapshot (zstd-compressed msgpack, and the zlib rows written before)
-and the parsed-snapshot cache, bounded by count and by pods, least recently used first."""
+"""The stored form of a snapshot (zstd-compressed msgpack, the zlib rows written before, and
+the digest of plain quantities unchanged by exact ones) and the parsed-snapshot cache, bounded by count and by pods, least recently used first."""
 
 from __future__ import annotations
 
 import zlib
 
 import msgspec
+import orjson
 
 from service.engine.objects import Cluster, Container, Node, Pod, Snapshot
+from service.ingest.body import parse_snapshot
 from service.store import snapshots as store
-from service.store.snapshots import ClusterCache
+from service.store.snapshots import ClusterCache, encode
+from tests.conftest import kube_list, node, pod
 
 
 def _snapshot() -> Snapshot:
@@ -56,3 +59,15 @@ def test_bounded_by_count_and_pods():
     assert cache.get("b") is None and cache.get("a") is not None
     cache.put("big", _cluster(50))  # over the pod bound alone: kept, everything else dropped
     assert cache.get("big") is not None and cache.get("a") is None and cache.get("c") is None
+
+
+def test_plain_quantities_store_as_before():
+    """Quantities the integers rebuild keep no written form: the stored bytes, and so the
+    digest, of such a snapshot are those of the code before (computed with commit d52b342)."""
+    body = kube_list(
+        node("n1", cpu="4", memory="8Gi"),
+        pod("a", "n1", cpu="100m", memory="1Gi", limits={"cpu": "2"}),
+        pod("b", "n1", cpu="0.5", memory="1000M"),
+    )
+    _, digest = encode(parse_snapshot(orjson.dumps(body)).snapshot)
+    assert digest == "sha256:ca24f3b8c01cec0c58996d66abd0ea5c121f2d9823554d5919e1702f37571fe5"
