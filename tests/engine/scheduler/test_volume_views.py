@@ -18,7 +18,7 @@ from tests.engine.scheduler.plugins.volumes import (
     k8s_pv,
     k8s_pvc,
 )
-from tests.engine.scheduler.test_stored_view import restored
+from tests.store.test_scheduler_view_differential import restored
 
 
 def _snapshot():
