@@ -355,3 +355,13 @@ def test_non_zero_requests_sum_exact_quantities():
     assert (reqs["cpu"], nz_cpu, nz_mem) == (1, 1, 2 * 200 * 1024**2)
     prepared = ResourceAllocationScorer().prepare(p)
     assert prepared.pairs({"cpu": 4000, "memory": 2**30}, {}, 0, 0)[0] == [1, 400 * 1024**2]
+
+
+def test_scalar_resource_names() -> None:
+    assert is_scalar_resource_name("example.com/gpu")
+    assert is_scalar_resource_name("hugepages-1Gi")
+    assert is_scalar_resource_name("kubernetes.io/something")
+    assert is_scalar_resource_name("attachable-volumes-aws-ebs")
+    assert not is_scalar_resource_name("cpu")
+    assert not is_scalar_resource_name("pods")
+    assert not is_scalar_resource_name("requests.example.com/x")

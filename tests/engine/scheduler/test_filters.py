@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from service.engine.objects import Taint, Toleration
-from service.engine.resources import is_scalar_resource_name
 from service.engine.scheduler.framework import SUCCESS, UNRESOLVABLE, UNSCHEDULABLE
 from service.engine.scheduler.profile import DEFAULT_PROFILE
 from service.engine.scheduler.profile import NodeResourcesFitArgs as FitArgs
@@ -200,16 +199,6 @@ def test_terminal_pods_do_not_count_but_terminating_pods_do() -> None:
     assert filter_statuses([n], [done], pod("p", 500))["n"].code == SUCCESS
     leaving = pod("leaving", 900, node="n", deleting=True)
     assert filter_statuses([n], [leaving], pod("p", 500))["n"].reasons == ("Insufficient cpu",)
-
-
-def test_scalar_resource_names() -> None:
-    assert is_scalar_resource_name("example.com/gpu")
-    assert is_scalar_resource_name("hugepages-1Gi")
-    assert is_scalar_resource_name("kubernetes.io/something")
-    assert is_scalar_resource_name("attachable-volumes-aws-ebs")
-    assert not is_scalar_resource_name("cpu")
-    assert not is_scalar_resource_name("pods")
-    assert not is_scalar_resource_name("requests.example.com/x")
 
 
 def test_not_modelled_filters_are_named() -> None:
