@@ -1,4 +1,6 @@
-"""POST/GET/DELETE /v1/snapshots through the real app and database."""
+"""POST/GET/DELETE /v1/snapshots (api/snapshots.py) through the real app and database; bodies
+a careless or hostile client sends (repeated keys, NUL, a List without items, envelope fields
+past what is stored) answer 4xx naming the field, never 500, and store nothing."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import orjson
 import pytest
 import yaml
 
+from tests.api.helpers import DUPLICATE_POD, LONG, two_node_snapshot, with_metadata
 from tests.conftest import kube_list, node, pod
 
 
@@ -245,3 +248,92 @@ def test_delete_needs_admin_and_unknown_is_404(api):
     assert api.delete(f"/v1/snapshots/{snap['id']}", role="decide").status_code == 403
     assert api.delete(f"/v1/snapshots/{snap['id']}", role="admin").status_code == 204
     assert api.get(f"/v1/snapshots/{snap['id']}", role="read").status_code == 404
+
+
+@pytest.fixture
+def snapshot_id(api):
+    return two_node_snapshot(api)
+
+
+def test_pods_take_node_name_as_every_route_does(api, snapshot_id):
+    by_new = api.get(f"/v1/snapshots/{snapshot_id}/pods?nodeName=n1").json["items"]
+    by_old = api.get(f"/v1/snapshots/{snapshot_id}/pods?node=n1").json["items"]
+    assert [p["name"] for p in by_new] == [p["name"] for p in by_old] == ["a"]
+    clash = api.get(f"/v1/snapshots/{snapshot_id}/pods?node=n1&nodeName=n2")
+    assert clash.status_code == 400 and clash.json["errors"][0]["path"] == "nodeName"
+
+
+def test_a_repeated_json_key_is_a_400_naming_its_path(api):
+    response = api.post(
+        "/v1/snapshots", data=DUPLICATE_POD, content_type="application/json", role="decide"
+    )
+    assert response.status_code == 400
+    assert response.json["errors"][0]["path"] == (
+        "items[1].spec.containers[0].resources.requests.cpu"
+    )
+    assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
+def test_an_object_of_more_keys_than_the_scanner_holds_is_a_413(api):
+    labels = ",".join(f'"k{i}":"v"' for i in range((1 << 20) + 1))
+    body = (
+        b'{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "n1", "labels": {'
+        + labels.encode()
+        + b"}}}]}"
+    )
+    response = api.post("/v1/snapshots", data=body, content_type="application/json", role="decide")
+    assert response.status_code == 413
+    assert response.json["errors"][0]["path"] == "items[0].metadata.labels"
+    assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
+def test_a_repeated_yaml_key_is_a_400_naming_its_path(api):
+    body = b"kind: List\nitems:\n- kind: Node\n  metadata:\n    name: n1\n    name: n2\n"
+    response = api.post("/v1/snapshots", data=body, content_type="application/yaml", role="decide")
+    assert response.status_code == 400
+    assert response.json["errors"][0]["path"] == "items[0].metadata.name"
+    assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
+@pytest.mark.parametrize(
+    ("envelope", "path"),
+    [
+        ({"cluster": LONG}, "cluster"),
+        ({"name": LONG}, "name"),
+        ({"labels": {"change": "CHG 1"}}, "labels.change"),
+    ],
+)
+def test_envelope_fields_past_what_is_stored_are_a_422(api, envelope, path):
+    body = {"objects": kube_list(node("n1")), **envelope}
+    response = api.post("/v1/snapshots", json=body, role="decide")
+    assert response.status_code == 422
+    assert [e["path"] for e in response.json["errors"]] == [path]
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        (kube_list(with_metadata(node("n1"), name="n\x001")), "items[0].metadata.name"),
+        ({"objects": kube_list(node("n1")), "cluster": "prod\x00"}, "cluster"),
+        ({"objects": kube_list(node("n1")), "labels": {"a\x00": "b"}}, "labels.a\x00"),
+    ],
+)
+def test_a_nul_in_a_body_is_a_400_naming_the_field(api, body, path):
+    response = api.post("/v1/snapshots", json=body, role="decide", validate=False)
+    assert response.status_code == 400
+    assert response.json["errors"][0]["path"] == path
+    assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
+def test_a_list_without_an_items_array_is_a_422(api):
+    body = {"objects": {"apiVersion": "v1", "kind": "List", "items": None}}
+    response = api.post("/v1/snapshots", json=body, role="decide", validate=False)
+    assert response.status_code == 422
+    assert response.json["errors"][0]["path"] == "objects.items"
+
+
+def test_a_bare_list_without_an_items_array_is_a_422(api):
+    body = {"apiVersion": "v1", "kind": "List", "items": None}
+    response = api.post("/v1/snapshots", json=body, role="decide", validate=False)
+    assert response.status_code == 422
+    assert response.json["errors"][0]["path"] == "items"

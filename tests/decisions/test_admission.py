@@ -14,6 +14,8 @@ from service.decisions.admission import AdmissionRequestSchema, decide
 from service.decisions.run import compute
 from service.engine.objects import Cluster
 from service.ingest.kube import snapshot_from_objects
+from tests.conftest import kube_list, node, pod
+from tests.decisions.helpers import stored_snapshot
 
 MI = 1024 * 1024
 
@@ -395,3 +397,100 @@ def test_http_unknown_node_is_422_naming_the_field(api):
     response = _post(api, [node("n1")], "n9", pod("x"))
     assert response.status_code == 422
     assert [e["path"] for e in response.get_json()["errors"]] == ["nodeName"]
+
+
+@pytest.mark.parametrize(
+    ("cpu", "memory"),
+    [("1E18", "8Gi"), ("9Ei", "1e40"), ("100Ei", "9223372036854775808"), ("1", "9Ei")],
+)
+def test_quantities_past_int64_are_stored_and_decided(api, cpu, memory):
+    cluster = kube_list(
+        node("n1", cpu=cpu, memory=memory),
+        pod("a", "n1", cpu=cpu, memory=memory),
+    )
+    stored = api.post("/v1/snapshots", json=cluster, role="decide")
+    assert stored.status_code == 201, stored.json
+    snapshot_id = stored.json["id"]
+    assert api.get(f"/v1/snapshots/{snapshot_id}/nodes", role="read").status_code == 200
+    assert api.get(f"/v1/snapshots/{snapshot_id}/pods", role="read").status_code == 200
+    decided = api.post(
+        "/v1/decisions/admission",
+        role="decide",
+        json={
+            "snapshotId": snapshot_id,
+            "nodeName": "n1",
+            "pod": pod("new", cpu=cpu, memory=memory),
+        },
+    )
+    assert decided.status_code == 201, decided.json
+
+
+def _admission(api, node_cpu: str, pods: list, cpu: str) -> dict:
+    decided = api.post(
+        "/v1/decisions/admission",
+        role="decide",
+        json={
+            "snapshot": {"objects": kube_list(node("n1", cpu=node_cpu), *pods)},
+            "nodeName": "n1",
+            "pod": pod("new", cpu=cpu),
+        },
+    )
+    assert decided.status_code == 201, decided.json
+    return decided.json["result"]
+
+
+MAX_MILLI = f"{2**63 - 1}m"  # MilliValue is exactly 2**63 - 1 (inf.Dec, scaledValue)
+
+
+def test_node_sums_past_int64_wrap_around_as_in_go(api):
+    """NodeInfo.Requested adds each pod's MilliValue with int64 ``+=``: three pods of
+    "9223372036854775807m" cpu (each 2**63 - 1 millicores) sum to 3 * (2**63 - 1), which
+    Go leaves as 2**63 - 3."""
+    big = [pod(name, "n1", cpu=MAX_MILLI) for name in "abc"]
+    result = _admission(api, MAX_MILLI, big, MAX_MILLI)
+    assert result["admitted"] is False
+    (reason,) = result["reasons"]
+    assert (reason["resource"], reason["used"]) == ("cpu", 2**63 - 3)
+    assert reason["requested"] == reason["capacity"] == 2**63 - 1
+
+
+def test_a_wrapped_sum_can_leave_room_as_it_does_in_go(api):
+    """Two pods of 2**63 - 1 millicores wrap to -2 millicores used: on a 4-cpu node a 1-cpu
+    pod then fits (1000 <= 4000 - (-2)), as the kubelet's int64 arithmetic decides."""
+    big = [pod(name, "n1", cpu=MAX_MILLI) for name in "ab"]
+    assert _admission(api, "4", big, "1")["admitted"] is True
+    assert _admission(api, MAX_MILLI, big, MAX_MILLI)["reasons"][0]["used"] == -2
+
+
+@pytest.mark.parametrize(
+    ("node_cpu", "capacity"),
+    [
+        # int64Amount{1, 18}: MilliValue is positiveScaleInt64(1, 21), whose loop returns 0
+        # on overflow (v1.35 AsScaledInt64; never saturated).
+        ("1E18", 0),
+        ("2E18", 0),
+        ("1E16", 0),
+        # int64Amount{9223372036854776, 0}: int64MultiplyScale1000 returns the wrapped product.
+        ("9223372036854776", 9223372036854776000 - 2**64),
+    ],
+)
+def test_a_node_past_int64_reads_as_go_reads_it(api, node_cpu, capacity):
+    """A node whose cpu MilliValue overflows has 0 or a wrapped negative capacity: a 1-cpu
+    pod does not fit there, as the kubelet and scheduler (v1.35) decide."""
+    result = _admission(api, node_cpu, [], "1")
+    assert result["admitted"] is False
+    (reason,) = result["reasons"]
+    assert (reason["resource"], reason["capacity"], reason["requested"]) == ("cpu", capacity, 1000)
+
+
+def test_admission_node_name_defaults_to_the_pods(api):
+    snapshot_id = stored_snapshot(api)
+    bound = pod("new", "n1", cpu="1", memory="64Mi")
+    response = api.post("/v1/decisions/admission", json={"snapshotId": snapshot_id, "pod": bound})
+    assert response.status_code == 201 and response.json["request"].get("nodeName") is None
+    listed = api.get("/v1/decisions?nodeName=n1&kind=admission").json["items"]
+    assert [d["id"] for d in listed] == [response.json["id"]]
+    unbound = pod("new", cpu="1")
+    response = api.post("/v1/decisions/admission", json={"snapshotId": snapshot_id, "pod": unbound})
+    assert response.status_code == 422
+    assert response.json["errors"][0]["path"] == "nodeName"

@@ -14,6 +14,7 @@ from service.decisions.eviction import EvictionRequestSchema, decide
 from service.decisions.run import compute
 from service.engine.objects import Cluster
 from service.ingest.kube import snapshot_from_objects
+from tests.decisions.helpers import CONFIGZ, evict, stored_snapshot
 
 MI = 1024 * 1024
 GI = 1024 * MI
@@ -360,3 +361,48 @@ def test_full_node_pass_is_fast():
     elapsed = (time.perf_counter() - start) / 20
     assert result["victim"] is not None and len(result["ranking"]) == 110
     assert elapsed < 0.02
+
+
+def test_eviction_uses_the_nodes_captured_configuration(api):
+    snapshot_id = stored_snapshot(api, configs={"n1": {"kubeletconfig": CONFIGZ}})
+    captured = evict(api, snapshot_id)
+    assert captured["configSource"] == "snapshot"
+    assert captured["ignoredConfigFields"] == ["enableServer", "maxPods", "syncFrequency"]
+    assert captured["nodeConditions"] == ["MemoryPressure"]  # 300Mi < 500Mi
+    assert captured["thresholdsMet"][0]["value"] == "500Mi"
+    default = evict(api, stored_snapshot(api))
+    assert default["configSource"] == "default" and default["nodeConditions"] == []
+    given = evict(api, snapshot_id, config={"evictionHard": {"memory.available": "100Mi"}})
+    assert given["configSource"] == "request" and given["nodeConditions"] == []
+
+
+def test_a_captured_configuration_the_kubelet_would_refuse_names_the_node(api):
+    snapshot_id = stored_snapshot(api, configs={"n1": {"evictionHard": {"memory.available": "-1"}}})
+    response = api.post(
+        "/v1/decisions/eviction", json={"snapshotId": snapshot_id, "nodeName": "n1"}
+    )
+    assert response.status_code == 422
+    assert response.json["errors"][0]["path"].startswith("kubeletConfigs.n1")
+
+
+def test_a_whole_kubelet_configuration_is_accepted_and_its_unused_fields_listed(api):
+    config = {
+        "kind": "KubeletConfiguration",
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        **CONFIGZ,
+    }
+    result = evict(api, stored_snapshot(api), config=config)
+    assert result["ignoredConfigFields"] == ["enableServer", "maxPods", "syncFrequency"]
+    assert result["nodeConditions"] == ["MemoryPressure"]
+    # Without kind/apiVersion the object holds eviction settings only: a typo is refused.
+    response = api.post(
+        "/v1/decisions/eviction",
+        json={"snapshotId": stored_snapshot(api), "nodeName": "n1", "config": {"evictionHrad": {}}},
+    )
+    assert response.status_code == 422 and "evictionHrad" in response.json["errors"][0]["path"]
+    wrong = {**config, "apiVersion": "kubelet.config.k8s.io/v1alpha1"}
+    response = api.post(
+        "/v1/decisions/eviction",
+        json={"snapshotId": stored_snapshot(api), "nodeName": "n1", "config": wrong},
+    )
+    assert response.status_code == 422 and "apiVersion" in response.json["errors"][0]["path"]

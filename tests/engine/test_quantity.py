@@ -1,4 +1,5 @@
-"""resource.Quantity conformance (tests/conformance/kubelet.json) plus upstream-derived edges.
+"""resource.Quantity conformance (tests/conformance/kubelet.json) plus upstream-derived edges,
+and int64 wrapping as Go's arithmetic wraps.
 
 Rows marked "upstream" restate tables from kubernetes' quantity_test.go,
 quantity_golden_test.go and quantity_subnano_test.go (values only, no code).
@@ -20,6 +21,7 @@ from service.engine.quantity import (
     ERR_FORMAT_WRONG,
     ERR_NUMERIC,
     ERR_SUFFIX,
+    MIN_INT64,
     Quantity,
     QuantityError,
     base_units_to_string,
@@ -27,6 +29,8 @@ from service.engine.quantity import (
     given_text,
     parse_quantity,
     to_base_units,
+    wrap_int64,
+    wrap_int64_values,
 )
 
 CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance" / "kubelet.json"
@@ -457,6 +461,29 @@ def test_parse_is_memoised():
     assert parse_quantity("250m") is first
     info = parse_quantity.cache_info()
     assert (info.hits, info.misses) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("value", "wrapped"),
+    [
+        (0, 0),
+        (MAX_INT64, MAX_INT64),
+        (MIN_INT64, MIN_INT64),
+        (MAX_INT64 + 1, MIN_INT64),
+        (MIN_INT64 - 1, MAX_INT64),
+        (2 * MAX_INT64, -2),
+        (3 * MAX_INT64, MAX_INT64 - 2),
+        (2**64, 0),
+    ],
+)
+def test_wrap_int64(value, wrapped):
+    assert wrap_int64(value) == wrapped
+
+
+def test_wrap_int64_values_in_place():
+    sums = {"cpu": 2 * MAX_INT64, "memory": 5}
+    assert wrap_int64_values(sums) is sums
+    assert sums == {"cpu": -2, "memory": 5}
 
 
 @pytest.mark.parametrize(

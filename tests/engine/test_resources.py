@@ -1,12 +1,14 @@
 """Effective pod requests and limits (service.engine.resources): every case of the
 resource.* conformance groups, plus the scheduler's non-zero variant, the kubelet's
-per-resource getter and the resource-name classes."""
+per-resource getter and the resource-name classes; a pod's total is a Quantity sum read with
+MilliValue/Value in Go's int64 (never saturated)."""
 
 from __future__ import annotations
 
 import pytest
 
 from service.engine.objects import Container, Pod, PodResources
+from service.engine.quantity import wrap_int64
 from service.engine.resources import (
     DEFAULT_CPU_REQUEST_MILLI,
     DEFAULT_MEMORY_REQUEST_BYTES,
@@ -18,8 +20,10 @@ from service.engine.resources import (
     pod_requests,
     pod_requests_non_zero,
     resource_request,
+    scheduler_pod_requests,
 )
 from service.engine.version import EngineSettings
+from tests.engine.helpers import MAX_MILLI, parsed_pod
 from tests.engine.kubelet.helpers import base_units, conformance_cases, k8s_pod
 
 GATE_OFF = EngineSettings(pod_level_resources=False)
@@ -311,3 +315,53 @@ NAME_CASES = [
 def test_resource_name_classes(name, extended, scalar):
     assert is_extended_resource_name(name) is extended
     assert is_scalar_resource_name(name) is scalar
+
+
+def test_a_pod_total_is_the_int64_view_of_the_exact_sum():
+    # Quantity.Add keeps int64Amount{2, 18} (int64Amount.Add); MilliValue is then
+    # AsScaledInt64 -> positiveScaleInt64(2, 21), whose loop returns 0 on overflow (v1.35).
+    assert pod_requests(parsed_pod("1E18", "1E18"))["cpu"] == 0
+    assert pod_limits(parsed_pod("1E18", "1E18", limits=True))["cpu"] == 0
+    # Two inf.Decs (19 digits) add to Dec{2 * MaxInt64 * 10**6, 9}; scaledValue divides by
+    # 10**6 exactly and big.Int.Int64() keeps the low 64 bits: -2.
+    assert pod_requests(parsed_pod(MAX_MILLI, MAX_MILLI))["cpu"] == -2
+    # Each fits but the sum does not: int64Amount.Add of {9223372036854775, 0} twice fits
+    # ({18446744073709550, 0}); MilliValue's int64MultiplyScale1000 wraps the product.
+    assert pod_requests(parsed_pod("9223372036854775", "9223372036854775"))["cpu"] == wrap_int64(
+        18446744073709550000
+    )
+    # 0.5m + 0.5m is 1m exactly; rounding each container up first would say 2m.
+    assert pod_requests(parsed_pod("500u", "500u"))["cpu"] == 1
+    assert pod_requests(parsed_pod("500u"))["cpu"] == 1
+    # {1000, -6} + {1, 18}: aligning 1E18 to scale -6 overflows, so Add makes an inf.Dec at
+    # scale 6 (the larger Dec scale); scaledValue divides by 1000 rounding up (10**21 + 1)
+    # and keeps the low 64 bits.
+    reqs, nz_cpu, _ = scheduler_pod_requests(parsed_pod("500u", "500u", "1E18"))
+    assert reqs["cpu"] == nz_cpu == wrap_int64(10**21 + 1)
+
+
+def test_non_zero_requests_sum_exact_quantities():
+    """The scorers' pod request (resource_allocation.go calculatePodResourceRequest:
+    PodRequests with NonMissingContainerRequests, then MilliValue) adds the containers'
+    Quantities exactly: two of 500u cpu are 1 millicore; memory gets 200Mi per container."""
+    from service.engine.resources import pod_requests_non_zero
+    from service.engine.scheduler.plugins.noderesources.resource_allocation import (
+        ResourceAllocationScorer,
+    )
+
+    p = parsed_pod("500u", "500u")
+    assert pod_requests_non_zero(p) == {"cpu": 1, "memory": 2 * 200 * 1024**2}
+    reqs, nz_cpu, nz_mem = scheduler_pod_requests(p)
+    assert (reqs["cpu"], nz_cpu, nz_mem) == (1, 1, 2 * 200 * 1024**2)
+    prepared = ResourceAllocationScorer().prepare(p)
+    assert prepared.pairs({"cpu": 4000, "memory": 2**30}, {}, 0, 0)[0] == [1, 400 * 1024**2]
+
+
+def test_scalar_resource_names() -> None:
+    assert is_scalar_resource_name("example.com/gpu")
+    assert is_scalar_resource_name("hugepages-1Gi")
+    assert is_scalar_resource_name("kubernetes.io/something")
+    assert is_scalar_resource_name("attachable-volumes-aws-ebs")
+    assert not is_scalar_resource_name("cpu")
+    assert not is_scalar_resource_name("pods")
+    assert not is_scalar_resource_name("requests.example.com/x")

@@ -1,9 +1,12 @@
 """What the scheduler's volume plugins read, kept at ingest: pods' volumes, PersistentVolumes,
 PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and
 VolumeAttachments; the API server's validation and defaulting of them (422 naming the
-field); and snapshots stored before these kinds were read still decode."""
+field); and snapshots stored before these kinds were read still decode. Through POST
+/v1/snapshots they are counted in the summary, and a malformed one stores nothing."""
 
 from __future__ import annotations
+
+import copy
 
 import msgspec
 import pytest
@@ -11,7 +14,7 @@ import pytest
 from service.engine import objects as m
 from service.ingest.errors import IngestError
 from service.ingest.kube import pod_from_object, snapshot_from_objects
-from tests.conftest import node, pod
+from tests.conftest import kube_list, node, pod
 
 PV = {
     "kind": "PersistentVolume",
@@ -347,3 +350,69 @@ def test_a_snapshot_stored_before_the_storage_kinds_still_decodes() -> None:
     snap = msgspec.msgpack.decode(old, type=m.Snapshot)
     assert snap.pods[0].volumes == ()
     assert snap.persistent_volumes == () and snap.volume_attachments == ()
+
+
+def _cluster() -> dict:
+    return kube_list(node("n1"), pod("a", "n1", cpu="100m"), *copy.deepcopy(ALL))
+
+
+def test_storage_objects_are_counted(api) -> None:
+    response = api.post("/v1/snapshots", json=_cluster(), role="decide")
+    assert response.status_code == 201, response.json
+    counts = response.json["counts"]
+    storage = (
+        "persistentVolumes",
+        "persistentVolumeClaims",
+        "storageClasses",
+        "csiNodes",
+        "csiDrivers",
+        "csiStorageCapacities",
+        "volumeAttachments",
+    )
+    assert {key: counts[key] for key in storage} == dict.fromkeys(storage, 1)
+    assert (counts["nodes"], counts["pods"]) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("index", "mutate", "path"),
+    [
+        (
+            2,
+            lambda o: o["spec"]["capacity"].update(storage="ten"),
+            "items[2].spec.capacity.storage",
+        ),
+        (
+            3,
+            lambda o: o["spec"].update(accessModes=["ReadWriteSome"]),
+            "items[3].spec.accessModes[0]",
+        ),
+        (4, lambda o: o.update(volumeBindingMode="Later"), "items[4].volumeBindingMode"),
+        (
+            2,
+            lambda o: o["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0][
+                "matchExpressions"
+            ][0].update(operator="Gt", values=["x"]),
+            "items[2].spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values",
+        ),
+        (
+            3,
+            lambda o: o["spec"].update(volumeAttributesClassName="Gold"),
+            "items[3].spec.volumeAttributesClassName",
+        ),
+    ],
+    ids=[
+        "pv-quantity",
+        "pvc-access-mode",
+        "binding-mode",
+        "pv-node-affinity",
+        "pvc-attributes-class",
+    ],
+)
+def test_bad_storage_objects_are_422_and_store_nothing(api, index, mutate, path) -> None:
+    cluster = _cluster()
+    mutate(cluster["items"][index])
+    response = api.post("/v1/snapshots", json=cluster, role="decide")
+    assert response.status_code == 422
+    assert response.headers["Content-Type"] == "application/problem+json"
+    assert path in [e["path"] for e in response.json["errors"]]
+    assert api.get("/v1/snapshots", role="read").json["items"] == []

@@ -154,3 +154,16 @@ def cycle(pod: Pod, view, fit_args=None, profile=None):
         profile = replace(profile, args={**profile.args, "NodeResourcesFit": fit_args})
     fwk = Framework(profile)
     return fwk, fwk.cycle_state(pod, view)
+
+
+def filter_statuses(nodes, pods, incoming, fit_args=None):
+    """Each node's filter status for ``incoming``, nominated pods included (the two-pass
+    RunFilterPluginsWithNominatedPods), on a cluster of ``nodes`` and ``pods``."""
+    from service.engine.scheduler.nominated import prepare_nominated
+    from service.engine.scheduler.snapshot import scheduler_view
+
+    cl = cluster(nodes, pods)
+    view = scheduler_view(cl)
+    fwk, ctx = cycle(incoming, view, fit_args)
+    prepare_nominated(ctx, view)
+    return {ni.name: fwk.run_filter_plugins_with_nominated(ctx, ni) for ni in view.nodes}

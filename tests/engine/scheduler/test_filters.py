@@ -1,29 +1,18 @@
-"""Filter plugins (reasons, codes, profile order), the scheduler's NodeInfo view, and the
-nominated-pods two-pass filter."""
+"""Filter plugins (reasons, codes, profile order) and the NodeAffinity PreFilter; the
+nominated-pods two-pass filter is in test_nominated.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from service.engine.objects import Taint, Toleration
-from service.engine.resources import is_scalar_resource_name
 from service.engine.scheduler.framework import SUCCESS, UNRESOLVABLE, UNSCHEDULABLE
-from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.profile import DEFAULT_PROFILE
 from service.engine.scheduler.profile import NodeResourcesFitArgs as FitArgs
 from service.engine.scheduler.snapshot import scheduler_view
-from tests.engine.scheduler.helpers import GI, cluster, cycle, node, pod
+from tests.engine.scheduler.helpers import GI, cluster, cycle, filter_statuses, node, pod
 
 MODELLED_FILTERS = DEFAULT_PROFILE.filter[:6]
-
-
-def _status(nodes, pods, incoming, fit_args=None):
-    cl = cluster(nodes, pods)
-    view = scheduler_view(cl)
-    fwk, ctx = cycle(incoming, view, fit_args)
-    prepare_nominated(ctx, view)
-    return {ni.name: fwk.run_filter_plugins_with_nominated(ctx, ni) for ni in view.nodes}
-
 
 NO_SCHEDULE = Taint(key="dedicated", value="db", effect="NoSchedule")
 NO_EXECUTE = Taint(key="gpu", value="", effect="NoExecute")
@@ -138,7 +127,7 @@ PREFER = Taint(key="soft", value="x", effect="PreferNoSchedule")
     ],
 )
 def test_filter_reasons(n, incoming, code, reasons, plugin) -> None:
-    status = _status([n], [], incoming)["n"]
+    status = filter_statuses([n], [], incoming)["n"]
     assert status.code == code
     assert list(status.reasons) == reasons
     assert status.plugin == plugin
@@ -157,7 +146,7 @@ def test_node_name_filter() -> None:
 
 
 def test_node_ports_conflict_is_unschedulable() -> None:
-    statuses = _status(
+    statuses = filter_statuses(
         [node("a"), node("b")],
         [pod("exporter", 10, node="a", host_ports=(9100,))],
         pod("p", 10, host_ports=(9100,)),
@@ -170,7 +159,7 @@ def test_node_ports_conflict_is_unschedulable() -> None:
 def test_first_rejecting_plugin_decides() -> None:
     """Cordoned, tainted and too small: only NodeUnschedulable, the first in profile order."""
     n = node("n", cpu=100, unschedulable=True, taints=(NO_SCHEDULE,))
-    status = _status([n], [], pod("p", 500))["n"]
+    status = filter_statuses([n], [], pod("p", 500))["n"]
     assert status.plugin == "NodeUnschedulable"
     assert status.reasons == ("node(s) were unschedulable",)
     assert MODELLED_FILTERS.index("NodeUnschedulable") < MODELLED_FILTERS.index("TaintToleration")
@@ -180,7 +169,7 @@ def test_fit_reports_every_insufficient_resource_in_order() -> None:
     n = node("n", cpu=1000, memory=GI, pods=1, extra={"example.com/a": 1, "example.com/b": 1})
     existing = [pod("e", 900, GI // 2, node="n", extra={"example.com/a": 1, "example.com/b": 1})]
     incoming = pod("p", 200, GI, extra={"example.com/b": 1, "example.com/a": 1})
-    status = _status([n], existing, incoming)["n"]
+    status = filter_statuses([n], existing, incoming)["n"]
     assert status.reasons == (
         "Too many pods",
         "Insufficient cpu",
@@ -193,9 +182,11 @@ def test_fit_reports_every_insufficient_resource_in_order() -> None:
 
 def test_ignored_extended_resources() -> None:
     incoming = pod("p", 100, extra={"example.com/gpu": 1, "kubernetes.io/x": 1})
-    status = _status([node("n")], [], incoming, FitArgs(frozenset({"example.com/gpu"})))["n"]
+    status = filter_statuses([node("n")], [], incoming, FitArgs(frozenset({"example.com/gpu"})))[
+        "n"
+    ]
     assert status.reasons == ("Insufficient kubernetes.io/x",)
-    status = _status(
+    status = filter_statuses(
         [node("n")], [], incoming, FitArgs(ignored_resource_groups=frozenset({"kubernetes.io"}))
     )["n"]
     # ignoredResourceGroups applies to extended resources only; kubernetes.io/x is not one
@@ -205,19 +196,9 @@ def test_ignored_extended_resources() -> None:
 def test_terminal_pods_do_not_count_but_terminating_pods_do() -> None:
     n = node("n", cpu=1000)
     done = pod("done", 900, node="n", phase="Succeeded")
-    assert _status([n], [done], pod("p", 500))["n"].code == SUCCESS
+    assert filter_statuses([n], [done], pod("p", 500))["n"].code == SUCCESS
     leaving = pod("leaving", 900, node="n", deleting=True)
-    assert _status([n], [leaving], pod("p", 500))["n"].reasons == ("Insufficient cpu",)
-
-
-def test_scalar_resource_names() -> None:
-    assert is_scalar_resource_name("example.com/gpu")
-    assert is_scalar_resource_name("hugepages-1Gi")
-    assert is_scalar_resource_name("kubernetes.io/something")
-    assert is_scalar_resource_name("attachable-volumes-aws-ebs")
-    assert not is_scalar_resource_name("cpu")
-    assert not is_scalar_resource_name("pods")
-    assert not is_scalar_resource_name("requests.example.com/x")
+    assert filter_statuses([n], [leaving], pod("p", 500))["n"].reasons == ("Insufficient cpu",)
 
 
 def test_not_modelled_filters_are_named() -> None:
@@ -228,66 +209,6 @@ def test_not_modelled_filters_are_named() -> None:
     # pod's anti-affinity or the volume marker of snapshots stored before the volume plugins
     # were modelled make none "not modelled"); DynamicResources matters to no pod Verdict takes
     assert ctx.not_modelled == ()
-
-
-# --- nominated pods: RunFilterPluginsWithNominatedPods ---
-
-
-@pytest.mark.parametrize(
-    ("nominated_priority", "incoming_priority", "expected"),
-    [
-        pytest.param(10, 10, ("Insufficient cpu",), id="equal priority nomination holds"),
-        pytest.param(20, 10, ("Insufficient cpu",), id="higher priority nomination holds"),
-        pytest.param(5, 10, (), id="lower priority nomination is ignored"),
-    ],
-)
-def test_nominated_pods_reserve_capacity(nominated_priority, incoming_priority, expected) -> None:
-    n = node("n", cpu=1000)
-    running = pod("running", 400, node="n", priority=0)
-    waiting = pod("waiting", 400, priority=nominated_priority, nominated="n")
-    status = _status([n], [running, waiting], pod("p", 400, priority=incoming_priority))["n"]
-    assert status.reasons == expected
-
-
-def test_nominated_pod_does_not_count_against_itself() -> None:
-    n = node("n", cpu=1000)
-    me = pod("p", 800, priority=10, nominated="n")
-    cl = cluster([n], [me])
-    view = scheduler_view(cl)
-    fwk, ctx = cycle(me, view)
-    prepare_nominated(ctx, view)
-    assert ctx.nominated == {}
-    assert fwk.run_filter_plugins_with_nominated(ctx, view.nodes[0]).code == SUCCESS
-
-
-def test_nominated_pods_count_pod_slots_and_ports() -> None:
-    n = node("n", pods=2)
-    running = pod("running", 10, node="n")
-    waiting = pod("waiting", 10, priority=0, nominated="n", host_ports=(8080,))
-    status = _status([n], [running, waiting], pod("p", 10, priority=0))["n"]
-    assert status.reasons == ("Too many pods",)
-    status = _status([node("n")], [waiting], pod("p", 10, priority=0, host_ports=(8080,)))["n"]
-    assert status.plugin == "NodePorts"
-
-
-def test_nominated_pods_are_not_node_state() -> None:
-    """Nominated pods are never part of NodeInfo: no Requested, no pod count."""
-    cl = cluster([node("n")], [pod("waiting", 400, priority=0, nominated="n")])
-    view = scheduler_view(cl)
-    assert view.nodes[0].requested == {}
-    assert view.nodes[0].pod_count == 0
-    assert [pi.name for pi in view.nominated_for("n")] == ["waiting"]
-
-
-def test_bound_pod_with_stale_nomination_is_not_nominated() -> None:
-    cl = cluster([node("n")], [pod("bound", 400, node="n", nominated="n")])
-    assert scheduler_view(cl).nominated_for("n") == []
-
-
-def test_view_is_cached_per_cluster() -> None:
-    cl = cluster([node("n")], [pod("a", 100, node="n")])
-    assert scheduler_view(cl) is scheduler_view(cl)
-    assert scheduler_view(cl).nodes[0].requested == {"cpu": 100}
 
 
 # --- NodeAffinity PreFilter (metadata.name pins, as DaemonSet pods carry) ---
@@ -311,7 +232,7 @@ def test_prefilter_result_limits_the_nodes() -> None:
     from msgspec.structs import replace
 
     ds_pod = replace(pod("ds", 10), required_node_affinity=_pinned(["b"]))
-    statuses = _status([node("a"), node("b"), node("c")], [], ds_pod)
+    statuses = filter_statuses([node("a"), node("b"), node("c")], [], ds_pod)
     assert statuses["b"].code == SUCCESS
     for name in ("a", "c"):
         assert statuses[name].code == UNRESOLVABLE

@@ -39,6 +39,7 @@ from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DefaultPreemptionArgs as PreemptionArgs
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import EngineSettings
+from tests.engine.scheduler import helpers
 
 GI = 1024**3
 T0 = datetime(2026, 11, 17, 4, 49, 5, 123456, tzinfo=UTC)
@@ -413,3 +414,9 @@ def test_node_sums_read_requests_of_foreign_pod_infos() -> None:
     assert ni.cumulative("cpu") == [0, 300, 400]
     assert ni.cumulative("memory") == [0, 7, 17]
     assert ni.requested == {"cpu": 400, "memory": 17}
+
+
+def test_view_is_cached_per_cluster() -> None:
+    cl = helpers.cluster([helpers.node("n")], [helpers.pod("a", 100, node="n")])
+    assert scheduler_view(cl) is scheduler_view(cl)
+    assert scheduler_view(cl).nodes[0].requested == {"cpu": 100}

@@ -1,4 +1,5 @@
-"""The snapshot's pod and node views print each quantity as resource.Quantity.String() does.
+"""The snapshot's pod and node views (engine/summary.py) print each quantity as
+resource.Quantity.String() does, and read snapshots stored before exact quantities.
 
 Upstream keeps a quantity exactly and its String() is either the input, when the parser
 judged it canonical, or the canonical form (CanonicalizeBytes); PodRequests adds quantities
@@ -150,15 +151,3 @@ def test_a_snapshot_stored_before_exact_quantities_is_still_read():
 
 def _zstd(content: bytes) -> bytes:
     return zstandard.ZstdDecompressor().decompress(content)
-
-
-def test_plain_quantities_store_as_before():
-    """Quantities the integers rebuild keep no written form: the stored bytes, and so the
-    digest, of such a snapshot are those of the code before (computed with commit d52b342)."""
-    body = kube_list(
-        node("n1", cpu="4", memory="8Gi"),
-        pod("a", "n1", cpu="100m", memory="1Gi", limits={"cpu": "2"}),
-        pod("b", "n1", cpu="0.5", memory="1000M"),
-    )
-    _, digest = encode(parse_snapshot(orjson.dumps(body)).snapshot)
-    assert digest == "sha256:ca24f3b8c01cec0c58996d66abd0ea5c121f2d9823554d5919e1702f37571fe5"

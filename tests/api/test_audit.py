@@ -1,4 +1,4 @@
-"""Signed checkpoints: a rewrite of every record (hashes recomputed) passes plain verify but
+"""Signed checkpoints over HTTP (api/audit.py): a rewrite of every record (hashes recomputed) passes plain verify but
 not verification against an earlier checkpoint; bad checkpoints are 4xx naming the problem."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""``kubernetesVersion`` over HTTP: unknown releases are refused and record nothing; the
-record names the release used, and a replay decides as that release did."""
+"""Validate and decide (decisions/run.py), over HTTP: ``kubernetesVersion`` (unknown releases
+are refused and record nothing; the record names the release used, and a replay decides as
+that release did), and a null snapshot reference is a 422 naming it."""
 
 from __future__ import annotations
 
@@ -53,3 +54,15 @@ def test_the_record_names_the_release_and_replays_it(api):
     for record in (old, new):
         replay = api.post(f"/v1/decisions/{record['id']}/replay", role="decide").json
         assert replay["matches"] is True, replay["differences"]
+
+
+@pytest.mark.parametrize("field", ["snapshotId", "snapshot"])
+def test_a_null_snapshot_reference_is_a_422_naming_it(api, field):
+    body = {"snapshot": {"apiVersion": "v1", "kind": "List", "items": []}, "snapshotId": None}
+    if field == "snapshot":
+        body = {"snapshotId": "00000000-0000-0000-0000-000000000000", "snapshot": None}
+    response = api.post(
+        "/v1/decisions/node-eviction-rate", json=body, role="decide", validate=False
+    )
+    assert response.status_code == 422
+    assert response.json["errors"][0]["path"] == field

@@ -1,4 +1,4 @@
-"""``schedulerConfiguration`` over HTTP: the cluster's own KubeSchedulerConfiguration picks
+"""``schedulerConfiguration`` (ingest/kubescheduler_config.py) over HTTP: the cluster's own KubeSchedulerConfiguration picks
 the profile by the pod's schedulerName and changes the answer as the real scheduler's
 configuration would; a malformed one is a 422 naming the field, and records nothing."""
 

@@ -1,0 +1,67 @@
+"""Nominated pods (engine/scheduler/nominated.py): RunFilterPluginsWithNominatedPods, the
+two-pass filter that reserves a nominated pod's room on its node for pods of no higher
+priority, and which pods count as nominated."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.engine.scheduler.framework import SUCCESS
+from service.engine.scheduler.nominated import prepare_nominated
+from service.engine.scheduler.snapshot import scheduler_view
+from tests.engine.scheduler.helpers import cluster, cycle, filter_statuses, node, pod
+
+
+@pytest.mark.parametrize(
+    ("nominated_priority", "incoming_priority", "expected"),
+    [
+        pytest.param(10, 10, ("Insufficient cpu",), id="equal priority nomination holds"),
+        pytest.param(20, 10, ("Insufficient cpu",), id="higher priority nomination holds"),
+        pytest.param(5, 10, (), id="lower priority nomination is ignored"),
+    ],
+)
+def test_nominated_pods_reserve_capacity(nominated_priority, incoming_priority, expected) -> None:
+    n = node("n", cpu=1000)
+    running = pod("running", 400, node="n", priority=0)
+    waiting = pod("waiting", 400, priority=nominated_priority, nominated="n")
+    status = filter_statuses([n], [running, waiting], pod("p", 400, priority=incoming_priority))[
+        "n"
+    ]
+    assert status.reasons == expected
+
+
+def test_nominated_pod_does_not_count_against_itself() -> None:
+    n = node("n", cpu=1000)
+    me = pod("p", 800, priority=10, nominated="n")
+    cl = cluster([n], [me])
+    view = scheduler_view(cl)
+    fwk, ctx = cycle(me, view)
+    prepare_nominated(ctx, view)
+    assert ctx.nominated == {}
+    assert fwk.run_filter_plugins_with_nominated(ctx, view.nodes[0]).code == SUCCESS
+
+
+def test_nominated_pods_count_pod_slots_and_ports() -> None:
+    n = node("n", pods=2)
+    running = pod("running", 10, node="n")
+    waiting = pod("waiting", 10, priority=0, nominated="n", host_ports=(8080,))
+    status = filter_statuses([n], [running, waiting], pod("p", 10, priority=0))["n"]
+    assert status.reasons == ("Too many pods",)
+    status = filter_statuses([node("n")], [waiting], pod("p", 10, priority=0, host_ports=(8080,)))[
+        "n"
+    ]
+    assert status.plugin == "NodePorts"
+
+
+def test_nominated_pods_are_not_node_state() -> None:
+    """Nominated pods are never part of NodeInfo: no Requested, no pod count."""
+    cl = cluster([node("n")], [pod("waiting", 400, priority=0, nominated="n")])
+    view = scheduler_view(cl)
+    assert view.nodes[0].requested == {}
+    assert view.nodes[0].pod_count == 0
+    assert [pi.name for pi in view.nominated_for("n")] == ["waiting"]
+
+
+def test_bound_pod_with_stale_nomination_is_not_nominated() -> None:
+    cl = cluster([node("n")], [pod("bound", 400, node="n", nominated="n")])
+    assert scheduler_view(cl).nominated_for("n") == []
