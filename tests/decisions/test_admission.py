@@ -4,8 +4,6 @@ time for a full 110-pod node."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from marshmallow import ValidationError
 
@@ -285,7 +283,8 @@ def test_subjects_name_node_pod_and_victims():
     assert outcome.subjects.pods == ["kube-system/dns", "default/victim"]
 
 
-def test_engine_time_on_a_110_pod_node():
+def test_a_critical_pod_on_a_full_110_pod_node_preempts_enough_victims():
+    """The worst case of bench/bench_admission.py (which times it): 21 victims of 109."""
     objects = [_node(cpu="64", memory="256Gi", pods="110")]
     objects += [_pod(f"p{i}", cpu="500m", memory="1Gi", priority=i % 7) for i in range(109)]
     cluster = _cluster(*objects)
@@ -297,14 +296,9 @@ def test_engine_time_on_a_110_pod_node():
             ),
         }
     )
-    decide(cluster, pod)  # warm the cluster indexes
-    runs = 50
-    start = time.perf_counter()
-    for _ in range(runs):
-        result = decide(cluster, pod)
-    per_call = (time.perf_counter() - start) / runs
+    result = decide(cluster, pod)
     assert result["admitted"] is True and len(result["preemption"]["victims"]) == 21
-    assert per_call < 0.005, f"{per_call * 1000:.2f} ms per decision"
+    assert decide(cluster, pod) == result  # the cluster's indexes, once built, change nothing
 
 
 # --- through HTTP (POST /v1/decisions/admission, inline snapshot) ---------------------------

@@ -3,7 +3,6 @@ input errors, defaults, and the time of a pass on a full 110-pod node."""
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -348,19 +347,14 @@ def test_null_config_means_defaults():
     assert _decide(cluster, config=None) == _decide(cluster)
 
 
-def test_full_node_pass_is_fast():
-    """One pass on a 110-pod node (bench/bench_eviction.py measures it properly)."""
+def test_a_full_110_pod_node_is_ranked_whole():
+    """One pass on a 110-pod node (bench/bench_eviction.py times it): every pod ranked."""
     pods = [_pod(f"p{i}", "100Mi", priority=i % 3) for i in range(110)]
     stats = {"n1": _summary(pods=tuple((f"p{i}", (i * 7 % 200) * MI) for i in range(110)))}
     cluster = _cluster([_node(), *pods], stats)
-    params = {"nodeName": "n1"}
-    compute(KINDS["eviction"], cluster, params)
-    start = time.perf_counter()
-    for _ in range(20):
-        result = compute(KINDS["eviction"], cluster, params).result
-    elapsed = (time.perf_counter() - start) / 20
+    result = compute(KINDS["eviction"], cluster, {"nodeName": "n1"}).result
     assert result["victim"] is not None and len(result["ranking"]) == 110
-    assert elapsed < 0.02
+    assert len({(r["pod"]["namespace"], r["pod"]["name"]) for r in result["ranking"]}) == 110
 
 
 def test_eviction_uses_the_nodes_captured_configuration(api):
