@@ -1,6 +1,7 @@
 """Shared helpers for the kubelet tests (and the other tests that read the kubelet's
 conformance cases): conformance data, Kubernetes JSON turned into model objects through the
-real ingest code (service.ingest.kube), thresholds and stats.
+real ingest code (service.ingest.kube), thresholds and stats; and the oracle of the critical
+pod admission handler's victim search (``oracle_pods_to_preempt``).
 
 The conformance pods come from Kubernetes' own unit tests, which build pods WITHOUT API
 defaulting; ``k8s_pod`` therefore undoes the ingest's "limit without a request gets the
@@ -25,7 +26,10 @@ from service.engine.kubelet.eviction_config import (
     parse_go_duration,
 )
 from service.engine.objects import Container, Node, NodeStats, Pod
+from service.engine.qos import BEST_EFFORT, BURSTABLE, GUARANTEED, get_pod_qos, preemptable
 from service.engine.quantity import parse_quantity, to_base_units
+from service.engine.resources import resource_request
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest import wire
 from service.ingest.kube import convert_object, node_from_object, node_stats, pod_from_object
 
@@ -159,3 +163,113 @@ def request_pod(name, cpu=0, memory=0, *, priority=None, guaranteed=False, annot
         annotations=annotations or {},
         containers=(Container(name="c", requests=requests, limits=requests if guaranteed else {}),),
     )
+
+
+# --- the kubelet's victim search as upstream writes it (the differential oracle) -----------
+
+
+class OracleError(Exception):
+    def __init__(self, remaining: list[tuple[str, int]]) -> None:
+        self.remaining = remaining
+        super().__init__(
+            "no set of running pods found to reclaim resources: ["
+            + "".join(f"(res: {name}, q: {q}), " for name, q in remaining)
+            + "]"
+        )
+
+
+def oracle_distance(requirements, pod, request=resource_request):
+    """admissionRequirementList.distance; math.Pow(x, 2) rounds once, like x * x."""
+    total = 0.0
+    for name, q in requirements:
+        remaining = float(q - request(pod, name))
+        if remaining > 0:
+            fraction = remaining / float(q)
+            total += fraction * fraction
+    return total
+
+
+def oracle_subtract(requirements, victims, request=resource_request):
+    """admissionRequirementList.subtract."""
+    left_over = []
+    for name, q in requirements:
+        amount = q
+        for pod in victims:
+            amount -= request(pod, name)
+            if amount <= 0:
+                break
+        if amount > 0:
+            left_over.append((name, amount))
+    return left_over
+
+
+def oracle_smaller_resource_request(pod1, pod2, request=resource_request):
+    """smallerResourceRequest."""
+    for name in ("memory", "cpu"):
+        if request(pod1, name) < request(pod2, name):
+            return True
+        if request(pod1, name) > request(pod2, name):
+            return False
+    return True
+
+
+def oracle_pods_to_preempt(preemptor, pods, requirements, settings=DEFAULT_SETTINGS):
+    """getPodsToPreempt with its helpers, as plainly as possible. The only liberty: a pod's
+    request for a resource (GetResourceRequest) is remembered once asked, which changes
+    nothing since pods do not change."""
+    remembered: dict[tuple[int, str], int] = {}
+
+    def request(pod, name):
+        key = (id(pod), name)
+        if key not in remembered:
+            remembered[key] = resource_request(pod, name, settings=settings)
+        return remembered[key]
+
+    def subtract(reqs, victims):
+        return oracle_subtract(reqs, victims, request)
+
+    def by_distance(candidates, reqs):
+        # getPodsToPreemptByDistance
+        candidates = list(candidates)
+        chosen = []
+        while reqs:
+            if not candidates:
+                raise OracleError(reqs)
+            best_distance = float(len(reqs) + 1)
+            best_index = 0
+            for i, pod in enumerate(candidates):
+                dist = oracle_distance(reqs, pod, request)
+                if dist < best_distance or (
+                    dist == best_distance
+                    and oracle_smaller_resource_request(pod, candidates[best_index], request)
+                ):
+                    best_distance = dist
+                    best_index = i
+            reqs = subtract(reqs, [candidates[best_index]])
+            chosen.append(candidates[best_index])
+            candidates[best_index] = candidates[-1]
+            candidates.pop()
+        return chosen
+
+    # sortPodsByQOS
+    best_effort, burstable, guaranteed = [], [], []
+    for pod in pods:
+        if preemptable(preemptor, pod):
+            qos = get_pod_qos(pod, settings=settings)
+            if qos == BEST_EFFORT:
+                best_effort.append(pod)
+            elif qos == BURSTABLE:
+                burstable.append(pod)
+            elif qos == GUARANTEED:
+                guaranteed.append(pod)
+
+    requirements = list(requirements)
+    unmet = subtract(requirements, best_effort + burstable + guaranteed)
+    if unmet:
+        raise OracleError(unmet)
+    guaranteed_out = by_distance(guaranteed, subtract(requirements, best_effort + burstable))
+    burstable_out = by_distance(burstable, subtract(requirements, best_effort + guaranteed_out))
+    best_effort_out = by_distance(
+        best_effort, subtract(requirements, burstable_out + guaranteed_out)
+    )
+    return best_effort_out + burstable_out + guaranteed_out

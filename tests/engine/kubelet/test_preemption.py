@@ -2,8 +2,8 @@
 kubelet.getPodsToPreempt, CriticalPodAdmissionHandler.HandleAdmissionFailure and
 InsufficientResourceError.GetInsufficientAmount conformance groups, plus the reasons a pod
 is not preemptable and the tie-break / swap-remove order. The distance, subtract and
-smallerResourceRequest groups check the differential oracle
-(test_preemption_differential.py), which the engine is held to."""
+smallerResourceRequest groups check the differential oracle (tests/engine/kubelet/
+helpers.py, checked in test_preemption_differential.py), which the engine is held to."""
 
 from __future__ import annotations
 

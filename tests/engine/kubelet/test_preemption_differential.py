@@ -1,12 +1,13 @@
 """Differential test of the critical pod admission handler's victim choice
 (service.engine.kubelet.preemption.get_pods_to_preempt) against a plain, literal
-re-implementation of pkg/kubelet/preemption/preemption.go (k8s 1.35) written below: the
-oracle, whose helpers and whole search are first checked against upstream's own cases.
+re-implementation of pkg/kubelet/preemption/preemption.go (k8s 1.35), the oracle in
+tests/engine/kubelet/helpers.py, whose helpers and whole search are first checked here
+against upstream's own cases.
 
 The engine does not scan every candidate every round as upstream does; these seeded
 random cases (small and 110-pod nodes, ties, missing and zero requests, every QoS class,
 init containers, pod-level resources, overhead, cpu/memory/pods/other requirements, and
-requests outside the fast path's range) check that it still returns the same victims in
+negative or huge requests) check that it still returns the same victims in
 the same order, or the same error, for every input.
 """
 
@@ -16,125 +17,24 @@ import random
 
 import pytest
 
-from service.engine.kubelet.preemption import PreemptionError, get_pods_to_preempt
+from service.engine.kubelet.preemption import PreemptionError, _Nearest, get_pods_to_preempt
 from service.engine.objects import Container, Pod, PodResources
-from service.engine.qos import BEST_EFFORT, BURSTABLE, GUARANTEED, get_pod_qos, preemptable
+from service.engine.qos import BEST_EFFORT, BURSTABLE, GUARANTEED
 from service.engine.resources import resource_request
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
-from tests.engine.kubelet.helpers import conformance_cases, k8s_pod, request_pod
+from tests.engine.kubelet.helpers import (
+    OracleError,
+    conformance_cases,
+    k8s_pod,
+    oracle_distance,
+    oracle_pods_to_preempt,
+    oracle_smaller_resource_request,
+    oracle_subtract,
+    request_pod,
+)
 
 MI = 1024 * 1024
 GI = 1024 * MI
-
-# --- the oracle: upstream's algorithm, step by step ------------------------------------------
-
-
-class OracleError(Exception):
-    def __init__(self, remaining: list[tuple[str, int]]) -> None:
-        self.remaining = remaining
-        super().__init__(
-            "no set of running pods found to reclaim resources: ["
-            + "".join(f"(res: {name}, q: {q}), " for name, q in remaining)
-            + "]"
-        )
-
-
-def oracle_distance(requirements, pod, request=resource_request):
-    """admissionRequirementList.distance; math.Pow(x, 2) rounds once, like x * x."""
-    total = 0.0
-    for name, q in requirements:
-        remaining = float(q - request(pod, name))
-        if remaining > 0:
-            fraction = remaining / float(q)
-            total += fraction * fraction
-    return total
-
-
-def oracle_subtract(requirements, victims, request=resource_request):
-    """admissionRequirementList.subtract."""
-    left_over = []
-    for name, q in requirements:
-        amount = q
-        for pod in victims:
-            amount -= request(pod, name)
-            if amount <= 0:
-                break
-        if amount > 0:
-            left_over.append((name, amount))
-    return left_over
-
-
-def oracle_smaller_resource_request(pod1, pod2, request=resource_request):
-    """smallerResourceRequest."""
-    for name in ("memory", "cpu"):
-        if request(pod1, name) < request(pod2, name):
-            return True
-        if request(pod1, name) > request(pod2, name):
-            return False
-    return True
-
-
-def oracle_pods_to_preempt(preemptor, pods, requirements, settings=DEFAULT_SETTINGS):
-    """getPodsToPreempt with its helpers, as plainly as possible. The only liberty: a pod's
-    request for a resource (GetResourceRequest) is remembered once asked, which changes
-    nothing since pods do not change."""
-    remembered: dict[tuple[int, str], int] = {}
-
-    def request(pod, name):
-        key = (id(pod), name)
-        if key not in remembered:
-            remembered[key] = resource_request(pod, name, settings=settings)
-        return remembered[key]
-
-    def subtract(reqs, victims):
-        return oracle_subtract(reqs, victims, request)
-
-    def by_distance(candidates, reqs):
-        # getPodsToPreemptByDistance
-        candidates = list(candidates)
-        chosen = []
-        while reqs:
-            if not candidates:
-                raise OracleError(reqs)
-            best_distance = float(len(reqs) + 1)
-            best_index = 0
-            for i, pod in enumerate(candidates):
-                dist = oracle_distance(reqs, pod, request)
-                if dist < best_distance or (
-                    dist == best_distance
-                    and oracle_smaller_resource_request(pod, candidates[best_index], request)
-                ):
-                    best_distance = dist
-                    best_index = i
-            reqs = subtract(reqs, [candidates[best_index]])
-            chosen.append(candidates[best_index])
-            candidates[best_index] = candidates[-1]
-            candidates.pop()
-        return chosen
-
-    # sortPodsByQOS
-    best_effort, burstable, guaranteed = [], [], []
-    for pod in pods:
-        if preemptable(preemptor, pod):
-            qos = get_pod_qos(pod, settings=settings)
-            if qos == BEST_EFFORT:
-                best_effort.append(pod)
-            elif qos == BURSTABLE:
-                burstable.append(pod)
-            elif qos == GUARANTEED:
-                guaranteed.append(pod)
-
-    requirements = list(requirements)
-    unmet = subtract(requirements, best_effort + burstable + guaranteed)
-    if unmet:
-        raise OracleError(unmet)
-    guaranteed_out = by_distance(guaranteed, subtract(requirements, best_effort + burstable))
-    burstable_out = by_distance(burstable, subtract(requirements, best_effort + guaranteed_out))
-    best_effort_out = by_distance(
-        best_effort, subtract(requirements, burstable_out + guaranteed_out)
-    )
-    return best_effort_out + burstable_out + guaranteed_out
-
 
 # --- the oracle's helpers against upstream's own cases ---------------------------------------
 
@@ -385,10 +285,10 @@ def test_float_absorption_tie_goes_to_the_smaller_request():
     assert _assert_same(pods, [("cpu", 1000), ("memory", q)])[0] == "p1"
 
 
-def test_requests_outside_the_fast_range_match_upstream():
+def test_negative_and_huge_requests_match_upstream():
     # Negative requests (ingest refuses them, a Pod built in code may not) and values of
-    # 2**53 or more go through the literal path; upstream's scan then starts from a best
-    # distance of len(requirements) + 1 at index 0, which a negative request can beat.
+    # 2**53 or more (not exact as floats); upstream's scan starts from a best distance of
+    # len(requirements) + 1 at index 0, which a negative request can beat.
     rng = random.Random(7)
     for _ in range(300):
         values = [-5, -1, 0, 1, 3, 100, 1 << 53, (1 << 60) + 1]
@@ -409,39 +309,37 @@ def test_requests_outside_the_fast_range_match_upstream():
         get_pods_to_preempt(CRITICAL, _node([(-5, 0)]), [("cpu", -3)])
 
 
-def test_skyline_stays_the_undominated_live_entries():
-    # The structure behind the two-requirement rounds, against a brute-force skyline, as
-    # entries go in random order (equal request pairs included, gone ones between them).
-    from service.engine.kubelet.preemption import _Skyline
-
+def test_staircase_stays_the_uncovered_live_keys():
+    # The structure behind the rounds with one or two requirements, against a brute-force
+    # staircase, as rows go in random order (rows sharing a key included, so a key stays
+    # while one of its rows does).
     rng = random.Random(11)
     for _ in range(300):
         size = rng.randrange(1, 40)
         grid = rng.choice([3, 6, 1000])
-        first = [float(rng.randrange(grid)) for _ in range(size)]
-        second = [float(rng.randrange(grid)) for _ in range(size)]
-        live = set(range(size))
-        skyline = _Skyline(first, second, sorted(live))
-        for gone in rng.sample(sorted(live), size - 1):
+        rows = [(rng.randrange(grid), rng.randrange(grid), i) for i in range(size)]
+        cols = rng.choice([[0, 1], [1, 0], [0]])
+        near = _Nearest(rows, cols)
+        live = list(rows)
+        for gone in rng.sample(rows, size - 1):
+            keys = {tuple(row[c] for c in cols) for row in live}
             expected = {
-                e
-                for e in live
+                key
+                for key in keys
                 if not any(
-                    first[f] >= first[e]
-                    and second[f] >= second[e]
-                    and (first[f], second[f]) != (first[e], second[e])
-                    for f in live
+                    other != key and all(o >= k for o, k in zip(other, key, strict=True))
+                    for other in keys
                 )
             }
-            assert set(skyline.sky) == expected
-            assert skyline.sky_first == [first[e] for e in skyline.sky]
-            assert skyline.sky_second == [second[e] for e in skyline.sky]
-            # Along it the first request falls and the second rises (``nearest`` reads the
-            # largest of each at its ends).
-            assert skyline.sky_first == sorted(skyline.sky_first, reverse=True)
-            assert skyline.sky_second == sorted(skyline.sky_second)
-            live.discard(gone)
-            skyline.remove(gone)
+            assert set(near.sky_keys) == expected
+            assert len(near.sky_keys) == len(expected)
+            # Along it the first request falls and the last rises.
+            firsts = [key[0] for key in near.sky_keys]
+            lasts = [key[-1] for key in near.sky_keys]
+            assert firsts == sorted(firsts, reverse=True)
+            assert lasts == sorted(lasts) if len(cols) == 2 else len(lasts) == 1
+            live.remove(gone)
+            near.gone(gone)
 
 
 @pytest.mark.parametrize("seed", range(40))
