@@ -61,10 +61,15 @@ def released(data) -> Iterator[None]:
     of them: without this a 300 MiB body whose normalized form is empty peaked at 395 MiB.
     Only for a ``FileMapping`` (anonymous memory would read back as zeros), and only with
     the C extension: otherwise nothing is dropped."""
-    if _release_start is None or not isinstance(data, FileMapping):
+    handle = None
+    if _release_start is not None and isinstance(data, FileMapping):
+        try:
+            handle = _release_start(data)
+        except OSError:  # no thread to be had: parse anyway, with the pages resident
+            handle = None
+    if handle is None:
         yield
         return
-    handle = _release_start(data)
     try:
         yield
     finally:
