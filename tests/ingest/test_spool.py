@@ -141,6 +141,18 @@ def test_a_released_body_parses_to_the_same_snapshot():
     assert parse_snapshot(_spooled(body)).snapshot == parse_snapshot(body).snapshot
 
 
+def test_without_the_c_extension_a_spooled_body_is_parsed_with_its_pages_resident(monkeypatch):
+    """The extension is optional: without it nothing is dropped, and the answer is the same."""
+    monkeypatch.setattr(body_module, "_release_start", None)
+    monkeypatch.setattr(body_module, "_first_problem", None)
+    body = _cluster()
+    assert parse_snapshot(_spooled(body)).snapshot == parse_snapshot(body).snapshot
+    repeated = body[:-1] + b', "kind": "List"}'
+    with pytest.raises(IngestError) as caught:
+        parse_snapshot(_spooled(repeated))
+    assert caught.value.errors[0].path == "kind"
+
+
 class _FullDisk(io.BufferedRandom):
     """A temporary file on a disk with no room left: every write fails with ``code``.
     (No small tmpfs can be mounted here, so the failure is made by this subclass; the
