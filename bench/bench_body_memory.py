@@ -1,17 +1,21 @@
 """Peak memory of a real `verdict serve` worker under hostile bodies (issue 14).
 
-    python -m bench.bench_body_memory [--chunked-mib 300] [--bomb-mib 10]
+    python -m bench.bench_body_memory [--chunked-mib 300] [--bomb-mib 10] [--repeat 1]
+        [--list list.json]
 
 Starts one gunicorn worker on SQLite with the default limits (1 GiB body, 16 MiB large-body
 threshold, one large-body slot), then sends, each to a fresh server:
 
 * a chunked body of ``--chunked-mib`` MiB (a List padded with whitespace, accepted);
 * a gzip bomb: ``--bomb-mib`` MiB of gzip that inflates past the 1 GiB limit (413);
-* three such bombs at once.
+* three such bombs at once;
+* with ``--list``, that file (a kubectl List, e.g. from ``bench.generate --list``), chunked.
 
 and prints the worker's peak resident memory (VmHWM) after each, and the peak of its
-anonymous memory (RssAnon, sampled every 5 ms): a body mapped from a temporary file counts in
-VmHWM while it is read, but as page cache the kernel can reclaim, not as the worker's own.
+anonymous memory (RssAnon, sampled every 5 ms). For the List it also prints the size of its
+normalized form: what a process holding only the parsed snapshot grew by (RssAnon), the
+"normalized form" of issue 14's target (a worker under 300 MiB plus the largest accepted
+body's normalized form).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import gzip
 import http.client
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -62,6 +67,44 @@ class _AnonPeak(threading.Thread):
                 self.peak = max(self.peak, _anon_mib(self.pid))
             except OSError:
                 return
+
+
+_NORMALIZED = """
+import gc, sys
+from service.ingest.body import parse_snapshot
+from service.ingest.spool import Spool
+
+def anon():
+    status = open("/proc/self/status").read()
+    return int(status.split("RssAnon:")[1].split()[0]) / 1024
+
+with Spool(0) as spool, open(sys.argv[1], "rb") as source:
+    while piece := source.read(1 << 20):
+        spool.write(piece)
+    mapped = spool.result()
+gc.collect()
+before = anon()
+gc.disable()
+parsed = parse_snapshot(mapped)
+del mapped
+gc.enable()
+gc.collect()
+print(anon() - before)
+"""
+
+
+def _normalized_mib(path: Path) -> float:
+    """RssAnon growth of a process that parses ``path`` and keeps only the result."""
+    out = subprocess.run(
+        [sys.executable, "-c", _NORMALIZED, str(path)], capture_output=True, text=True, check=True
+    )
+    return float(out.stdout.split()[-1])
+
+
+def _file_chunks(path: Path):
+    with path.open("rb") as source:
+        while piece := source.read(MIB):
+            yield piece
 
 
 def _post(port: int, body, headers: dict) -> int:
@@ -120,6 +163,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunked-mib", type=int, default=300)
     parser.add_argument("--bomb-mib", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--list", type=Path, help="a List to send chunked (accepted)")
     args = parser.parse_args()
     json_headers = {"Content-Type": "application/json"}
     gzip_headers = {**json_headers, "Content-Encoding": "gzip"}
@@ -131,12 +176,23 @@ def main() -> None:
             yield pad
         yield b"}"
 
-    _run(f"chunked {args.chunked_mib} MiB", lambda port: [_post(port, chunks(), json_headers)])
+    for _ in range(args.repeat):
+        _run(f"chunked {args.chunked_mib} MiB", lambda port: [_post(port, chunks(), json_headers)])
+
+    if args.list:
+        size = args.list.stat().st_size / MIB
+        for _ in range(args.repeat):
+            _run(
+                f"List {size:.0f} MiB chunked",
+                lambda port: [_post(port, _file_chunks(args.list), json_headers)],
+            )
+        print(f"List {size:.0f} MiB: normalized form {_normalized_mib(args.list):.0f} MiB")
 
     # Level-9 gzip of whitespace inflates about 1000:1.
     bomb = gzip.compress(b" " * (args.bomb_mib * 1000 * MIB), compresslevel=9)
     print(f"bomb: {len(bomb) / MIB:.1f} MiB of gzip, {args.bomb_mib * 1000} MiB inflated")
-    _run("gzip bomb", lambda port: [_post(port, [bomb], gzip_headers)])
+    for _ in range(args.repeat):
+        _run("gzip bomb", lambda port: [_post(port, [bomb], gzip_headers)])
 
     def three(port):
         out = []
@@ -150,7 +206,8 @@ def main() -> None:
             t.join()
         return sorted(out)
 
-    _run("three gzip bombs at once", three)
+    for _ in range(args.repeat):
+        _run("three gzip bombs at once", three)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ TITLES = {
     422: "Unprocessable Content",
     500: "Internal Server Error",
     503: "Service Unavailable",
+    507: "Insufficient Storage",
 }
 
 

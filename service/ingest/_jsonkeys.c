@@ -15,12 +15,25 @@
  * to UTF-8 first (surrogate pairs joined, a lone surrogate kept as its three-byte form), so
  * that two spellings of one key are the same key, as for Python's json and msgspec.
  * The GIL is released while scanning.
+ *
+ * release_start(buffer) / release_stop(handle): while a read-only *file* mapping is parsed,
+ * a thread of its own (no GIL) drops the mapping's resident pages every RELEASE_EVERY_NS
+ * (madvise MADV_DONTNEED). Mapped file pages count in the process's resident size until
+ * unmapped, and every pass over a large body (this scan, msgspec's, each item's) touches
+ * all of them: dropped, a page that is read again is mapped back from the page cache, so
+ * the data is unchanged and the resident size stays near what the passes touch between two
+ * drops. Never for anonymous memory, where MADV_DONTNEED would zero the data.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #define MAX_DEPTH 1024
 #define LINEAR_KEYS 8
@@ -471,7 +484,118 @@ done:
     return result;
 }
 
+/* ---- releasing a file mapping's pages while it is parsed ---- */
+
+#define RELEASE_EVERY_NS 2000000L /* 2 ms: msgspec reads a few MiB in that time */
+#define RELEASER "service.ingest._jsonkeys.releaser"
+
+typedef struct {
+    Py_buffer view;            /* held: the mapping cannot be closed under the thread */
+    unsigned char *start;      /* the whole pages of the buffer */
+    size_t len;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int stop;                  /* under lock */
+    int running;               /* the thread was started and not yet joined */
+    int finished;              /* the buffer and the lock were let go */
+} Releaser;
+
+static void *release_loop(void *arg) {
+    Releaser *r = arg;
+    pthread_mutex_lock(&r->lock);
+    while (!r->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += RELEASE_EVERY_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec += 1;
+            until.tv_nsec -= 1000000000L;
+        }
+        int rc = pthread_cond_timedwait(&r->wake, &r->lock, &until);
+        if (r->stop) break;
+        if (rc == ETIMEDOUT) {
+            pthread_mutex_unlock(&r->lock);
+            madvise(r->start, r->len, MADV_DONTNEED);
+            pthread_mutex_lock(&r->lock);
+        }
+    }
+    pthread_mutex_unlock(&r->lock);
+    return NULL;
+}
+
+/* Stops and joins the thread (without the GIL, which the thread never takes). */
+static void releaser_finish(Releaser *r) {
+    if (r->finished) return;
+    if (r->running) {
+        pthread_mutex_lock(&r->lock);
+        r->stop = 1;
+        pthread_cond_signal(&r->wake);
+        pthread_mutex_unlock(&r->lock);
+        Py_BEGIN_ALLOW_THREADS
+        pthread_join(r->thread, NULL);
+        Py_END_ALLOW_THREADS
+        r->running = 0;
+    }
+    r->finished = 1;
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->wake);
+    PyBuffer_Release(&r->view);
+}
+
+static void releaser_destroy(PyObject *capsule) {
+    Releaser *r = PyCapsule_GetPointer(capsule, RELEASER);
+    if (!r) return;
+    releaser_finish(r);
+    free(r);
+}
+
+static PyObject *release_start(PyObject *self, PyObject *arg) {
+    Releaser *r = calloc(1, sizeof(Releaser));
+    if (!r) return PyErr_NoMemory();
+    if (PyObject_GetBuffer(arg, &r->view, PyBUF_SIMPLE)) {
+        free(r);
+        return NULL;
+    }
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)r->view.buf + page - 1) & ~(page - 1);
+    uintptr_t hi = ((uintptr_t)r->view.buf + (uintptr_t)r->view.len) & ~(page - 1);
+    r->start = (unsigned char *)lo;
+    r->len = hi > lo ? (size_t)(hi - lo) : 0;
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->wake, NULL);
+    PyObject *capsule = PyCapsule_New(r, RELEASER, releaser_destroy);
+    if (!capsule) {
+        pthread_mutex_destroy(&r->lock);
+        pthread_cond_destroy(&r->wake);
+        PyBuffer_Release(&r->view);
+        free(r);
+        return NULL;
+    }
+    if (r->len == 0) return capsule; /* under a page: nothing to drop, no thread */
+    int rc = pthread_create(&r->thread, NULL, release_loop, r);
+    if (rc) {
+        Py_DECREF(capsule); /* the destructor releases the buffer (not running) */
+        errno = rc;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    r->running = 1;
+    return capsule;
+}
+
+static PyObject *release_stop(PyObject *self, PyObject *capsule) {
+    Releaser *r = PyCapsule_GetPointer(capsule, RELEASER);
+    if (!r) return NULL;
+    releaser_finish(r);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"release_start", release_start, METH_O,
+     "release_start(file_mapping) -> handle: a thread drops the mapping's resident pages "
+     "every 2 ms until release_stop(handle). Only for a read-only mapping of a file."},
+    {"release_stop", release_stop, METH_O,
+     "release_stop(handle): stops the thread release_start started and lets the buffer go."},
     {"first_problem", first_problem, METH_O,
      "first_problem(buffer) -> None, ('duplicate', path) for the first key that a JSON text "
      "repeats within one object, ('too_many_keys', path) for an object past the bounds on "
