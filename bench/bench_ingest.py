@@ -79,7 +79,13 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=150000)
     parser.add_argument("--body", type=Path)
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="verdict-bench-"))
+    with tempfile.TemporaryDirectory(prefix="verdict-bench-") as workdir:
+        _run(args, Path(workdir))
+
+
+def _run(args: argparse.Namespace, workdir: Path) -> None:
+    """Generate the body unless given, POST it to a server whose instance lives in
+    ``workdir`` (removed afterwards, with any generated body), print the figures."""
     body = args.body or workdir / "cluster.json"
     if not body.exists():
         with body.open("wb") as out:

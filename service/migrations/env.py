@@ -1,12 +1,17 @@
 """Alembic environment: the URL comes from the Config (set by service.store.migrate)."""
 
 from alembic import context
+from sqlalchemy import text
 
 from service.store import models  # noqa: F401  (registers the tables)
 from service.store.db import Base, make_engine
 
 config = context.config
 target_metadata = Base.metadata
+
+# PostgreSQL advisory lock held while migrating: hosts started at once on one database take
+# turns, and each finds the version the one before left (Alembic reads it after the lock).
+MIGRATION_LOCK = 0x5645524449435400  # "VERDICT\0"
 
 
 def run_migrations_offline() -> None:
@@ -40,6 +45,8 @@ def _run(connection) -> None:
         render_as_batch=True,
     )
     with context.begin_transaction():
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         context.run_migrations()
 
 

@@ -3,8 +3,11 @@ gave the chain its head."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import orjson
 import pytest
@@ -18,6 +21,7 @@ from tests.conftest import TEST_DATABASE_URL
 from tests.store.helpers import append_record
 
 TABLES = {t.name for t in Base.metadata.sorted_tables}
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _scratch_postgres():
@@ -53,6 +57,36 @@ def test_upgrade_then_downgrade(scratch_url):
     migrate.downgrade(scratch_url, "base")
     assert set(inspect(db.engine).get_table_names()) & TABLES == set()
     migrate.upgrade(scratch_url)
+    assert migrate.is_current(db)
+    db.dispose()
+
+
+@pytest.fixture
+def scratch_postgres():
+    if not TEST_DATABASE_URL:
+        pytest.skip("hosts share a PostgreSQL; SQLite is one host's file")
+    url, admin, name = _scratch_postgres()
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def test_hosts_started_at_once_migrate_in_turn(scratch_postgres):
+    """Several hosts starting on one empty PostgreSQL each run the migrations (as `verdict
+    serve` does): they take turns under an advisory lock, and the later ones find the head
+    already there. Without it, two at once collide creating the same type (UniqueViolation)
+    and that host does not start."""
+    script = "import sys; from service.store import migrate; migrate.upgrade(sys.argv[1])"
+    hosts = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, scratch_postgres], cwd=ROOT, stderr=subprocess.PIPE
+        )
+        for _ in range(4)
+    ]
+    answers = [(host.wait(timeout=120), host.stderr.read().decode()[-300:]) for host in hosts]
+    assert answers == [(0, "")] * 4
+    db = Database(scratch_postgres)
     assert migrate.is_current(db)
     db.dispose()
 
