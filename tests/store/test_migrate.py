@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import uuid
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +25,7 @@ TABLES = {t.name for t in Base.metadata.sorted_tables}
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@contextmanager
 def _scratch_postgres():
     """A throwaway database next to the test one, so up/down cannot disturb other tests."""
     url = make_url(TEST_DATABASE_URL)
@@ -31,7 +33,12 @@ def _scratch_postgres():
     admin = create_engine(url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
-    return url.set(database=name).render_as_string(hide_password=False), admin, name
+    try:
+        yield url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -41,11 +48,8 @@ def scratch_url(request, tmp_path):
         return
     if not TEST_DATABASE_URL:
         pytest.skip("VERDICT_TEST_DATABASE_URL not set")
-    url, admin, name = _scratch_postgres()
-    yield url
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with _scratch_postgres() as url:
+        yield url
 
 
 def test_upgrade_then_downgrade(scratch_url):
@@ -65,11 +69,8 @@ def test_upgrade_then_downgrade(scratch_url):
 def scratch_postgres():
     if not TEST_DATABASE_URL:
         pytest.skip("hosts share a PostgreSQL; SQLite is one host's file")
-    url, admin, name = _scratch_postgres()
-    yield url
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with _scratch_postgres() as url:
+        yield url
 
 
 def test_hosts_started_at_once_migrate_in_turn(scratch_postgres):
