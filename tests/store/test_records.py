@@ -15,6 +15,18 @@ from service.store.models import AuditState, DecisionRow, DecisionSubject
 from tests.store.helpers import append_record
 
 
+def _rechain(session, rows: list) -> None:
+    """Rebuild the hashes of ``rows`` (the whole chain, in order) and the chain head after
+    a test rewrote hashed content, as if they had been written so."""
+    prev = records.GENESIS_HASH
+    for row in rows:
+        row.prev_hash = prev
+        row.record_hash = records.content_hash(prev, row)
+        prev = row.record_hash
+    state = session.get(AuditState, 1)
+    state.head_seq, state.head_hash, state.head_prev_hash = row.seq, prev, row.prev_hash
+
+
 def _append(session, n: int, **kw):
     return [
         records.append(
@@ -72,13 +84,7 @@ def test_prune_keeps_the_chain_verifiable(app):
         )
     # Backdating changed hashed content; rebuild those hashes as if written then.
     with db.session(write=True) as session:
-        prev = records.GENESIS_HASH
-        for row in session.query(DecisionRow).order_by(DecisionRow.seq):
-            row.prev_hash = prev
-            row.record_hash = records.content_hash(prev, row)
-            prev = row.record_hash
-        state = session.get(AuditState, 1)
-        state.head_seq, state.head_hash, state.head_prev_hash = row.seq, prev, row.prev_hash
+        _rechain(session, session.query(DecisionRow).order_by(DecisionRow.seq).all())
     with db.session(write=True) as session:
         _append(session, 2)
     with db.session(write=True) as session:
@@ -241,15 +247,10 @@ def test_prune_stops_at_the_first_record_not_older_than_the_cut(app):
         rows = [append_record(session, i) for i in range(len(stamps))]
     # Give them those times, re-hashed as if written so (the chain stays valid).
     with db.session(write=True) as session:
-        prev = records.GENESIS_HASH
         stored = session.scalars(select(DecisionRow).order_by(DecisionRow.seq)).all()
         for row, stamp in zip(stored, stamps, strict=True):
             row.created_at = stamp
-            row.prev_hash = prev
-            row.record_hash = records.content_hash(prev, row)
-            prev = row.record_hash
-        state = session.get(AuditState, 1)
-        state.head_seq, state.head_hash, state.head_prev_hash = row.seq, prev, row.prev_hash
+        _rechain(session, stored)
     with db.session(write=True) as session:
         prune = records.prune(session, datetime(2020, 1, 2, 12, tzinfo=UTC), "test")
     assert prune.result == {"deleted": 1, "anchorSequence": rows[0].seq}

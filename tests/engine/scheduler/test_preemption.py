@@ -57,6 +57,17 @@ def _names(pods) -> list[str]:
     return [p.name for p in pods]
 
 
+def _assert_same_victims(fast, slow, label) -> None:
+    """Two SelectVictimsOnNode answers agree: victims, PDB violations, status code and
+    reasons."""
+    assert (_names(fast[0]), fast[1], fast[2].code, fast[2].reasons) == (
+        _names(slow[0]),
+        slow[1],
+        slow[2].code,
+        slow[2].reasons,
+    ), label
+
+
 # --- PDBs ---
 
 
@@ -424,12 +435,7 @@ def test_fast_victim_selection_matches_reference(seed: int) -> None:
         for ni in view.nodes:
             fast = select_victims_on_node(fwk, ctx, view, ni)
             slow = select_victims_reference(fwk, ctx, view, ni)
-            assert (_names(fast[0]), fast[1], fast[2].code, fast[2].reasons) == (
-                _names(slow[0]),
-                slow[1],
-                slow[2].code,
-                slow[2].reasons,
-            ), ni.name
+            _assert_same_victims(fast, slow, ni.name)
 
 
 _VOLUME_FILTERS = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"}
@@ -456,12 +462,7 @@ def test_fast_victim_selection_matches_reference_with_volumes() -> None:
         for ni in view.nodes:
             fast = select_victims_on_node(fwk, ctx, view, ni)
             slow = select_victims_reference(fwk, ctx, view, ni)
-            assert (_names(fast[0]), fast[1], fast[2].code, fast[2].reasons) == (
-                _names(slow[0]),
-                slow[1],
-                slow[2].code,
-                slow[2].reasons,
-            ), (seed, ni.name)
+            _assert_same_victims(fast, slow, (seed, ni.name))
             victims = ni.pods_by_importance()[ni.first_below(ctx.priority) :]
             if with_volumes and victims:
                 if fwk.reprieve_on_sums_at(ctx, ni, victims):
@@ -593,9 +594,4 @@ def test_fast_victim_selection_matches_reference_at_int64_edges(seed: int) -> No
         for ni in view.nodes:
             fast = select_victims_on_node(fwk, ctx, view, ni)
             slow = select_victims_reference(fwk, ctx, view, ni)
-            assert (_names(fast[0]), fast[1], fast[2].code, fast[2].reasons) == (
-                _names(slow[0]),
-                slow[1],
-                slow[2].code,
-                slow[2].reasons,
-            ), (seed, ni.name)
+            _assert_same_victims(fast, slow, (seed, ni.name))
