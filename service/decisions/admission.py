@@ -51,6 +51,7 @@ from service.engine.kubelet.admission import (
     AdmissionResult,
     AdmitRejection,
     InsufficientResource,
+    PodAdmitAttributes,
     PodRequestsMemo,
     PredicateFailure,
     active_pods,
@@ -158,9 +159,8 @@ def decide(cluster: Cluster, request: dict) -> dict:
     pod: Pod = request["pod"]
     settings = request.get("settings", DEFAULT_SETTINGS)
     memo = _requests_memo(cluster) if settings is DEFAULT_SETTINGS else None
-    result = admit(
-        pod, node, other_pods_on(cluster, node_name, pod), settings=settings, requests_of=memo
-    )
+    others = other_pods_on(cluster, node_name, pod)
+    result = admit(PodAdmitAttributes(pod, node, others, settings=settings, requests_of=memo))
     return result_json(result)
 
 

@@ -37,11 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from service.engine.kubelet.preemption import (
-    AdmissionFailureOutcome,
-    Requirement,
-    handle_admission_failure,
-)
+from service.engine.kubelet.preemption import Requirement, handle_admission_failure
 from service.engine.nodeaffinity import matches_node_selector_and_affinity
 from service.engine.objects import Node, Pod, Taint
 from service.engine.ports import HostPorts
@@ -57,6 +53,7 @@ __all__ = [
     "AdmissionResult",
     "AdmitRejection",
     "InsufficientResource",
+    "PodAdmitAttributes",
     "PodRequestsMemo",
     "PredicateFailure",
     "active_pods",
@@ -193,6 +190,21 @@ class AdmissionResult:
     requirements: list[Requirement] = field(default_factory=list)
     preemption_error: str | None = None
 
+    @classmethod
+    def answer(
+        cls, critical: bool, reasons: list[Reason], rejection: Reason | None, **preemption
+    ) -> AdmissionResult:
+        """The result whose rejection (None: admitted) gives the pod status reason and
+        message."""
+        return cls(
+            admitted=rejection is None,
+            critical=critical,
+            reasons=reasons,
+            kubelet_reason=None if rejection is None else rejection.kubelet_reason,
+            message="" if rejection is None else rejection.message,
+            **preemption,
+        )
+
 
 # --- which pods count ------------------------------------------------------------------------
 
@@ -299,18 +311,27 @@ class PodRequestsMemo:
         return requests
 
 
-def fits_resources(
-    pod: Pod,
-    node: Node,
-    other_pods: Sequence[Pod],
-    *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
-    requests_of: RequestsOf | None = None,
-) -> list[InsufficientResource]:
+@dataclass(frozen=True, slots=True)
+class PodAdmitAttributes:
+    """lifecycle.PodAdmitAttributes (k8s 1.35), what every admit handler is given: the pod
+    and the node's other pods (``active_pods``); with the node the kubelet runs on, the
+    engine settings, and a memo of the other pods' requests (``PodRequestsMemo``, read
+    only under the default settings, which it holds)."""
+
+    pod: Pod
+    node: Node
+    other_pods: Sequence[Pod]
+    settings: EngineSettings = DEFAULT_SETTINGS
+    requests_of: RequestsOf | None = None
+
+
+def fits_resources(attrs: PodAdmitAttributes) -> list[InsufficientResource]:
     """noderesources.Fits as the kubelet calls it (k8s 1.35), after
     removeMissingExtendedResources: the scheduler's own ``fits_request`` on a node whose
     requested resources are the other pods' (PodRequests, overhead included), each shortfall
     turned into the kubelet's InsufficientResourceError."""
+    pod, node, other_pods, settings = attrs.pod, attrs.node, attrs.other_pods, attrs.settings
+    requests_of = attrs.requests_of if settings is DEFAULT_SETTINGS else None
     state = fit_state(_fit_request(pod, node, settings))
     used = dict.fromkeys((name for name, _ in state.checks), 0)
     if used:
@@ -331,26 +352,18 @@ def fits_resources(
     ]
 
 
-def general_filter(
-    pod: Pod,
-    node: Node,
-    other_pods: Sequence[Pod],
-    *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
-    requests_of: RequestsOf | None = None,
-) -> list[InsufficientResource | PredicateFailure]:
+def general_filter(attrs: PodAdmitAttributes) -> list[InsufficientResource | PredicateFailure]:
     """lifecycle generalFilter (k8s 1.35) = scheduler AdmissionCheck with all failures
     (resources, NodeAffinity, NodeName, NodePorts) plus, except for static pods, an
     untolerated NoExecute taint (TaintToleration)."""
-    reasons: list[InsufficientResource | PredicateFailure] = list(
-        fits_resources(pod, node, other_pods, settings=settings, requests_of=requests_of)
-    )
+    pod, node = attrs.pod, attrs.node
+    reasons: list[InsufficientResource | PredicateFailure] = list(fits_resources(attrs))
     if not matches_node_selector_and_affinity(pod, node):
         reasons.append(PredicateFailure(NODE_AFFINITY, NODE_AFFINITY_DESC))
     if pod.node_name and pod.node_name != node.name:
         reasons.append(PredicateFailure(NODE_NAME, NODE_NAME_DESC))
     if any(p.host_port > 0 for c in pod.containers for p in c.ports) and not HostPorts.of_pods(
-        other_pods
+        attrs.other_pods
     ).fits(pod):
         reasons.append(PredicateFailure(NODE_PORTS, NODE_PORTS_DESC))
     if (
@@ -362,25 +375,12 @@ def general_filter(
     return reasons
 
 
-def admit(
-    pod: Pod,
-    node: Node,
-    other_pods: Sequence[Pod],
-    *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
-    kubelet_os: str = KUBELET_OS,
-    requests_of: RequestsOf | None = None,
-) -> AdmissionResult:
-    """The kubelet's admission of ``pod`` on ``node`` next to ``other_pods`` (the node's
-    other active pods, see ``active_pods``), with critical-pod preemption.
-
-    Eviction manager first, then the predicate handler: OS label, OS field, the general
-    filter; failures go to the critical pod admission handler, which may clear resource
-    failures by preempting pods. The first remaining failure is the rejection.
-    """
-    critical = is_critical_pod(pod)
-    rejection = eviction_admit(pod, node, settings=settings)
-    if rejection is None and reject_pod_admission_based_on_os_selector(pod, node, kubelet_os):
+def _handler_rejection(attrs: PodAdmitAttributes, kubelet_os: str) -> AdmitRejection | None:
+    """The first rejection of the handlers before the general filter: the eviction
+    manager, then the predicate handler's OS label and OS field checks."""
+    pod = attrs.pod
+    rejection = eviction_admit(pod, attrs.node, settings=attrs.settings)
+    if rejection is None and reject_pod_admission_based_on_os_selector(pod, attrs.node, kubelet_os):
         rejection = AdmitRejection(
             POD_OS_SELECTOR_NODE_LABEL_DOES_NOT_MATCH,
             "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
@@ -389,50 +389,40 @@ def admit(
         rejection = AdmitRejection(
             POD_OS_NOT_SUPPORTED, "Failed to admit pod as the OS field doesn't match node OS"
         )
-    if rejection is not None:
-        return AdmissionResult(
-            admitted=False,
-            critical=critical,
-            reasons=[rejection],
-            kubelet_reason=rejection.kubelet_reason,
-            message=rejection.message,
-        )
+    return rejection
 
-    if settings is not DEFAULT_SETTINGS:
-        requests_of = None  # a memo holds default-settings requests only
-    reasons = general_filter(pod, node, other_pods, settings=settings, requests_of=requests_of)
+
+def admit(attrs: PodAdmitAttributes, kubelet_os: str = KUBELET_OS) -> AdmissionResult:
+    """The kubelet's admission of ``attrs.pod`` on ``attrs.node`` next to its other pods
+    (the node's other active pods, see ``active_pods``), with critical-pod preemption.
+
+    Eviction manager first, then the predicate handler: OS label, OS field, the general
+    filter; failures go to the critical pod admission handler, which may clear resource
+    failures by preempting pods. The first remaining failure is the rejection.
+    """
+    critical = is_critical_pod(attrs.pod)
+    rejection = _handler_rejection(attrs, kubelet_os)
+    if rejection is not None:
+        return AdmissionResult.answer(critical, [rejection], rejection)
+    reasons = general_filter(attrs)
     if not reasons:
         return AdmissionResult(admitted=True, critical=critical)
-
-    outcome: AdmissionFailureOutcome = handle_admission_failure(
-        pod, reasons, other_pods, settings=settings
+    outcome = handle_admission_failure(
+        attrs.pod, reasons, attrs.other_pods, settings=attrs.settings
     )
     if outcome.error is not None:
-        return AdmissionResult(
-            admitted=False,
-            critical=critical,
-            reasons=list(reasons),
-            kubelet_reason=UNEXPECTED_ADMISSION_ERROR,
-            message=(
-                "Unexpected error while attempting to recover from admission failure: "
-                f"{outcome.error_message}"
-            ),
-            requirements=outcome.requirements,
-            preemption_error=outcome.error_message,
+        rejection = AdmitRejection(
+            UNEXPECTED_ADMISSION_ERROR,
+            "Unexpected error while attempting to recover from admission failure: "
+            f"{outcome.error_message}",
         )
-    if not outcome.reasons:
-        return AdmissionResult(
-            admitted=True,
-            critical=critical,
-            reasons=list(reasons),
-            victims=outcome.victims,
-            requirements=outcome.requirements,
-        )
-    first = outcome.reasons[0]
-    return AdmissionResult(
-        admitted=False,
-        critical=critical,
-        reasons=list(reasons),
-        kubelet_reason=first.kubelet_reason,
-        message=first.message,
+    elif outcome.reasons:
+        rejection = outcome.reasons[0]
+    return AdmissionResult.answer(
+        critical,
+        list(reasons),
+        rejection,
+        victims=outcome.victims,
+        requirements=outcome.requirements,
+        preemption_error=outcome.error_message,
     )

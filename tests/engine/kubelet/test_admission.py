@@ -10,6 +10,7 @@ import pytest
 from service.engine.kubelet.admission import (
     AdmitRejection,
     InsufficientResource,
+    PodAdmitAttributes,
     PodRequestsMemo,
     PredicateFailure,
     active_pods,
@@ -50,7 +51,7 @@ def test_conformance_general_filter(inp, expected):
         k8s_pod(p | {"metadata": {"name": f"other-{i}"}}) for i, p in enumerate(inp["otherPods"])
     ]
     node = k8s_node(inp["node"])
-    got = general_filter(pod, node, others)
+    got = general_filter(PodAdmitAttributes(pod, node, others))
     assert got == [_expected_reason(r) for r in expected["reasons"]]
 
 
@@ -210,7 +211,7 @@ FIT_CASES = [
 
 @pytest.mark.parametrize(("pod", "others", "alloc", "expected"), FIT_CASES)
 def test_fits_resources(pod, others, alloc, expected):
-    assert fits_resources(pod, _node(alloc), others) == expected
+    assert fits_resources(PodAdmitAttributes(pod, _node(alloc), others)) == expected
 
 
 @pytest.mark.parametrize(("pod", "others", "alloc", "expected"), FIT_CASES)
@@ -224,7 +225,10 @@ def test_fits_resources_with_a_requests_memo(pod, others, alloc, expected):
         return memo(other)
 
     for _ in range(2):
-        assert fits_resources(pod, _node(alloc), others, requests_of=counting) == expected
+        assert (
+            fits_resources(PodAdmitAttributes(pod, _node(alloc), others, requests_of=counting))
+            == expected
+        )
     assert len(memo._found) == len({id(o) for o in calls})
     assert all(memo(o) is memo(o) for o in others)
 
@@ -237,15 +241,19 @@ def test_requests_memo_is_not_used_with_other_settings():
     memo(other)  # cached with the gate on: 900
     pod = _pod("p", _c(requests={"cpu": 800}))
     gate_off = EngineSettings(pod_level_resources=False)
-    assert admit(pod, _node({}), [other], settings=gate_off, requests_of=memo).admitted
-    assert not admit(pod, _node({}), [other], requests_of=memo).admitted
+    assert admit(
+        PodAdmitAttributes(pod, _node({}), [other], settings=gate_off, requests_of=memo)
+    ).admitted
+    assert not admit(PodAdmitAttributes(pod, _node({}), [other], requests_of=memo)).admitted
 
 
 def test_fit_pod_level_gate_off():
     pod = _pod("p", _c(requests={"cpu": 100}), resources=PodResources(requests={"cpu": 1500}))
-    assert fits_resources(pod, _node(), []) == [InsufficientResource("cpu", 1500, 0, 1000)]
+    assert fits_resources(PodAdmitAttributes(pod, _node(), [])) == [
+        InsufficientResource("cpu", 1500, 0, 1000)
+    ]
     off = EngineSettings(pod_level_resources=False)
-    assert fits_resources(pod, _node(), [], settings=off) == []
+    assert fits_resources(PodAdmitAttributes(pod, _node(), [], settings=off)) == []
 
 
 def test_active_pods_drop_terminal_phases():
@@ -299,7 +307,7 @@ PREDICATE_CASES = [
 @pytest.mark.parametrize(("pod", "node", "predicate"), PREDICATE_CASES)
 def test_predicates(pod, node, predicate):
     others = [_pod("o", _c(ports=[PORT]))]
-    got = [r.name for r in general_filter(pod, node, others)]
+    got = [r.name for r in general_filter(PodAdmitAttributes(pod, node, others))]
     assert got == ([predicate] if predicate else [])
 
 
@@ -363,13 +371,13 @@ def test_eviction_admit(pod, conditions, message):
 
 
 def test_admit_ok():
-    result = admit(_pod("p", _c(requests={"cpu": 100})), _node(), [])
+    result = admit(PodAdmitAttributes(_pod("p", _c(requests={"cpu": 100})), _node(), []))
     assert result.admitted and result.reasons == [] and result.kubelet_reason is None
 
 
 def test_eviction_handler_runs_before_the_os_checks():
     pod = _pod(labels={"kubernetes.io/os": "windows"})
-    result = admit(pod, _node(conditions=_pressure("DiskPressure")), [])
+    result = admit(PodAdmitAttributes(pod, _node(conditions=_pressure("DiskPressure")), []))
     assert not result.admitted
     assert result.kubelet_reason == "Evicted"
     assert result.message == "The node had condition: [DiskPressure]. "
@@ -394,7 +402,7 @@ def test_eviction_handler_runs_before_the_os_checks():
 )
 def test_os_rejections_are_not_preempted_away(pod, reason, message):
     pod = Pod(**{**{f: getattr(pod, f) for f in pod.__struct_fields__}, "priority": 2_000_000_000})
-    result = admit(pod, _node(), [_pod("victim", _c(requests={"cpu": 900}))])
+    result = admit(PodAdmitAttributes(pod, _node(), [_pod("victim", _c(requests={"cpu": 900}))]))
     assert not result.admitted and result.critical
     assert result.kubelet_reason == reason and result.message == message
     assert result.victims == []
@@ -402,7 +410,9 @@ def test_os_rejections_are_not_preempted_away(pod, reason, message):
 
 def test_non_critical_rejected_by_first_reason():
     pod = _pod("p", _c(requests={"cpu": 600}), node_name="other")
-    result = admit(pod, _node(), [_pod("o", _c(requests={"cpu": 500}), priority=0)])
+    result = admit(
+        PodAdmitAttributes(pod, _node(), [_pod("o", _c(requests={"cpu": 500}), priority=0)])
+    )
     assert not result.admitted and not result.critical
     assert [type(r).__name__ for r in result.reasons] == [
         "InsufficientResource",
@@ -422,7 +432,7 @@ def test_critical_pod_admitted_after_preemption():
         _pod("big", _c(requests={"cpu": 500})),
         _pod("sys", _c(requests={"cpu": 300}), priority=2_000_000_000),
     ]
-    result = admit(pod, _node(), others)
+    result = admit(PodAdmitAttributes(pod, _node(), others))
     assert result.admitted and result.critical
     assert [p.name for p in result.victims] == ["big"]
     assert result.requirements == [("cpu", 500)]
@@ -431,7 +441,7 @@ def test_critical_pod_admitted_after_preemption():
 
 def test_critical_pod_with_a_non_resource_reason_is_rejected_by_it():
     pod = _pod("crit", _c(requests={"cpu": 600}), node_name="other", **CRITICAL)
-    result = admit(pod, _node(), [_pod("o", _c(requests={"cpu": 500}))])
+    result = admit(PodAdmitAttributes(pod, _node(), [_pod("o", _c(requests={"cpu": 500}))]))
     assert not result.admitted and result.victims == []
     assert result.kubelet_reason == "NodeName"
     assert (
@@ -442,7 +452,7 @@ def test_critical_pod_with_a_non_resource_reason_is_rejected_by_it():
 def test_critical_pod_without_a_set_of_victims():
     pod = _pod("crit", _c(requests={"memory": 2 * MI}), **CRITICAL)
     others = [_pod("sys", _c(requests={"memory": 999 * MI}), priority=2_000_000_000)]
-    result = admit(pod, _node(), others)
+    result = admit(PodAdmitAttributes(pod, _node(), others))
     assert not result.admitted and result.critical
     assert result.kubelet_reason == "UnexpectedAdmissionError"
     assert result.message == (
@@ -456,7 +466,7 @@ def test_critical_pod_without_a_set_of_victims():
 def test_critical_pod_preempts_for_the_pod_count():
     pod = _pod("crit", **CRITICAL)
     others = [_pod(f"o{i}", priority=i) for i in range(10)]
-    result = admit(pod, _node(), others)
+    result = admit(PodAdmitAttributes(pod, _node(), others))
     assert result.admitted
     assert len(result.victims) == 1
     assert result.requirements == [("pods", 1)]

@@ -311,18 +311,18 @@ def test_negative_and_huge_requests_match_upstream():
 
 def test_staircase_stays_the_uncovered_live_keys():
     # The structure behind the rounds with one or two requirements, against a brute-force
-    # staircase, as rows go in random order (rows sharing a key included, so a key stays
-    # while one of its rows does).
+    # staircase, as candidates go in random order (candidates sharing a key included, so a
+    # key stays while one of its candidates does).
     rng = random.Random(11)
     for _ in range(300):
         size = rng.randrange(1, 40)
         grid = rng.choice([3, 6, 1000])
         rows = [(rng.randrange(grid), rng.randrange(grid), i) for i in range(size)]
         cols = rng.choice([[0, 1], [1, 0], [0]])
-        near = _Nearest(rows, cols)
-        live = list(rows)
-        for gone in rng.sample(rows, size - 1):
-            keys = {tuple(row[c] for c in cols) for row in live}
+        near = _Nearest(rows, list(range(size)), cols, same=False)
+        live = list(range(size))
+        for gone in rng.sample(range(size), size - 1):
+            keys = {tuple(rows[i][c] for c in cols) for i in live}
             expected = {
                 key
                 for key in keys
@@ -331,15 +331,15 @@ def test_staircase_stays_the_uncovered_live_keys():
                     for other in keys
                 )
             }
-            assert set(near.sky_keys) == expected
-            assert len(near.sky_keys) == len(expected)
+            assert set(near.sky) == expected
+            assert len(near.sky) == len(expected)
             # Along it the first request falls and the last rises.
-            firsts = [key[0] for key in near.sky_keys]
-            lasts = [key[-1] for key in near.sky_keys]
+            firsts = [key[0] for key in near.sky]
+            lasts = [key[-1] for key in near.sky]
             assert firsts == sorted(firsts, reverse=True)
             assert lasts == sorted(lasts) if len(cols) == 2 else len(lasts) == 1
             live.remove(gone)
-            near.gone(gone)
+            near.remove(gone)
 
 
 @pytest.mark.parametrize("seed", range(40))
