@@ -77,19 +77,16 @@ def _sort_pods_by_qos(
     preemptor: Pod, pods: Sequence[Pod], names: list[str], settings: EngineSettings
 ) -> tuple[list[list[Pod]], list[list[_Row]]]:
     """sortPodsByQOS (k8s 1.35): the pods ``preemptable`` by the preemptor, split into
-    best-effort, burstable and guaranteed, each keeping the input order; with, for each pod,
-    its ``resource_request`` for each of ``names`` (a row), computed once.
-
-    The getter's rules: ``pods`` is 1; otherwise the value of ``kubelet_resource_requests``
-    plus the overhead for that name when the value is not 0. For the common shape (one
-    container, no init containers, no pod-level resources) ``kubelet_resource_requests`` is
-    that container's requests, read in place."""
+    best-effort, burstable and guaranteed, each keeping the input order; with each pod's
+    ``resource_request`` for each of ``names`` (a row): ``pods`` is 1, otherwise its
+    ``kubelet_resource_requests`` (for one plain container, that container's requests)
+    plus the overhead when not 0."""
     classes: dict[str, int] = {BEST_EFFORT: 0, BURSTABLE: 1, GUARANTEED: 2}
     grouped: list[list[Pod]] = [[], [], []]
     rows: list[list[_Row]] = [[], [], []]
     zeros = [0] * len(names)
     defaults = [1 if name == "pods" else 0 for name in names]  # ``pods`` is always 1
-    pods_column = names.index("pods") if "pods" in names else -1
+    asks_pods = "pods" in names
     critical = is_critical_pod(preemptor)
     for pod in pods:
         # preemptable() starts with this test; asking it only when it fails saves a call.
@@ -104,16 +101,12 @@ def _sort_pods_by_qos(
         else:
             requests = kubelet_resource_requests(pod, settings=settings)
         overhead = pod.overhead
-        if overhead or (pods_column >= 0 and "pods" in requests):
-            values = list(map(requests.get, names, zeros))
-            for i, name in enumerate(names):
-                if values[i] and name in overhead:
-                    values[i] += overhead[name]
-            if pods_column >= 0:
-                values[pods_column] = 1
-            row = tuple(values)
-        else:
-            row = tuple(map(requests.get, names, defaults))
+        row = tuple(map(requests.get, names, defaults))
+        if overhead or (asks_pods and "pods" in requests):
+            row = tuple(
+                1 if name == "pods" else v + overhead[name] if v and name in overhead else v
+                for name, v in zip(names, map(requests.get, names, zeros), strict=True)
+            )
         rows[k].append(row)
         grouped[k].append(pod)
     return grouped, rows
@@ -123,12 +116,14 @@ def _subtract(needs: list[_Need], rows: list[_Row]) -> list[_Need]:
     """admissionRequirementList.subtract (k8s 1.35) of the pods of ``rows``, in order:
     upstream takes pod after pod off an amount, stops once it is <= 0 and then drops the
     requirement (after one pod at least, when there is one). So a requirement stays exactly
-    when the amount minus every running sum (or 0, without pods) is above 0."""
+    when the amount minus every running sum (or 0, without pods) is above 0; without a
+    negative request, the largest running sum is the total."""
     out: list[_Need] = []
     for name, col, q in needs:
-        sums = list(accumulate(map(itemgetter(col), rows))) or [0]
-        if max(sums) < q:
-            out.append((name, col, q - sums[-1]))
+        column = list(map(itemgetter(col), rows))
+        total = sum(column)
+        if total < q and (min(column, default=0) >= 0 or max(accumulate(column)) < q):
+            out.append((name, col, q - total))
     return out
 
 
@@ -167,8 +162,11 @@ class _Nearest:
     whose last request beats every one before. A covered key is no nearer, as every term
     only shrinks as its request grows. With more, every candidate is computed."""
 
-    def __init__(self, rows: list[_Row], live: list[int], cols: list[int], same: bool) -> None:
-        self.same = same  # whether a key's candidates request the same memory and cpu
+    def __init__(
+        self, rows: list[_Row], live: list[int], cols: list[int], tiebreak: list[_Row], same: bool
+    ) -> None:
+        self.tiebreak = tiebreak  # each row's memory and cpu requests
+        self.same = same  # whether a key fixes them
         self.key_of = list(zip(*[list(map(itemgetter(c), rows)) for c in cols], strict=True))
         self.staircase = len(cols) <= 2
         if not self.staircase:
@@ -196,30 +194,44 @@ class _Nearest:
             found.append(self.order[stop])
         return found[::-1]
 
-    def nearest(self, needs: list[_Need], live: list[int]) -> tuple[float, list[int], bool]:
-        """The smallest distance of the candidates ``live``, those at it, and whether they
-        request the same memory and cpu.
+    def pick(self, needs: list[_Need], order: list[int], position: list[int]) -> int:
+        """The round's pick (see ``_by_distance``), taken out of the candidates left.
 
         A key off the staircase ties with one covering it only through float rounding (or
         terms dropped at 0); the covering key with one request lowered to the next smaller
         one of any key then ties too, lying between the two (terms and float sums are
         monotone). When such a lowered key ties, every candidate is computed."""
+        group = None
         if self.staircase:
-            distances = _distances(needs, self.sky)
+            sky = self.sky
+            distances = _distances(needs, sky)
             best = min(distances)
             if distances.count(best) == 1:
-                tied = [self.sky[distances.index(best)]]
-                lowered = self._lowered(tied[0])
+                tied = [sky[distances.index(best)]]
+                lowered = self.lowered.get(tied[0]) or self._lowered(tied[0])
             else:
-                tied = [key for key, d in zip(self.sky, distances, strict=True) if d == best]
+                tied = [key for key, d in zip(sky, distances, strict=True) if d == best]
                 lowered = [low for key in tied for low in self._lowered(key)]
             if not lowered or best not in _distances(needs, lowered):
                 if len(tied) == 1:
-                    return best, self.groups[tied[0]], self.same
-                return best, [i for key in tied for i in self.groups[key]], False
-        distances = _distances(needs, list(map(self.key_of.__getitem__, live)))
-        best = min(distances)
-        return best, [i for i, d in zip(live, distances, strict=True) if d == best], False
+                    group, same = self.groups[tied[0]], self.same
+                else:
+                    group, same = [i for key in tied for i in self.groups[key]], False
+        if group is None:
+            distances = _distances(needs, list(map(self.key_of.__getitem__, order)))
+            best = min(distances)
+            group, same = [i for i, d in zip(order, distances, strict=True) if d == best], False
+        limit = len(needs) + 1
+        if best >= limit and _distances(needs, [self.key_of[order[0]]])[0] > limit:
+            # Upstream's initial best stands for index 0, at ``limit``.
+            group, same = [order[0]] if best > limit else [*group, order[0]], False
+        if len(group) > 1 and not same:  # those with the smallest memory and cpu requests
+            ties = list(map(self.tiebreak.__getitem__, group))
+            low = min(ties)
+            group = [i for i, tie in zip(group, ties, strict=True) if tie == low]
+        chosen = group[0] if len(group) == 1 else max(group, key=position.__getitem__)
+        self.remove(chosen)
+        return chosen
 
     def _lowered(self, key: _Row) -> list[_Row]:
         """``key`` with one request lowered to the next smaller one of any key, for each
@@ -274,20 +286,9 @@ def _by_distance(rows: list[_Row], needs: list[_Need], memory: int, cpu: int) ->
             raise PreemptionError([(name, q) for name, _, q in needs])
         if near is None:
             cols = [col for _, col, _ in needs]
-            near = _Nearest(rows, order, cols, memory in cols and cpu in cols)
-        best, group, same = near.nearest(needs, order)
-        limit = len(needs) + 1
-        if best >= limit and _distances(needs, [near.key_of[order[0]]])[0] > limit:
-            # Upstream's initial best stands for index 0, at ``limit``.
-            group, same = [order[0]] if best > limit else [*group, order[0]], False
-        if len(group) > 1 and not same:
-            # Those with the smallest memory and cpu requests.
-            ties = list(map(tiebreak.__getitem__, group))
-            low = min(ties)
-            group = [i for i, tie in zip(group, ties, strict=True) if tie == low]
-        chosen = max(group, key=position.__getitem__)  # the last in scan order
+            near = _Nearest(rows, order, cols, tiebreak, memory in cols and cpu in cols)
+        chosen = near.pick(needs, order, position)
         picks.append(chosen)
-        near.remove(chosen)
         at = position[chosen]
         moved = order.pop()
         if moved != chosen:

@@ -319,7 +319,7 @@ def test_staircase_stays_the_uncovered_live_keys():
         grid = rng.choice([3, 6, 1000])
         rows = [(rng.randrange(grid), rng.randrange(grid), i) for i in range(size)]
         cols = rng.choice([[0, 1], [1, 0], [0]])
-        near = _Nearest(rows, list(range(size)), cols, same=False)
+        near = _Nearest(rows, list(range(size)), cols, rows, same=False)
         live = list(range(size))
         for gone in rng.sample(range(size), size - 1):
             keys = {tuple(rows[i][c] for c in cols) for i in live}
