@@ -14,7 +14,7 @@ from service.cli import main
 from service.ingest.body import parse_snapshot
 from tests.conftest import kube_list, node, pod
 from tests.fake_kubectl import BIN_DIR, node_answer, record
-from tests.ingest.test_storage_objects import ALL
+from tests.ingest.test_storage_objects import ALL, STORAGE_COUNTS
 
 SUMMARY = {
     "node": {"nodeName": "any", "memory": {"availableBytes": 50 * 2**20, "workingSetBytes": 2**30}},
@@ -105,17 +105,6 @@ def test_output_or_server_exactly_one(cluster, capsys):
     assert code == 2 and "--key: required with --server" in err
 
 
-STORAGE = (
-    "persistentVolumes",
-    "persistentVolumeClaims",
-    "storageClasses",
-    "csiNodes",
-    "csiDrivers",
-    "csiStorageCapacities",
-    "volumeAttachments",
-)
-
-
 @pytest.fixture
 def storage_cluster(tmp_path, monkeypatch):
     """Two nodes, a pod, and one object of each storage kind the volume plugins read."""
@@ -157,7 +146,7 @@ def test_captured_storage_objects_round_trip_into_the_summary(storage_cluster, a
     )
     assert response.status_code == 201, response.json
     counts = response.json["counts"]
-    assert {key: counts[key] for key in STORAGE} == dict.fromkeys(STORAGE, 1)
+    assert {key: counts[key] for key in STORAGE_COUNTS} == dict.fromkeys(STORAGE_COUNTS, 1)
     assert (counts["nodes"], counts["pods"]) == (2, 1)
 
 

@@ -15,6 +15,7 @@ from service.app import create_app
 from service.store import checkpoints, keys, records
 from service.store.models import AuditState, DecisionRow
 from tests.conftest import Api
+from tests.store.helpers import append_record
 
 
 @pytest.fixture
@@ -49,18 +50,7 @@ def audit_api(signed) -> Api:
 
 def _append(app, n: int, start: int = 0):
     with app.extensions["verdict.db"].session(write=True) as session:
-        return [
-            records.append(
-                session,
-                kind="admission",
-                snapshot_id=None,
-                key_id=None,
-                request={"i": i},
-                result={"admitted": True},
-                engine_version="test",
-            ).id
-            for i in range(start, start + n)
-        ]
+        return [append_record(session, i).id for i in range(start, start + n)]
 
 
 def _verify(api, cp, **kw):

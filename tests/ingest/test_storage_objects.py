@@ -117,6 +117,17 @@ ATTACHMENT = {
 }
 ALL = [PV, PVC, SC, CSINODE, CSIDRIVER, CAPACITY, ATTACHMENT]
 
+# The snapshot's counts of the storage kinds, as POST /v1/snapshots answers them.
+STORAGE_COUNTS = (
+    "persistentVolumes",
+    "persistentVolumeClaims",
+    "storageClasses",
+    "csiNodes",
+    "csiDrivers",
+    "csiStorageCapacities",
+    "volumeAttachments",
+)
+
 
 def test_storage_objects_keep_what_the_scheduler_reads() -> None:
     snap = snapshot_from_objects([node("n1"), *ALL])
@@ -360,16 +371,7 @@ def test_storage_objects_are_counted(api) -> None:
     response = api.post("/v1/snapshots", json=_cluster(), role="decide")
     assert response.status_code == 201, response.json
     counts = response.json["counts"]
-    storage = (
-        "persistentVolumes",
-        "persistentVolumeClaims",
-        "storageClasses",
-        "csiNodes",
-        "csiDrivers",
-        "csiStorageCapacities",
-        "volumeAttachments",
-    )
-    assert {key: counts[key] for key in storage} == dict.fromkeys(storage, 1)
+    assert {key: counts[key] for key in STORAGE_COUNTS} == dict.fromkeys(STORAGE_COUNTS, 1)
     assert (counts["nodes"], counts["pods"]) == (1, 1)
 
 

@@ -27,27 +27,10 @@ def _rechain(session, rows: list) -> None:
     state.head_seq, state.head_hash, state.head_prev_hash = row.seq, prev, row.prev_hash
 
 
-def _append(session, n: int, **kw):
-    return [
-        records.append(
-            session,
-            kind="admission",
-            snapshot_id=None,
-            key_id=None,
-            request={"i": i, **kw},
-            result={"admitted": i % 2 == 0, "score": 0.1 * i},
-            engine_version="test",
-            node_names=[f"n{i % 3}"],
-            pods=[f"default/p{i}"],
-        )
-        for i in range(n)
-    ]
-
-
 def test_chain_verifies_and_detects_an_edited_row(app):
     db = app.extensions["verdict.db"]
     with db.session(write=True) as session:
-        rows = _append(session, 5)
+        rows = [append_record(session, i) for i in range(5)]
     with db.session() as session:
         assert records.verify(session) == records.Verification(True, 5, None)
     # Edit a row behind the service's back.
@@ -65,7 +48,7 @@ def test_chain_verifies_and_detects_an_edited_row(app):
 def test_deleted_row_breaks_the_chain_at_the_next(app):
     db = app.extensions["verdict.db"]
     with db.session(write=True) as session:
-        rows = _append(session, 4)
+        rows = [append_record(session, i) for i in range(4)]
     with db.session(write=True) as session:
         session.query(DecisionRow).filter(DecisionRow.seq == rows[1].seq).delete()
     with db.session() as session:
@@ -75,7 +58,7 @@ def test_deleted_row_breaks_the_chain_at_the_next(app):
 def test_prune_keeps_the_chain_verifiable(app):
     db = app.extensions["verdict.db"]
     with db.session(write=True) as session:
-        old = _append(session, 3)
+        old = [append_record(session, i) for i in range(3)]
         session.flush()
         session.execute(
             update(DecisionRow)
@@ -86,7 +69,7 @@ def test_prune_keeps_the_chain_verifiable(app):
     with db.session(write=True) as session:
         _rechain(session, session.query(DecisionRow).order_by(DecisionRow.seq).all())
     with db.session(write=True) as session:
-        _append(session, 2)
+        [append_record(session, i) for i in range(2)]
     with db.session(write=True) as session:
         prune = records.prune(session, datetime(2021, 1, 1, tzinfo=UTC), "test")
     assert prune.result["deleted"] == 3
@@ -98,7 +81,7 @@ def test_prune_keeps_the_chain_verifiable(app):
 def test_filters_and_keyset_pages(app):
     db = app.extensions["verdict.db"]
     with db.session(write=True) as session:
-        rows = _append(session, 7)
+        rows = [append_record(session, i) for i in range(7)]
     with db.session() as session:
         by_node = records.page(session, records.Filters(node_name="n1"), 10, None)
         assert [r.id for r in by_node] == [rows[4].id, rows[1].id]
