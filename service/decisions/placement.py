@@ -23,8 +23,9 @@ plugin weights (1 each); both are null for infeasible nodes. ``notModelled`` nam
 default-profile filters Verdict did not evaluate for this pod (inter-pod affinity, topology
 spread, volume binding); ``message`` says so too. Ties between the highest totals go to the
 first node in snapshot order (upstream picks one at random). ``cycleError`` is present when
-the cycle fails (a filter's Error, or a normalized score outside 0..100): no node is
-selected, and the scored nodes' ``total`` is null (the scheduler never adds them up).
+the cycle fails (a filter's Error, or a normalized score outside 0..100 on one of two or
+more feasible nodes; a lone one is never scored upstream): no node is selected, and the
+scored nodes' ``total`` is null (the scheduler never adds them up).
 """
 
 from __future__ import annotations

@@ -278,6 +278,13 @@ RECORDS = {
                 },
                 {
                     "nodeName": "node-b",
+                    "feasible": True,
+                    "reasons": [],
+                    "scores": {"NodeResourcesFit": 40, "NodeResourcesBalancedAllocation": 90},
+                    "total": 130,
+                },
+                {
+                    "nodeName": "node-c",
                     "feasible": False,
                     "reasons": ["Insufficient cpu"],
                     "scores": None,

@@ -246,6 +246,24 @@ def test_a_score_outside_0_100_fails_the_cycle(api) -> None:
     assert stored["result"] == result
 
 
+def test_a_lone_feasible_node_is_taken_without_scoring(api) -> None:
+    """schedulePod returns a lone feasible node before prioritizeNodes: the invalid score
+    that fails the cycle above on "a" (beside "b") cannot fail it when "a" is alone."""
+    cluster = kube_list(
+        node("a", cpu="4", memory="8Gi"),
+        pod("p0", "a", cpu=f"{3 * 2**61}m", memory=str(2**63 - 1)),
+        pod("p1", "a", cpu=f"{2**62}m", memory=str(2**63 - 2)),
+    )
+    snap = api.post("/v1/snapshots", json=cluster, role="decide").json["id"]
+    body = {"snapshotId": snap, "pod": pod("in", cpu="100m", memory="1Gi")}
+    response = api.post("/v1/decisions/placement", json=body, role="decide")
+    assert response.status_code == 201, response.json
+    result = response.json["result"]
+    assert result["selectedNode"] == "a"
+    assert "cycleError" not in result
+    assert result["nodes"][0]["scores"]["NodeResourcesFit"] not in range(101)
+
+
 def test_a_filter_error_fails_the_cycle(api) -> None:
     """A profile that disables NodeResourcesFit's PreFilter but keeps its Filter: the filter
     finds no PreFilter state and answers Error on the first node, and the cycle fails."""

@@ -16,11 +16,14 @@ Mirrors kubernetes/kubernetes ``pkg/scheduler/schedule_one.go`` (v1.35) ``schedu
 * selectHost: the highest total wins; upstream breaks ties at random (reservoir sampling),
   Verdict takes the first of the tied nodes in snapshot order.
 * A filter's Error, or a normalized score outside 0..100, fails the cycle (``CycleError``):
-  no node is selected. Verdict still reports every node's status and scores.
+  no node is selected. Verdict still reports every node's status and scores. A lone
+  feasible node is taken without scoring (schedulePod), so its scores, shown all the same,
+  cannot fail the cycle.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -155,9 +158,10 @@ def place(
     scores = _score(fwk, state, feasible)
     if nominated_chosen:
         cycle_error = None
-    elif cycle_error is None:
+    elif cycle_error is None and len(feasible) > 1:
+        # schedulePod takes a lone feasible node as it is: it never scores it.
         cycle_error = invalid_score(scores, [ni.name for ni in feasible])
-    best_total = -1
+    best_total: float = -math.inf  # a lone node's wrapped total still wins
     best_name: str | None = None
     plugins = scores.plugins
     columns = [scores.normalized[p] for p in plugins]

@@ -85,9 +85,17 @@ def cycle_error_differences(mine: dict, error: str) -> list[str]:
     parallel upstream, so which invalid score is named varies: Verdict's must fail too, and
     the score the oracle names must be one Verdict computed for that plugin."""
     found = mine.get("cycleError")
+    invalid = _INVALID_SCORE.search(error)
+    feasible = [m["name"] for m in mine["nodes"] if m["feasible"]]
+    if invalid is not None and len(feasible) == 1:
+        # The oracle scores every feasible node; schedulePod takes a lone one before any
+        # scoring ("When only one node after predicate, just use it"), so the scheduler
+        # binds it, and Verdict must select it without failing the cycle.
+        if found is None and mine.get("selected") == feasible[0]:
+            return []
+        return [f"lone feasible node {feasible[0]}: verdict {mine.get('selected')!r}, {found!r}"]
     if found is None:
         return [f"cycle error: verdict none, oracle {error!r}"]
-    invalid = _INVALID_SCORE.search(error)
     if invalid is None:
         return [] if found == error else [f"cycle error: verdict {found!r} oracle {error!r}"]
     plugin, value = invalid["plugin"], int(invalid["score"])
