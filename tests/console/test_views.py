@@ -216,12 +216,14 @@ def test_assets_are_local(console_app, secrets, seeded):
 
 
 def test_a_failed_scheduling_cycle_is_explained(console_app, secrets):
-    """A placement whose cycle fails (a wrapped score outside 0..100) says so, names the
-    plugin and node, and selects nothing; the list says "scheduling cycle error"."""
+    """A placement whose cycle fails (a wrapped score outside 0..100 on "a", beside a second
+    feasible node: a lone one is never scored) says so, names the plugin and node, and
+    selects nothing; the list says "scheduling cycle error"."""
     api = console_app.test_client()
     headers = {"Authorization": f"Bearer {secrets['decide']}"}
     cluster = kube_list(
         node("a"),
+        node("b"),
         pod("p0", "a", cpu=f"{3 * 2**61}m", memory=str(2**63 - 1)),
         pod("p1", "a", cpu=f"{2**62}m", memory=str(2**63 - 2)),
     )
