@@ -1,16 +1,13 @@
-"""The real kube-scheduler (v1.35.4's framework, ../shared/oracle/verdict-oracle) as a test
+"""The real kube-scheduler (v1.35.4's framework, the ``verdict-oracle`` binary) as a test
 authority: run a case through it and through Verdict, and list where they disagree."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from dataclasses import replace
 from pathlib import Path
-
-import pytest
 
 from service.decisions.priority import admit_priority
 from service.engine.objects import Cluster
@@ -19,16 +16,12 @@ from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs, Profile
 from service.engine.version import settings_for
 from service.ingest.kube import pod_from_object, snapshot_from_objects
+from tests.oracles import needs, oracle_path
 
-# ../shared/oracle beside the checkout; VERDICT_ORACLE names it elsewhere (a git worktree).
-BINARY = Path(
-    os.environ.get("VERDICT_ORACLE")
-    or Path(__file__).resolve().parents[3].parent / "shared" / "oracle" / "verdict-oracle"
-)
+# In the folder VERDICT_ORACLE_DIR names (tests/oracles.py).
+BINARY = oracle_path("verdict-oracle") or Path("verdict-oracle-not-configured")
 
-needs_oracle = pytest.mark.skipif(
-    not BINARY.exists(), reason=f"the kube-scheduler oracle is not at {BINARY}"
-)
+needs_oracle = needs("verdict-oracle")
 
 # The oracle's `--profile restricted`: the default filters Verdict modelled first, and only
 # NodeResourcesFit and BalancedAllocation scoring (oracle README).

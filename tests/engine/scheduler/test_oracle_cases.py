@@ -1,4 +1,4 @@
-"""The cases of ../shared/conformance/scheduler-oracle.json, where the real scheduler and
+"""The cases of tests/conformance/scheduler-oracle.json, where the real scheduler and
 an earlier Verdict disagreed: each through the engine with kubernetesVersion 1.35 and the
 oracle's restricted profile, against the recorded answer; and, where the oracle binary is
 present, through the full default profile against the live answer."""
@@ -15,7 +15,7 @@ from service.decisions.placement import scoring_profile
 from tests.engine.scheduler.oracle import needs_oracle, placement_differences, verdict_placement
 
 CASES = (
-    Path(__file__).resolve().parents[3].parent / "shared" / "conformance" / "scheduler-oracle.json"
+    Path(__file__).resolve().parents[2] / "conformance" / "scheduler-oracle.json"
 )
 _RESTRICTED_SCORES = {"NodeResourcesFit", "NodeResourcesBalancedAllocation"}
 

@@ -1,4 +1,4 @@
-"""The real scheduler (v1.35.4, ../shared/oracle) on clusters whose quantities sit at int64's
+"""The real scheduler (v1.35.4, the verdict-oracle binary) on clusters whose quantities sit at int64's
 edges: node Requested sums that wrap (NodeInfo.update), scores computed in int64
 (leastRequestedScore, mostRequestedScore, the requested-to-capacity utilization, all
 wrapping and truncating) and float64 (balancedResourceScorer) from wrapped sums, for each

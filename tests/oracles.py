@@ -1,0 +1,33 @@
+"""Where the test suite finds Kubernetes' own code compiled as command-line oracles.
+
+One setting names the folder: ``VERDICT_ORACLE_DIR`` (``.ci/run`` unpacks the oracles there;
+docs/ORACLES.md says how to build them from Kubernetes' source). A test that needs an oracle
+absent from that folder, or runs without the setting, is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ORACLE_DIR_SETTING = "VERDICT_ORACLE_DIR"
+
+
+def oracle_path(name: str) -> Path | None:
+    """The oracle binary ``name`` (``verdict-oracle``, ``verdict-oracle-1.34``,
+    ``kubelet-oracle``, ...) in the configured folder, or None when it is not there."""
+    folder = os.environ.get(ORACLE_DIR_SETTING)
+    if not folder:
+        return None
+    path = Path(folder) / name
+    return path if path.exists() else None
+
+
+def needs(name: str) -> pytest.MarkDecorator:
+    """Skip unless the oracle ``name`` is in the configured folder."""
+    return pytest.mark.skipif(
+        oracle_path(name) is None,
+        reason=f"oracle {name} not found: set {ORACLE_DIR_SETTING} to the oracles' folder",
+    )
