@@ -9,7 +9,7 @@ import os
 import orjson
 import pytest
 
-from service.capture import KINDS
+from service.capture import KINDS, RESOURCE_KINDS, STORAGE_KINDS
 from service.cli import main
 from service.ingest.body import parse_snapshot
 from tests.conftest import kube_list, node, pod
@@ -121,7 +121,7 @@ def storage_cluster(tmp_path, monkeypatch):
 def test_capture_lists_the_storage_kinds_by_their_api_names():
     # What kubectl resolves through discovery: the core group's plurals, and storage.k8s.io's
     # named with their group so that a custom resource of the same plural cannot answer.
-    assert KINDS[-7:] == (
+    assert STORAGE_KINDS == (
         "persistentvolumes",
         "persistentvolumeclaims",
         "storageclasses.storage.k8s.io",
@@ -130,6 +130,8 @@ def test_capture_lists_the_storage_kinds_by_their_api_names():
         "csistoragecapacities.storage.k8s.io",
         "volumeattachments.storage.k8s.io",
     )
+    assert KINDS[-11:] == STORAGE_KINDS + RESOURCE_KINDS
+    assert all(kind.endswith(".resource.k8s.io") for kind in RESOURCE_KINDS)
 
 
 def test_captured_storage_objects_round_trip_into_the_summary(storage_cluster, api, capsys):

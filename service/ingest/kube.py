@@ -29,6 +29,7 @@ from service.engine.tolerations import parse_int64
 from service.ingest import wire
 from service.ingest.errors import FieldError, IngestError
 from service.ingest.names import dns1123_subdomain, metadata_errors
+from service.ingest.resource import RESOURCE_KINDS, pod_resource_claims
 
 _DECODERS: dict[type, msgspec.json.Decoder] = {}
 _MSGSPEC_PATH = re.compile(r"^(.*?)(?: - at `\$(.*)`)?$", re.S)
@@ -302,8 +303,6 @@ def _unmodelled(spec: wire.PodSpec) -> tuple[str, ...]:
         found.append("InterPodAffinity")
     if spec.topology_spread_constraints:
         found.append("PodTopologySpread")
-    if spec.resource_claims:
-        found.append("DynamicResources")
     return tuple(found)
 
 
@@ -681,6 +680,7 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
         errors,
     )
     spread = _spread_constraints(spec.topology_spread_constraints, errors)
+    claims = pod_resource_claims(spec.resource_claims, errors)
     if errors:
         raise IngestError(errors).prefixed(prefix)
     annotations = meta.annotations
@@ -728,6 +728,12 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
         volumes=_pod_volumes(spec.volumes, shared),
         empty_dir_limits=empty_dir_limits,
         unmodelled=_unmodelled(spec),
+        resource_claims=claims,
+        resource_claim_statuses={
+            s.name: s.resource_claim_name
+            for s in status.resource_claim_statuses or ()
+            if s.resource_claim_name
+        },
         formats=shared.mapping(formats) if shared else formats,
         overhead_given=overhead_given,
     )
@@ -1276,9 +1282,10 @@ _KINDS = {
     "CSIDriver": (wire.CSIDriver, _csi_driver),
     "CSIStorageCapacity": (wire.CSIStorageCapacity, _csi_storage_capacity),
     "VolumeAttachment": (wire.VolumeAttachment, _volume_attachment),
+    **{kind: (raw, convert) for kind, (raw, convert, _, _) in RESOURCE_KINDS.items()},
 }
 _CONTROLLER_KINDS = ("ReplicaSet", "StatefulSet", "ReplicationController")
-_CLUSTER_SCOPED_KINDS = ("Node", "PriorityClass", "Namespace")
+_CLUSTER_SCOPED_KINDS = ("Node", "PriorityClass", "Namespace", "DeviceClass", "ResourceSlice")
 # The builder's list of each kind outside storage; the workload controllers share one.
 _COLLECTED_IN = {
     "Node": "nodes",
@@ -1305,6 +1312,7 @@ class SnapshotBuilder:
         self.services: list[m.Service] = []
         self.controllers: list[m.WorkloadController] = []
         self.storage: dict[str, list[Any]] = {field: [] for field, _ in _STORAGE_KINDS.values()}
+        self.storage.update({field: [] for _, _, field, _ in RESOURCE_KINDS.values()})
         self.ignored: Counter[str] = Counter()
         self.stats: dict[str, m.NodeStats] = {}
         self.kubelet_configs: dict[str, dict] = {}
@@ -1318,6 +1326,9 @@ class SnapshotBuilder:
         } | {
             kind: (self.storage[field], namespaced)
             for kind, (field, namespaced) in _STORAGE_KINDS.items()
+        } | {
+            kind: (self.storage[field], namespaced)
+            for kind, (_, _, field, namespaced) in RESOURCE_KINDS.items()
         }
 
     def _unique(self, kind: str, namespace: str, name: str, path: str) -> bool:
