@@ -238,7 +238,8 @@ class Pod(_Frozen):
     volumes: tuple[PodVolume, ...] = ()
     # Scheduler features Verdict does not model that this pod uses (e.g. "InterPodAffinity").
     unmodelled: tuple[str, ...] = ()
-    # spec.resourceClaims and status.resourceClaimStatuses (DynamicResources).
+    # spec.resourceClaims and status.resourceClaimStatuses (DynamicResources): the claim
+    # generated for each template entry, "" when the status names none.
     resource_claims: tuple[PodResourceClaim, ...] = ()
     resource_claim_statuses: dict[str, str] = {}
     # Format of the first quantity seen per resource, for printing sums.

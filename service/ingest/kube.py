@@ -730,9 +730,7 @@ def _pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.P
         unmodelled=_unmodelled(spec),
         resource_claims=claims,
         resource_claim_statuses={
-            s.name: s.resource_claim_name
-            for s in status.resource_claim_statuses or ()
-            if s.resource_claim_name
+            s.name: s.resource_claim_name or "" for s in status.resource_claim_statuses or ()
         },
         formats=shared.mapping(formats) if shared else formats,
         overhead_given=overhead_given,

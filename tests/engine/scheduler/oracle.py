@@ -48,8 +48,7 @@ PROFILES = {
     ),
 }
 
-# DynamicResources scores 0 for a pod without resource claims (the only pods Verdict sends).
-_IGNORED_SCORES = {"DynamicResources"}
+_IGNORED_SCORES: set[str] = set()
 
 
 def run_oracle(case: dict, profile: str = "full") -> dict:
@@ -80,7 +79,7 @@ def cycle_error_differences(mine: dict, error: str) -> list[str]:
     found = mine.get("cycleError")
     invalid = _INVALID_SCORE.search(error)
     feasible = [m["name"] for m in mine["nodes"] if m["feasible"]]
-    if invalid is not None and len(feasible) == 1:
+    if (invalid is not None or error.startswith("score: ")) and len(feasible) == 1:
         # The oracle scores every feasible node; schedulePod takes a lone one before any
         # scoring ("When only one node after predicate, just use it"), so the scheduler
         # binds it, and Verdict must select it without failing the cycle.
@@ -90,6 +89,15 @@ def cycle_error_differences(mine: dict, error: str) -> list[str]:
     if found is None:
         return [f"cycle error: verdict none, oracle {error!r}"]
     if invalid is None:
+        error = error.removeprefix("score: ")
+        # Upstream filters nodes in parallel: the first error to come names any failing node.
+        failing = {
+            f'running "{m["plugin"]}" filter plugin: {", ".join(m["reasons"])}'
+            for m in mine["nodes"]
+            if m["code"] == "Error"
+        }
+        if error in failing and found in failing:
+            return []
         return [] if found == error else [f"cycle error: verdict {found!r} oracle {error!r}"]
     plugin, value = invalid["plugin"], int(invalid["score"])
     scores = [m["scores"].get(plugin) for m in mine["nodes"] if m["feasible"]]
@@ -117,9 +125,27 @@ def verdict_placement(
         if n.feasible:
             entry["scores"] = {p: out.weights[p] * s for p, s in n.scores.items()}
             entry["total"] = n.total
+            entry["draAllocation"] = [
+                {"claim": claim, "request": d.request, "driver": d.driver, "pool": d.pool,
+                 "device": d.device, **({"adminAccess": True} if d.admin_access else {})}
+                for claim, devices in (n.allocation or {}).items()
+                for d in devices
+            ]  # fmt: skip
         nodes.append(entry)
     error = out.cycle_error.message if out.cycle_error else None
     return {"nodes": nodes, "selected": out.selected_node, "cycleError": error}
+
+
+def _pools_on(case: dict, node: str) -> int:
+    """How many device pools serve ``node``: with two or more, upstream's allocator walks
+    them in Go map order, so which device it picks is arbitrary (oracle README)."""
+    return len(
+        {
+            (o["spec"]["driver"], o["spec"]["pool"]["name"])
+            for o in case["objects"]
+            if o.get("kind") == "ResourceSlice" and o["spec"].get("nodeName") == node
+        }
+    )
 
 
 def placement_differences(case: dict, version: str = "1.35", profile: str = "full") -> list[str]:
@@ -143,6 +169,11 @@ def placement_differences(case: dict, version: str = "1.35", profile: str = "ful
                 diffs.append(f"{name}.scores: verdict {m['scores']} oracle {scores}")
             if m["total"] != t["total"]:
                 diffs.append(f"{name}.total: verdict {m['total']} oracle {t['total']}")
+            theirs_dra = t.get("draAllocation") or []
+            if _pools_on(case, name) <= 1 and m["draAllocation"] != theirs_dra:
+                diffs.append(
+                    f"{name}.draAllocation: verdict {m['draAllocation']} oracle {theirs_dra}"
+                )
     selected, best = mine["selected"], theirs["maxSet"] or []
     if (selected is None) != (not best) or (selected is not None and selected not in best):
         diffs.append(f"selected: verdict {selected!r} oracle one of {best}")
