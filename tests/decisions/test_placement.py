@@ -291,3 +291,33 @@ def test_a_filter_error_fails_the_cycle(api) -> None:
         assert error["extensionPoint"] == "Filter" and error["nodeName"] == "a"
         assert error["message"].startswith('running "NodeResourcesFit" filter plugin: ')
     assert response.json["result"]["candidates"] == []
+
+
+def test_the_result_names_the_devices_allocated_per_claim(api) -> None:
+    """DynamicResources' allocation on each feasible node and for the selected one, as the
+    OpenAPI document describes it (the test client checks the answer against it)."""
+    from tests.engine.dra.test_allocator import CLASS, _claim, _gpu, _held, _slice
+
+    cluster = kube_list(
+        node("a", cpu="4", memory="8Gi"),
+        node("b", cpu="4", memory="8Gi"),
+        CLASS,
+        _slice("a", [_gpu("g0"), _gpu("g1")]),
+        _slice("b", [_gpu("g0")]),
+        _held("busy", "a", ["g0"]),
+        _claim([{"name": "r", "exactly": {"deviceClassName": "gpu", "count": 1}}]),
+    )
+    snap = api.post("/v1/snapshots", json=cluster, role="decide").json["id"]
+    incoming = pod("in", cpu="100m", memory="1Gi")
+    incoming["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "want"}]
+    response = api.post(
+        "/v1/decisions/placement", json={"snapshotId": snap, "pod": incoming}, role="decide"
+    )
+    assert response.status_code == 201, response.json
+    result = response.json["result"]
+    a, b = result["nodes"]
+    device = {"request": "r", "driver": "gpu.example.com"}
+    assert a["allocation"] == {"want": [{**device, "pool": "a", "device": "g1"}]}
+    assert b["allocation"] == {"want": [{**device, "pool": "b", "device": "g0"}]}
+    assert result["allocation"] == (a if result["selectedNode"] == "a" else b)["allocation"]
+    assert result["notModelled"] == []

@@ -144,7 +144,10 @@ def test_an_over_long_selector_is_refused() -> None:
     cls = copy.deepcopy(CLASS)
     cls["spec"]["selectors"][0]["cel"]["expression"] = "true && " * 1300 + "true"
     assert _errors(cls) == [
-        ("objects[0].spec.selectors[0].cel.expression", "Too long: may not be more than 10240 bytes")
+        (
+            "objects[0].spec.selectors[0].cel.expression",
+            "Too long: may not be more than 10240 bytes",
+        )
     ]
 
 

@@ -29,7 +29,10 @@ def _slice(node_name: str, devices: list[dict], *, name: str = "", count: int = 
 def _gpu(name: str, model: str = "h100", root: str = "p0", memory: str = "80Gi") -> dict:
     return {
         "name": name,
-        "attributes": {"model": {"string": model}, "resource.kubernetes.io/pcieRoot": {"string": root}},
+        "attributes": {
+            "model": {"string": model},
+            "resource.kubernetes.io/pcieRoot": {"string": root},
+        },
         "capacity": {"memory": {"value": memory}},
     }
 
@@ -55,12 +58,20 @@ def _claim(requests: list[dict], constraints: list[dict] | None = None, name: st
 
 
 def _held(name: str, node_name: str, devices: list[str], admin: bool = False) -> dict:
-    claim = _claim([{"name": "r", "exactly": {"deviceClassName": "gpu", "count": len(devices)}}], name=name)
+    claim = _claim(
+        [{"name": "r", "exactly": {"deviceClassName": "gpu", "count": len(devices)}}], name=name
+    )
     claim["status"] = {
         "allocation": {
             "devices": {
                 "results": [
-                    {"request": "r", "driver": GPU, "pool": node_name, "device": d, **({"adminAccess": True} if admin else {})}
+                    {
+                        "request": "r",
+                        "driver": GPU,
+                        "pool": node_name,
+                        "device": d,
+                        **({"adminAccess": True} if admin else {}),
+                    }
                     for d in devices
                 ]
             }
@@ -71,7 +82,9 @@ def _held(name: str, node_name: str, devices: list[str], admin: bool = False) ->
 
 def _place(objects: list[dict], claims=("want",)):
     incoming = pod("in", cpu="100m")
-    incoming["spec"]["resourceClaims"] = [{"name": f"c{i}", "resourceClaimName": c} for i, c in enumerate(claims)]
+    incoming["spec"]["resourceClaims"] = [
+        {"name": f"c{i}", "resourceClaimName": c} for i, c in enumerate(claims)
+    ]
     cluster = Cluster(snapshot_from_objects([CLASS, *objects]))
     return place(cluster, pod_from_object(incoming), settings=settings_for("1.35"))
 

@@ -48,7 +48,9 @@ def test_a_template_claim_not_yet_generated() -> None:
     incoming = _incoming([{"name": "c", "resourceClaimTemplateName": "tmpl"}])
     out = _place([node("a"), node("b")], incoming)
     assert _rejected_everywhere(out) == 'pod "default/in": ResourceClaim not created yet'
-    assert out.message == '0/2 nodes are available: pod "default/in": ResourceClaim not created yet.'
+    assert (
+        out.message == '0/2 nodes are available: pod "default/in": ResourceClaim not created yet.'
+    )
 
 
 def test_a_generated_claim_must_be_owned_by_the_pod() -> None:
@@ -71,17 +73,13 @@ def test_a_generated_claim_must_be_owned_by_the_pod() -> None:
 
 
 def test_a_status_without_a_claim_name_needs_no_claim() -> None:
-    incoming = _incoming(
-        [{"name": "c", "resourceClaimTemplateName": "tmpl"}], [{"name": "c"}]
-    )
+    incoming = _incoming([{"name": "c", "resourceClaimTemplateName": "tmpl"}], [{"name": "c"}])
     out = _place([node("a")], incoming)
     assert out.selected_node == "a"
 
 
 def test_a_missing_device_class() -> None:
-    claim = _claim(
-        [{"name": "r", "firstAvailable": [{"name": "s", "deviceClassName": "nope"}]}]
-    )
+    claim = _claim([{"name": "r", "firstAvailable": [{"name": "s", "deviceClassName": "nope"}]}])
     incoming = _incoming([{"name": "c", "resourceClaimName": "want"}])
     out = _place([node("a"), claim], incoming)
     assert _rejected_everywhere(out) == "request r/s: device class nope does not exist"
@@ -112,7 +110,9 @@ def test_preemption_never_frees_devices() -> None:
     unresolvable for DynamicResources, so it is no preemption candidate."""
     held = _claim([{"name": "r", "exactly": {"deviceClassName": "gpu"}}], name="held")
     held["status"] = {
-        "allocation": {"devices": {"results": [{"request": "r", "driver": GPU, "pool": "a", "device": "g0"}]}}
+        "allocation": {
+            "devices": {"results": [{"request": "r", "driver": GPU, "pool": "a", "device": "g0"}]}
+        }
     }
     holder = pod("holder", "a", cpu="1")
     holder["spec"]["resourceClaims"] = [{"name": "c", "resourceClaimName": "held"}]
