@@ -1,4 +1,4 @@
-"""service/openapi.yaml: a valid document, in step with the Flask routes, and a contract
+"""openapi/openapi.yaml: a valid document, in step with the Flask routes, and a contract
 checker (tests/contract.py) that really rejects what the document does not describe."""
 
 from __future__ import annotations
