@@ -14,6 +14,7 @@ from service.engine.objects import Cluster
 from service.engine.scheduler.profile import InterPodAffinityArgs
 from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.engine.scheduler.plugins.helpers import only
 
@@ -166,8 +167,8 @@ def _nodes(*labels):
 def _run(incoming, existing, nodes, hard=1):
     """Normalized InterPodAffinity scores of every node, None when PreScore skips."""
     cluster = Cluster(snapshot_from_objects([*nodes, *NAMESPACES, *existing]))
-    view = scheduler_view(cluster)
-    fwk = Framework(only("InterPodAffinity", InterPodAffinityArgs(hard)))
+    view = scheduler_view(cluster, settings=DEFAULT_SETTINGS)
+    fwk = Framework(only("InterPodAffinity", InterPodAffinityArgs(hard)), settings=DEFAULT_SETTINGS)
     state = fwk.cycle_state(pod_from_object(incoming), view)
     fwk.run_pre_score_plugins(state, view.nodes)
     if "InterPodAffinity" in state.skip_score:
