@@ -3,7 +3,7 @@ interpodaffinity/scoring_test.go (TestPreferredAffinity,
 TestPreferredAffinityWithHardPodAffinitySymmetricWeight): one row per upstream case, named
 as upstream names it, run through the framework with InterPodAffinity the only score plugin.
 The rows whose pods carry invalid label values are refused at ingest instead (see
-tests/ingest/test_scheduling_objects.py); upstream's namespaces "subteamN.teamM" are named
+tests/ingest/kube/test_pods.py); upstream's namespaces "subteamN.teamM" are named
 "subteamN-teamM" here, since the API server only admits DNS labels as namespace names."""
 
 from __future__ import annotations
