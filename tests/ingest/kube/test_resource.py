@@ -1,4 +1,4 @@
-"""resource.k8s.io objects at ingest (service/ingest/resource.py): read in v1, v1beta2 and
+"""resource.k8s.io objects at ingest (service/ingest/kube/resource.py): read in v1, v1beta2 and
 v1beta1 alike, validated as the API server validates them (422 naming the field, nothing
 stored), counted in a snapshot's summary."""
 
