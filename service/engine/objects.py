@@ -594,6 +594,9 @@ class Device(_Frozen):
     name: str
     attributes: dict[str, DeviceAttribute] = {}
     capacity: dict[str, str] = {}
+    # consumesCounters / bindingConditions set: never allocated with 1.35's default gates
+    consumes_counters: bool = False
+    binding_conditions: bool = False
 
 
 class ResourceSlice(_Frozen):
@@ -609,6 +612,8 @@ class ResourceSlice(_Frozen):
     all_nodes: bool = False
     node_selector: tuple[NodeSelectorTerm, ...] | None = None
     devices: tuple[Device, ...] = ()
+    # sharedCounters or perDeviceNodeSelection (partitionable devices, off in 1.35)
+    partitionable: bool = False
 
 
 class Snapshot(_Frozen):

@@ -100,8 +100,8 @@ def gather_pools(
     exists elsewhere, incomplete otherwise."""
     pools: dict[tuple[str, str], list[ResourceSlice]] = {}
     for s in candidates:
-        if not node_matches(node, s):
-            continue
+        if s.partitionable or not node_matches(node, s):
+            continue  # partitionable devices: the feature is off
         key = (s.driver, s.pool)
         have = pools.get(key)
         if have is None or s.generation > have[0].generation:
@@ -427,7 +427,10 @@ class _Run:
     def _selectable(
         self, key: tuple[int, int, int], data: _RequestData, device_id: DeviceID, device: Device
     ) -> bool:
-        """isSelectable: the class's selectors, then the request's, all true."""
+        """isSelectable: the class's selectors, then the request's, all true (a device with
+        binding conditions never: the feature is off)."""
+        if device.binding_conditions:
+            return False
         memo = (device_id, *key)
         known = self.matches.get(memo)
         if known is not None:
@@ -467,6 +470,8 @@ class _Run:
                 return None
         elif device_id in self.owner.allocated or self.allocating.get(device_id):
             return None
+        if device.consumes_counters:
+            return None  # partitionable devices: the feature is off
         base, sub = (spec.name, None) if data.parent is None else (data.parent, spec.name)
         driver = device_id[0]
         constraints = self.constraints[ci]

@@ -151,6 +151,8 @@ class _Basic(_Wire):
 class _Device(_Basic):
     name: str = ""
     basic: _Basic | None = None  # v1beta1
+    consumes_counters: list[msgspec.Raw] | None = None
+    binding_conditions: list[str] | None = None
 
 
 class _Pool(_Wire):
@@ -166,6 +168,7 @@ class _SliceSpec(_Wire):
     node_selector: wire.NodeSelector | None = None
     all_nodes: bool | None = None
     per_device_node_selection: bool | None = None
+    shared_counters: list[msgspec.Raw] | None = None
     devices: list[_Device] | None = None
 
 
@@ -544,7 +547,13 @@ def _device(raw: _Device, version: str, path: str, errors: list[FieldError]) -> 
                 f"Too many: {len(attributes) + len(capacity)}: must have at most {MAX_ATTRIBUTES_AND_CAPACITIES} attributes and capacities combined",
             )
         )
-    return m.Device(name=raw.name, attributes=attributes, capacity=capacity)
+    return m.Device(
+        name=raw.name,
+        attributes=attributes,
+        capacity=capacity,
+        consumes_counters=bool(raw.consumes_counters),
+        binding_conditions=bool(raw.binding_conditions),
+    )
 
 
 def _resource_slice(raw: ResourceSlice, prefix: str = "") -> m.ResourceSlice:
@@ -631,6 +640,7 @@ def _resource_slice(raw: ResourceSlice, prefix: str = "") -> m.ResourceSlice:
         all_nodes=bool(spec.all_nodes),
         node_selector=selector,
         devices=tuple(out),
+        partitionable=bool(spec.shared_counters) or spec.per_device_node_selection is not None,
     )
 
 
