@@ -154,6 +154,10 @@ class DeviceMatcher:
             entry = self._variables[id(device)] = (key, device_variable(driver, device))
         return entry
 
+    def content_key(self, driver: str, device: Device) -> object:
+        """What a selector reads of the device: its driver, attributes and capacity."""
+        return self._variable(driver, device)[0]
+
     def matches(self, expression: str, driver: str, device: Device) -> bool:
         """Whether the selector accepts the device; raises CelError on a runtime error."""
         key, variable = self._variable(driver, device)
@@ -250,14 +254,77 @@ class Allocator:
         self.candidates = candidates
         self.pool_slices = pool_slices
         self.matcher = matcher or DeviceMatcher()
+        self._memo: dict[tuple, object] = {}
 
     def allocate(
         self, node: Node, claims: Sequence[ResourceClaim]
     ) -> list[list[AllocatedDevice]] | None:
         """Allocator.Allocate: one list of results per claim, or None when no solution
-        exists. Raises FailedOnNode (invalid pools seen, no solution) or AllocationError."""
+        exists. Raises FailedOnNode (invalid pools seen, no solution) or AllocationError.
+
+        The search depends on the node only through its pools: two nodes whose pools hold
+        devices alike (names, attributes, capacity, in use or not), in the same order, get
+        the same devices, from their own pools. So the answer is kept per shape of the pools
+        (for these claims), and a node of a shape seen before gets it with its own pool
+        names: a cluster of identical GPU nodes is searched a few times, not once a node.
+        Errors name pools and devices, so they are not kept."""
         pools = gather_pools(node, self.candidates(node), self.pool_slices)
-        return _Run(self, node, claims, pools).run()
+        shape = (id(claims[0]) if len(claims) == 1 else tuple(map(id, claims)), self._shape(pools))
+        known = self._memo.get(shape)
+        if known is None:
+            try:
+                found = _Run(self, node, claims, pools).run()
+            except FailedOnNode as exc:
+                self._memo[shape] = exc
+                raise
+            index = {(p.driver, p.name): i for i, p in enumerate(pools)}
+            known = self._memo[shape] = (
+                None
+                if found is None
+                else [
+                    [(d.request, index[(d.driver, d.pool)], d.device, d.admin_access) for d in ds]
+                    for ds in found
+                ]
+            )
+            return found
+        if isinstance(known, FailedOnNode):
+            raise FailedOnNode(str(known))
+        return (
+            [
+                [
+                    AllocatedDevice(request, pools[i].driver, pools[i].name, device, admin)
+                    for request, i, device, admin in ds
+                ]
+                for ds in known
+            ]
+            if known is not None
+            else None
+        )
+
+    def _shape(self, pools: list[Pool]) -> tuple:
+        """What the search sees of the node's pools: per pool its state and its devices in
+        order, each by name, content (the selectors' input) and whether it is in use."""
+        allocated = self.allocated
+        variable = self.matcher.content_key
+        return tuple(
+            (
+                p.driver,
+                p.incomplete,
+                p.invalid,
+                tuple(
+                    (
+                        d.name,
+                        variable(p.driver, d),
+                        (p.driver, p.name, d.name) in allocated,
+                        d.consumes_counters,
+                        d.binding_conditions,
+                    )
+                    for s in p.slices
+                    for d in s.devices
+                ),
+            )
+            for p in pools
+        )
 
 
 class _Run:
@@ -390,7 +457,9 @@ class _Run:
             if undo is None:
                 return False
             try:
-                done = self._allocate_one(ci, ri, si, di + 1, in_sub)
+                # Upstream recurses here without the subrequest's index: the next device of
+                # an "All" subrequest is looked for as the first subrequest's (v1.35).
+                done = self._allocate_one(ci, ri, 0, di + 1, in_sub)
             except _MaxSizeExceeded:
                 undo()
                 raise

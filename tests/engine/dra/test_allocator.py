@@ -227,3 +227,23 @@ def test_a_selector_failing_at_run_time_fails_the_cycle() -> None:
         'running "DynamicResources" filter plugin: claim default/want: selector #0: CEL runtime '
         "error: no such key: missing"
     )
+
+
+def test_an_all_subrequest_continues_as_the_first_subrequest() -> None:
+    """Upstream's allocateOne recurses from a device of an "All" subrequest without the
+    subrequest's index (v1.35): its next device is looked for as the first subrequest's.
+    Here the first asks 4 devices of 2, so the All subrequest cannot finish either: the
+    real scheduler answers "cannot allocate all claims" (verdict-oracle agrees)."""
+    claim = _claim(
+        [
+            {
+                "name": "r",
+                "firstAvailable": [
+                    {"name": "s0", "deviceClassName": "gpu", "count": 4},
+                    {"name": "s1", "deviceClassName": "gpu", "allocationMode": "All"},
+                ],
+            }
+        ]
+    )
+    out = _place([node("a"), _slice("a", [_gpu("g0"), _gpu("g1")]), claim])
+    assert out.nodes[0].reasons == ["cannot allocate all claims"]
