@@ -572,7 +572,6 @@ class ResourceClaim(_Frozen):
     allocation_node_selector: tuple[NodeSelectorTerm, ...] | None = None
     reserved_for: tuple[str, ...] = ()
     controller_uid: str = ""
-    controller_kind: str = ""
     deletion_timestamp: datetime | None = None
 
 

@@ -375,11 +375,12 @@ def _terms(raw: wire.NodeSelector) -> tuple[m.NodeSelectorTerm, ...]:
     )
 
 
-def _controller(meta: wire.Metadata) -> tuple[str, str]:
+def _controller_uid(meta: wire.Metadata) -> str:
+    """The uid of the claim's controlling owner (metav1.GetControllerOf)."""
     for ref in meta.owner_references or ():
         if ref.controller:
-            return ref.uid, ref.kind
-    return "", ""
+            return ref.uid
+    return ""
 
 
 def _resource_claim(raw: ResourceClaim, prefix: str = "") -> m.ResourceClaim:
@@ -408,7 +409,6 @@ def _resource_claim(raw: ResourceClaim, prefix: str = "") -> m.ResourceClaim:
             selector = _terms(status.allocation.node_selector)
     if errors:
         raise IngestError(errors).prefixed(prefix)
-    uid, kind = _controller(raw.metadata)
     return m.ResourceClaim(
         namespace=raw.metadata.namespace or "default",
         name=raw.metadata.name,
@@ -417,8 +417,7 @@ def _resource_claim(raw: ResourceClaim, prefix: str = "") -> m.ResourceClaim:
         allocation=allocation,
         allocation_node_selector=selector,
         reserved_for=tuple(c.uid for c in status.reserved_for or ()),
-        controller_uid=uid,
-        controller_kind=kind,
+        controller_uid=_controller_uid(raw.metadata),
         deletion_timestamp=raw.metadata.deletion_timestamp,
     )
 
