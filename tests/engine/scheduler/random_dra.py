@@ -292,7 +292,7 @@ def random_dra_case(seed: int, kind: str = "placement") -> dict:
             spec = _claim_spec(rng)
             spec["devices"]["requests"][0].setdefault("exactly", {})["deviceClassName"] = "nope"
             spec["devices"]["requests"][0].pop("firstAvailable", None)
-            spec["devices"]["requests"][0]["exactly"].setdefault("count", 1)
+            spec["devices"]["requests"][0]["exactly"].update(allocationMode="ExactCount", count=1)
             objects.append(_claim(cname, spec))
             claims.append({"name": f"c{k}", "resourceClaimName": cname})
             continue
