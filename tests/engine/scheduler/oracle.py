@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 from service.decisions.priority import admit_priority
+from service.engine.dra import allocator
 from service.engine.objects import Cluster
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import preempt
@@ -148,9 +150,43 @@ def _pools_on(case: dict, node: str) -> int:
     )
 
 
+@contextmanager
+def _pools_reversed():
+    """The DRA allocator walking each node's pools in the reverse order. Upstream walks them
+    in Go map order (oracle README): where a node has two pools, either order is the real
+    scheduler's, and what the allocator finds (which device, or a selector's runtime error
+    on the other pool's device) may depend on it."""
+    original = allocator.gather_pools
+    allocator.gather_pools = lambda *args: original(*args)[::-1]
+    try:
+        yield
+    finally:
+        allocator.gather_pools = original
+
+
+def _either_pool_order(differences, case: dict, *args) -> list[str]:
+    """``differences(case, *args)``, or, when that disagrees on a case with a node of two
+    device pools, the same with the pools in the other order (nothing then disagrees)."""
+    found = differences(case, *args)
+    if found and any(_pools_on(case, n["metadata"]["name"]) > 1 for n in _nodes_of(case)):
+        with _pools_reversed():
+            if not differences(case, *args):
+                return []
+    return found
+
+
+def _nodes_of(case: dict) -> list[dict]:
+    return [o for o in case["objects"] if o.get("kind") == "Node"]
+
+
 def placement_differences(case: dict, version: str = "1.35", profile: str = "full") -> list[str]:
     """Every disagreement between Verdict and the real scheduler on a placement case, both
-    running ``profile`` (the oracle's ``full`` or ``restricted``)."""
+    running ``profile`` (the oracle's ``full`` or ``restricted``); where a node has two
+    device pools, either order of them (``_either_pool_order``)."""
+    return _either_pool_order(_placement_differences, case, version, profile)
+
+
+def _placement_differences(case: dict, version: str, profile: str) -> list[str]:
     theirs = run_oracle(case, profile)
     mine = verdict_placement(case, version, PROFILES[profile])
     if "error" in theirs:
@@ -182,7 +218,12 @@ def placement_differences(case: dict, version: str = "1.35", profile: str = "ful
 
 def preemption_differences(case: dict, version: str = "1.35", profile: str = "full") -> list[str]:
     """Every disagreement on a preemption case: eligibility, candidates and their victims
-    (in order), PDB violations, and the nominated node (one of the oracle's tie set)."""
+    (in order), PDB violations, and the nominated node (one of the oracle's tie set); where a
+    node has two device pools, either order of them."""
+    return _either_pool_order(_preemption_differences, case, version, profile)
+
+
+def _preemption_differences(case: dict, version: str, profile: str) -> list[str]:
     answer = run_oracle(case, profile)
     theirs = answer.get("preemption") or {}
     cluster = Cluster(snapshot_from_objects(case["objects"]))

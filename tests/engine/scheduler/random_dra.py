@@ -121,7 +121,15 @@ def _exact(rng: random.Random, cls: str | None = None) -> dict:
     return spec
 
 
-def _claim_spec(rng: random.Random) -> dict:
+def _claim_spec(rng: random.Random, simple: bool = False) -> dict:
+    """A claim's spec; ``simple``: one request for one or two GPUs, mostly without
+    selectors (preemption cases, where the devices must fit for the CPU to matter)."""
+    if simple and rng.random() < 0.7:
+        exact: dict = {"deviceClassName": "gpu", "allocationMode": "ExactCount"}
+        exact["count"] = rng.choice((1, 1, 2))
+        if rng.random() < 0.3:
+            exact["selectors"] = [{"cel": {"expression": rng.choice(SELECTORS)}}]
+        return {"devices": {"requests": [{"name": "r0", "exactly": exact}]}}
     requests = []
     for k in range(rng.choice((1, 1, 1, 2))):
         name = f"r{k}"
@@ -252,15 +260,19 @@ def random_dra_case(seed: int, kind: str = "placement") -> dict:
         name = n["metadata"]["name"]
         free = list(device_names.get(name, ()))
         rng.shuffle(free)
-        for _ in range(rng.randint(0, 4 if preemption else 2)):
+        # preemption: about as many 1-cpu pods as the node has cpus, so that it is full
+        cpus = int(n["status"]["allocatable"]["cpu"])
+        for _ in range(rng.randint(cpus - 1, cpus) if preemption else rng.randint(0, 2)):
             pod = _pod(
                 f"p{count}",
                 name,
-                rng.choice(("500m", "1", "1500m")),
+                rng.choice(("500m", "1", "1"))
+                if preemption
+                else rng.choice(("500m", "1", "1500m")),
                 rng.choice((0, 10, 100, 1000)),
                 f"2026-11-20T{rng.randint(0, 11):02}:{rng.randint(0, 59):02}:00Z",
             )
-            if free and rng.random() < 0.6:
+            if free and rng.random() < (0.3 if preemption else 0.6):
                 take = [free.pop() for _ in range(min(len(free), rng.choice((1, 1, 2))))]
                 admin = rng.random() < 0.1
                 if admin:
@@ -275,7 +287,7 @@ def random_dra_case(seed: int, kind: str = "placement") -> dict:
     incoming = _pod(
         "incoming",
         "",
-        rng.choice(("100m", "1")) if not preemption else rng.choice(("1500m", "2")),
+        rng.choice(("100m", "1")) if not preemption else rng.choice(("1", "1500m")),
         priority,
         "",
     )
@@ -305,12 +317,12 @@ def random_dra_case(seed: int, kind: str = "placement") -> dict:
                 continue
         if roll < 0.45:
             owner = "uid-incoming" if rng.random() < 0.95 else "uid-someone"
-            objects.append(_claim(cname, _claim_spec(rng), owner))
+            objects.append(_claim(cname, _claim_spec(rng, preemption), owner))
             claims.append({"name": f"c{k}", "resourceClaimTemplateName": "tmpl"})
             if rng.random() < 0.95:
                 statuses.append({"name": f"c{k}", "resourceClaimName": cname})
             continue
-        objects.append(_claim(cname, _claim_spec(rng)))
+        objects.append(_claim(cname, _claim_spec(rng, preemption)))
         claims.append({"name": f"c{k}", "resourceClaimName": cname})
     incoming["spec"]["resourceClaims"] = claims
     if statuses:
