@@ -241,7 +241,7 @@ def _preemption_differences(case: dict, version: str, profile: str) -> list[str]
     )
     diffs: list[str] = []
     error = answer.get("error")
-    if error and not _INVALID_SCORE.search(error):
+    if error and not _INVALID_SCORE.search(error) and not error.startswith("score: "):
         # a filter's Error fails the cycle: PostFilter never runs
         mine = out.cycle_error.message if out.cycle_error else None
         return [] if mine == error else [f"cycle error: verdict {mine!r} oracle {error!r}"]
