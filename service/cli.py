@@ -96,7 +96,12 @@ class Time(click.ParamType):
             self.fail(
                 f"{value!r} is not a time; write 2026-11-20T10:00:00Z or 2026-11-20", param, ctx
             )
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        try:
+            return moment.astimezone(UTC)  # the instant, whatever offset it was written in
+        except OverflowError:
+            self.fail(f"{value!r} is outside the years 1 to 9999 in UTC", param, ctx)
 
 
 TIME = Time()

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
-from sqlalchemy import MetaData, create_engine, event
+from sqlalchemy import DateTime, MetaData, create_engine, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.types import TypeDecorator
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -21,6 +23,40 @@ NAMING_CONVENTION = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """The same instant in UTC; a naive time is taken as UTC (SQLite hands stored times back
+    naive). An instant past the datetime range (9999-12-31T23:59:59-14:00) is held at the
+    range's end, which every comparison with a stored time still answers rightly."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        edge = datetime.max if moment.year == datetime.max.year else datetime.min
+        return edge.replace(tzinfo=UTC)
+
+
+class UtcDateTime(TypeDecorator):
+    """A point in time, stored and compared in UTC on every database.
+
+    SQLite has no time type: SQLAlchemy writes a datetime's wall-clock digits and drops its
+    offset, and compares the text. Every value bound here (stored, or compared with a column)
+    is first turned into UTC, so that text order is time order; PostgreSQL's timestamptz
+    compares instants anyway. Values come back aware, in UTC."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        moment = as_utc(value)
+        return moment.replace(tzinfo=None) if dialect.name == "sqlite" else moment
+
+    def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
+        return None if value is None else as_utc(value)
 
 
 def normalize_url(url: str) -> str:

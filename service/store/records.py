@@ -20,13 +20,8 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from service.store.db import strict_json
+from service.store.db import as_utc, strict_json
 from service.store.models import GENESIS_HASH, AuditState, DecisionRow, DecisionSubject
-
-
-def as_utc(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; every stored time is UTC."""
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def iso(moment: datetime | None) -> str | None:

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from urllib.parse import quote
 
 import orjson
 import pytest
 
 from service.app import create_app
-from service.store import checkpoints, keys
+from service.store import checkpoints, keys, records
 from tests.conftest import kube_list, node, pod
 from tests.console.helpers import seed
+from tests.store.helpers import HOURS, OFFSET_TIMES, at_hours
 
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 
@@ -239,3 +241,17 @@ def test_a_failed_scheduling_cycle_is_explained(console_app, secrets):
     ) in page
     assert "reason SchedulerError" in page
     assert "scheduling cycle error" in _text(client.get("/console/decisions"))
+
+
+@pytest.mark.parametrize(("moment", "before"), OFFSET_TIMES)
+def test_time_filters_compare_instants(console_app, secrets, seeded, moment, before):
+    """The console's since/until select by the instant, whatever the offset (issue 24)."""
+    db = console_app.extensions["verdict.db"]
+    with db.session() as session:
+        newest = [row.id for row in records.page(session, records.Filters(), len(HOURS), None)]
+    ids = at_hours(db, newest[::-1])
+    client, _ = _signed_in(console_app, secrets["read"])
+    since = client.get(f"/console/decisions?since={quote(moment)}").get_data(as_text=True)
+    until = client.get(f"/console/decisions?until={quote(moment)}").get_data(as_text=True)
+    assert [i for i in ids if i in since] == ids[before:]
+    assert [i for i in ids if i in until] == ids[:before]
