@@ -616,14 +616,18 @@ def audit_public_key() -> int:
 
 @audit.command("checkpoint")
 def audit_checkpoint() -> int:
-    """Sign a checkpoint now and keep it in the log."""
+    """Sign a checkpoint now and keep it in the log (refused, exit 1, when the chain
+    contradicts the log's newest checkpoint)."""
     from service.store import checkpoints
 
     settings = _settings()
-    db = _database(settings)
-    with db.session() as session:
-        cp = checkpoints.sign(session, _audit_key(settings))
-    checkpoints.append_log(settings.CHECKPOINT_DIR, cp)
+    try:
+        cp = checkpoints.sign_into_log(
+            _database(settings), _audit_key(settings), settings.CHECKPOINT_DIR
+        )
+    except checkpoints.CheckpointError as exc:
+        click.echo(f"verdict: {exc.detail}", err=True)
+        return 1
     _print(cp)
     return 0
 
@@ -635,34 +639,28 @@ def audit_checkpoint() -> int:
     help="Checkpoint JSON file the chain must extend.",
 )
 def audit_verify(checkpoint: str | None) -> int:
-    """Verify the chain, against a checkpoint if given. Exit 1 when the chain is broken or
-    does not extend the checkpoint, 2 on a bad checkpoint."""
+    """Verify the chain, against every checkpoint in the log (when a key is configured) and
+    the given one. Exit 1 when the chain is broken or does not extend one of them, 2 on a bad
+    checkpoint."""
     from service.store import checkpoints, records
 
     settings = _settings()
     db = _database(settings)
-    if checkpoint is None:
+    key = checkpoints.load_signing_key(settings) if checkpoint is None else _audit_key(settings)
+    if key is None:
         with db.session() as session:
             outcome = records.verify(session)
         _print({"ok": outcome.ok, "records": outcome.records, "firstBadId": outcome.first_bad_id})
         return 0 if outcome.ok else 1
-    public = _audit_key(settings).public_key()
     try:
-        cp = checkpoints.parse(Path(checkpoint).read_bytes())
+        cp = None if checkpoint is None else checkpoints.parse(Path(checkpoint).read_bytes())
         with db.session() as session:
-            got = checkpoints.verify_against(session, cp, public, settings.CHECKPOINT_DIR)
+            got = checkpoints.verify_against(session, cp, key.public_key(), settings.CHECKPOINT_DIR)
     except checkpoints.CheckpointError as exc:
         click.echo(f"verdict: {exc.path}: {exc.detail}", err=True)
         return 2
-    _print(
-        {
-            "ok": got.ok,
-            "records": got.records,
-            "firstBadId": got.first_bad_id,
-            "extendsCheckpoint": got.extends,
-        }
-    )
-    return 0 if got.ok and got.extends else 1
+    _print(got.to_json())
+    return 0 if got.ok else 1
 
 
 # ------------------------------------------------------------------------------- main

@@ -9,9 +9,11 @@ from urllib.parse import quote
 
 import orjson
 import pytest
+from sqlalchemy import update
 
 from service.app import create_app
 from service.store import checkpoints, keys, records
+from service.store.models import AuditState, DecisionRow
 from tests.conftest import kube_list, node, pod
 from tests.console.helpers import seed
 from tests.store.helpers import HOURS, OFFSET_TIMES, at_hours
@@ -255,3 +257,27 @@ def test_time_filters_compare_instants(console_app, secrets, seeded, moment, bef
     until = client.get(f"/console/decisions?until={quote(moment)}").get_data(as_text=True)
     assert [i for i in ids if i in since] == ids[before:]
     assert [i for i in ids if i in until] == ids[:before]
+
+
+def test_the_chain_page_names_the_broken_checkpoint_of_the_log(console_app, secrets, seeded):
+    """The administrator's rewrite of the tail: Verify names the log's checkpoint it breaks,
+    and signing is refused (issue 24)."""
+    kept = checkpoints.sign_into_log(
+        console_app.extensions["verdict.db"],
+        console_app.extensions["verdict.checkpoint_key"],
+        console_app.config["VERDICT"].CHECKPOINT_DIR,
+    )
+    with console_app.extensions["verdict.db"].session(write=True) as session:
+        prev = records.GENESIS_HASH
+        for row in session.query(DecisionRow).order_by(DecisionRow.seq):
+            row.result = {**row.result, "rewritten": True}
+            row.prev_hash, row.record_hash = prev, records.content_hash(prev, row)
+            prev = row.record_hash
+        session.execute(update(AuditState).values(head_hash=prev))
+    client, _ = _signed_in(console_app, secrets["read"])
+    token = _token(client, "/console/chain")
+    page = _text(client.post("/console/chain/verify", data={"csrf_token": token}))
+    assert "The chain is broken at record" in page
+    assert f"no longer extends the checkpoint of size {kept['size']}" in page
+    refused = client.post("/console/chain/checkpoint", data={"csrf_token": token})
+    assert refused.status_code == 409 and "refusing to sign" in _text(refused)
