@@ -21,6 +21,7 @@ import fcntl
 import hashlib
 import logging
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -376,8 +377,33 @@ def read_log(log_dir: str | None, public: Ed25519PublicKey) -> list[dict]:
 
 
 def latest(log_dir: str | None, public: Ed25519PublicKey) -> dict | None:
-    kept = read_log(log_dir, public)
-    return kept[-1] if kept else None
+    """The newest kept checkpoint that verifies, read from the log's end (every signing
+    looks at it; the log grows by one line per interval)."""
+    if not log_dir or not log_path(log_dir).exists():
+        return None
+    for line in _lines_backwards(log_path(log_dir)):
+        try:
+            cp = parse(line)
+            check_signature(cp, public)
+        except CheckpointError:
+            continue
+        return cp
+    return None
+
+
+def _lines_backwards(path: Path, block: int = 1 << 16) -> Iterator[bytes]:
+    with open(path, "rb") as handle:
+        position = handle.seek(0, 2)
+        tail = b""
+        while position > 0:
+            step = min(block, position)
+            position -= step
+            handle.seek(position)
+            lines = (handle.read(step) + tail).split(b"\n")
+            tail = lines.pop(0)  # may continue in the block before
+            yield from (line for line in reversed(lines) if line.strip())
+        if tail.strip():
+            yield tail
 
 
 class IntervalSigner:
