@@ -79,6 +79,9 @@ class Settings(BaseSettings):
     # Console session cookie signing secret; default: a random one kept in
     # <instance>/console-secret-key (shared by the workers of one host).
     SECRET_KEY: str = ""
+    # The console cookie's Secure option: "auto" sets it except for plain http to a loopback
+    # host (localhost, 127.0.0.1, ::1), where a developer's browser must still get it back.
+    CONSOLE_SECURE_COOKIE: Literal["auto", "true", "false"] = "auto"
 
     @field_validator("CORS_ORIGINS", mode="before")
     @classmethod
@@ -102,7 +105,7 @@ class Settings(BaseSettings):
         if not settings.CHECKPOINT_DIR:
             settings.CHECKPOINT_DIR = str(Path(settings.INSTANCE_PATH) / "checkpoints")
         if not settings.DATABASE_URL:
-            Path(settings.INSTANCE_PATH).mkdir(parents=True, exist_ok=True)
+            Path(settings.INSTANCE_PATH).mkdir(mode=0o700, parents=True, exist_ok=True)
             settings.DATABASE_URL = f"sqlite:///{Path(settings.INSTANCE_PATH) / 'verdict.db'}"
         return settings
 

@@ -341,7 +341,7 @@ def append_log(log_dir: str | None, cp: dict) -> bool:
     if not log_dir:
         return False
     path = log_path(log_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with _log_lock, open(path, "a+b") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 
 from sqlalchemy import DateTime, MetaData, create_engine, event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -72,9 +73,22 @@ def strict_json(value) -> str:
     return json.dumps(value, allow_nan=False)
 
 
+def create_private_file(path: str) -> None:
+    """Create the SQLite file owner-only (0600), in folders created owner-only (0700), before
+    SQLite opens it: it holds every record and the API keys' hashes. SQLite gives its -wal and
+    -shm files the database file's mode. An existing file is left as it is."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 def make_engine(url: str) -> Engine:
     url = normalize_url(url)
     if url.startswith("sqlite"):
+        path = make_url(url).database
+        if path and path != ":memory:" and not path.startswith("file:"):
+            create_private_file(path)
         engine = create_engine(
             url,
             connect_args={"timeout": 30, "check_same_thread": False},

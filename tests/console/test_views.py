@@ -281,3 +281,43 @@ def test_the_chain_page_names_the_broken_checkpoint_of_the_log(console_app, secr
     assert f"no longer extends the checkpoint of size {kept['size']}" in page
     refused = client.post("/console/chain/checkpoint", data={"csrf_token": token})
     assert refused.status_code == 409 and "refusing to sign" in _text(refused)
+
+
+@pytest.mark.parametrize(
+    ("setting", "base_url", "secure"),
+    [
+        ("auto", "http://localhost", False),
+        ("auto", "http://127.0.0.1:8080", False),
+        ("auto", "http://[::1]:8080", False),
+        ("auto", "https://localhost", True),
+        ("auto", "http://verdict.example.com", True),
+        ("auto", "http://10.0.0.7:8080", True),
+        ("true", "http://localhost", True),
+        ("false", "http://verdict.example.com", False),
+    ],
+)
+def test_the_cookie_is_secure_except_plain_http_to_this_machine(
+    database_url, tmp_path, setting, base_url, secure
+):
+    application = create_app(
+        {
+            "DATABASE_URL": database_url,
+            "TESTING": True,
+            "INSTANCE_PATH": str(tmp_path),
+            "LOG_LEVEL": "WARNING",
+            "CONSOLE_SECURE_COOKIE": setting,
+        }
+    )
+    with application.extensions["verdict.db"].session(write=True) as session:
+        secret = keys.create(session, "read", "cookie")[1]
+    client = application.test_client()
+    page = client.get("/console/sign-in", base_url=base_url).get_data(as_text=True)
+    response = client.post(
+        "/console/sign-in",
+        data={"api_key": secret, "csrf_token": TOKEN.search(page).group(1)},
+        base_url=base_url,
+        headers={"Referer": f"{base_url}/console/sign-in"},  # checked over https
+    )
+    application.extensions["verdict.db"].dispose()
+    cookie = response.headers["Set-Cookie"]
+    assert response.status_code == 302 and ("; Secure" in cookie) is secure

@@ -84,3 +84,22 @@ def test_an_instant_past_the_datetime_range_compares_as_its_end(app):
         assert len(records.page(session, records.Filters(until=late), 10, None)) == len(ids)
         assert records.page(session, records.Filters(since=late), 10, None) == []
         assert len(records.page(session, records.Filters(since=early), 10, None)) == len(ids)
+
+
+def test_the_sqlite_file_is_owner_only(tmp_path):
+    """verdict.db holds every record and the API keys' hashes: 0600 in a 0700 folder, and
+    SQLite's WAL and shared-memory files follow the database file's mode."""
+    from service.config import Settings
+    from service.store import migrate
+
+    settings = Settings.from_env({"INSTANCE_PATH": str(tmp_path / "instance")})
+    migrate.upgrade(settings.DATABASE_URL)
+    db = Database(settings.DATABASE_URL)
+    with db.session(write=True) as session:
+        session.execute(text("CREATE TABLE probe (x INTEGER)"))
+    files = sorted((tmp_path / "instance").glob("verdict.db*"))
+    modes = {path.name: path.stat().st_mode & 0o777 for path in files}
+    db.dispose()
+    assert {"verdict.db", "verdict.db-wal"} <= set(modes)
+    assert set(modes.values()) == {0o600}, modes
+    assert (tmp_path / "instance").stat().st_mode & 0o777 == 0o700
