@@ -133,9 +133,23 @@ def _serve_option(name: str, default, kind, help_text: str):
 @_serve_option("host", "127.0.0.1", click.STRING, "Address to listen on")
 @_serve_option("port", 8080, click.IntRange(1, 65535), "Port to listen on")
 @_serve_option("workers", 2, click.IntRange(min=1), "gunicorn worker processes")
-@_serve_option("threads", 4, click.IntRange(min=1), "Threads per worker")
-def serve(host: str, port: int, workers: int, threads: int) -> int:
-    """Run the HTTP service under gunicorn, migrating the database first."""
+@_serve_option(
+    "connections", 1000, click.IntRange(min=1), "Client connections one worker holds at once"
+)
+@_serve_option(
+    "header-timeout", 10, click.IntRange(min=1), "Seconds a request's headers may take to arrive"
+)
+@_serve_option(
+    "idle-timeout", 30, click.IntRange(min=1), "Seconds a client may leave a read or write waiting"
+)
+def serve(
+    host: str, port: int, workers: int, connections: int, header_timeout: int, idle_timeout: int
+) -> int:
+    """Run the HTTP service under gunicorn (gevent workers: slow clients are timed out and
+    never hold a worker), migrating the database first."""
+    from service import serving
+
+    serving.prepare_psycopg()  # before anything imports psycopg
     from gunicorn.app.base import BaseApplication
 
     from service.api import logs
@@ -153,7 +167,7 @@ def serve(host: str, port: int, workers: int, threads: int) -> int:
         def load_config(self):
             self.cfg.set("bind", f"{host}:{port}")
             self.cfg.set("workers", workers)
-            self.cfg.set("threads", threads)
+            serving.configure(self.cfg, connections, header_timeout, idle_timeout)
             self.cfg.set("timeout", 300)
             # gunicorn 25+ opens a control socket at one per-user path; several `verdict
             # serve` on one machine (hosts of one installation, tests) would share it.
