@@ -17,7 +17,10 @@ GIB = 1024**3
 MIB = 1024**2
 PREFIX = "VERDICT_"
 # Variables that used to be read and are not any more: set, they are an error, not ignored.
-REMOVED = {"VERDICT_AUTH": "use VERDICT_AUTH_ENABLED=true|false"}
+REMOVED = {
+    "VERDICT_AUTH": "use VERDICT_AUTH_ENABLED=true|false",
+    "VERDICT_THREADS": "verdict serve runs gevent workers; VERDICT_CONNECTIONS bounds a worker",
+}
 
 
 class SettingsError(ValueError):
