@@ -38,6 +38,7 @@ from service.decisions.base import (
     resolve_now,
 )
 from service.decisions.schemas import time_field
+from service.engine.duration import format_go_duration
 from service.engine.kubelet.allocatable import (
     get_node_allocatable_reservation,
     node_allocatable,
@@ -60,7 +61,6 @@ from service.engine.kubelet.eviction_config import (
     EvictionConfigError,
     Threshold,
     build_eviction_config,
-    format_go_duration,
     threshold_quantity_string,
 )
 from service.engine.objects import Cluster

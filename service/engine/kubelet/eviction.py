@@ -42,6 +42,7 @@ from datetime import datetime
 from fractions import Fraction
 from functools import partial
 
+from service.engine.duration import format_go_duration
 from service.engine.kubelet.eviction_config import (
     OP_LESS_THAN,
     RESOURCE_EPHEMERAL_STORAGE,
@@ -63,7 +64,6 @@ from service.engine.kubelet.eviction_config import (
     EvictionConfig,
     Threshold,
     compare_threshold_value,
-    format_go_duration,
     get_threshold_quantity,
     is_hard_eviction_threshold,
     threshold_quantity_string,
