@@ -69,6 +69,7 @@ def node_eviction_rate(
                 "ready": node.ready,
                 "taint": node.wanted,
                 "taintedAt": _time(node.tainted_at),
+                "slotGroup": node.slot_group,
             }
             for node in plan.nodes
         ],

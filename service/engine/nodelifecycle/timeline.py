@@ -11,20 +11,23 @@ in 1.27): evictPods, cancelPodEviction, doEvictionPass and DeletePods.
 
 * every node's health is taken from ``health.node_health_at`` (§a.8);
 * the controller is taken to be in steady state: it knows every node (no restart clean-up),
-  a node already carrying the lifecycle taint it wants keeps it and its timeAdded (its
-  queue's de-duplication set holds it), every zone's limiter is the one for the zone's
-  current state, and every zone bucket is full at ``now``;
+  a node with a Ready condition that carries a lifecycle taint keeps it and its timeAdded
+  (its queue's de-duplication set holds it; a node without one is queued afresh), every
+  zone's limiter is the one for the zone's current state, and every zone bucket is full at
+  ``now``;
 * a monitor pass runs at ``now`` and the next one ``nodeMonitorPeriod`` later; the 100 ms
   tainting loop ticks at ``now`` and every 100 ms after. A node the controller itself marks
   Unknown at ``now`` is therefore queued at the second pass (the decision uses the Ready
   status observed at the start of a pass), a node whose kubelet already reported False or
   Unknown at the first. Queue order: pass order, which is snapshot node order (Kubernetes
-  uses 8 parallel workers, so its order is arbitrary). Later passes only re-queue pending
-  nodes in the same order, so they change nothing and are not run;
+  uses 8 parallel workers, so its order is arbitrary: the nodes one pass queues in one zone
+  share their slots, which ``slot_group`` marks). Later passes only re-queue pending nodes
+  in the same order, so they change nothing and are not run;
 * each pod's deletion time is the taint eviction controller's, replayed over its node's
   NoExecute taint history: existing taints from their timeAdded (a taint without timeAdded
   from the snapshot's capturedAt, else ``now``), the controller's writes when it makes them,
-  the pod from its creationTimestamp when it was created after the taints.
+  the pod from its creationTimestamp when it was created after the taints; a pod in the
+  snapshot is not deleted yet, so a deletion due before ``now`` happens at ``now``.
 """
 
 from __future__ import annotations
@@ -88,6 +91,9 @@ class NodeOutcome:
     wanted: str | None  # the lifecycle taint key the controller wants on the node
     tainted_at: int | None  # when that taint is, or will be, on the node
     evicted_at: int | None = None  # legacy: when the node's pods are deleted
+    # Nodes queued in the same zone by the same pass share this number when there are
+    # several: which of them takes which slot upstream is unspecified (None: its own slot).
+    slot_group: int | None = None
     events: list[tuple[int, tuple[Taint, ...]]] = field(default_factory=list)
 
     @classmethod
@@ -206,9 +212,14 @@ def _plan_taint(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan
     dc = DisruptionController(config)
     for state in states:
         dc.ensure_zone(state.zone)
-    for state in states:
-        if taint_exists(state.taints, NOT_READY_TAINT_KEY) or taint_exists(
-            state.taints, UNREACHABLE_TAINT_KEY
+    for state, health in zip(states, healths, strict=True):
+        # A lifecycle taint came through the zone queue, which remembers the node, only
+        # once the node had a Ready condition; on a node that never posted one (the
+        # controller has not written its NodeStatusNeverUpdated yet) someone else put it,
+        # so the first pass queues the node and its slot re-stamps the taint.
+        if health.has_ready and (
+            taint_exists(state.taints, NOT_READY_TAINT_KEY)
+            or taint_exists(state.taints, UNREACHABLE_TAINT_KEY)
         ):
             dc.queue(state.zone).mark_processed(state.name)
     statuses = _zone_statuses(states, healths)
@@ -233,17 +244,41 @@ def _plan_taint(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan
     monitor_pass(now, True)
     all_fully_disrupted = dc.all_fully_disrupted
     second = now + config.node_monitor_period_ns
+    queued_by: dict[str, tuple[str, int, int]] = {}
+    carried: set[str] = set()
+
+    def second_pass() -> None:
+        # markNodeForTainting Removes and re-Adds every node still waiting for its taint,
+        # so the first pass's leftovers join the second pass's nodes in one draw.
+        carried.update(zone for zone, queue in dc.queues.items() if len(queue))
+        monitor_pass(second, False)
+
+    def taint_slot(zone: str, item: TimedValue, t: int) -> tuple[bool, int]:
+        done, wait = taint_queued_node(by_name.get(item.value), t)
+        if done:
+            queued_by[item.value] = (zone, item.added_at, t)
+        return done, wait
+
     run_queue_loop(
         dc.queues,
-        lambda _zone, item, t: taint_queued_node(by_name.get(item.value), t),
+        taint_slot,
         start=now,
-        arrivals=[(second, lambda: monitor_pass(second, False))],
+        arrivals=[(second, second_pass)],
     )
+    slot_groups = _slot_groups(queued_by, carried, second)
 
     outcomes: list[NodeOutcome] = []
     for node, state, health, events in zip(nodes, states, healths, initial, strict=True):
         ready = state.ready()
-        wanted = WANTED_TAINT.get(ready.status) if ready is not None else None
+        if ready is not None:
+            wanted = WANTED_TAINT.get(ready.status)
+        else:
+            # No Ready condition yet (in its startup grace): the controller leaves the node
+            # alone, so a lifecycle taint it carries stays.
+            wanted = next(
+                (t.key for t in state.taints if t.effect == NO_EXECUTE and t.key in _LIFECYCLE),
+                None,
+            )
         tainted_at = None
         if wanted is not None:
             for taint in state.taints:
@@ -257,12 +292,40 @@ def _plan_taint(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan
                 wanted=wanted,
                 tainted_at=tainted_at,
                 events=events + (state.taint_log or []),
+                slot_group=slot_groups.get((node.name, tainted_at)),
             )
         )
     zones = _plan_zones(dc, states, nodes)
     rates = {z.key: z for z in zones}
-    pods = _taint_pods(cluster, outcomes, rates, all_fully_disrupted, config)
+    pods = _taint_pods(cluster, outcomes, rates, all_fully_disrupted, config, now)
     return Plan(zones, all_fully_disrupted, outcomes, pods)
+
+
+_LIFECYCLE = (NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY)
+
+
+def _slot_groups(
+    queued_by: dict[str, tuple[str, int, int]], carried: set[str], second: int
+) -> dict[tuple[str, int], int]:
+    """Nodes whose taint slot is one of several handed out to the nodes one pass queued in
+    one zone. Upstream, monitorNodeHealth handles nodes on 8 parallel workers, so the order
+    in which they enter the zone's queue, and so which slot each gets, is unspecified; the
+    slots themselves are exact. Nodes of a zone whose first-pass nodes were still waiting at
+    the second pass (``carried``) all draw together. Keyed by (node, slot time); numbered
+    from 1 in slot order."""
+    members: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for name, (zone, added_at, slot) in queued_by.items():
+        drawn = second if zone in carried and added_at < second else added_at
+        members.setdefault((zone, drawn), []).append((name, slot))
+    groups: dict[tuple[str, int], int] = {}
+    number = 0
+    for slots in members.values():
+        if len(slots) < 2:
+            continue
+        number += 1
+        for slot in slots:
+            groups[slot] = number
+    return groups
 
 
 def _tolerations_for(pod: Pod, config: NodeLifecycleConfig, cache: dict) -> tuple[Toleration, ...]:
@@ -285,7 +348,12 @@ def _taint_pods(
     zones: dict[str, ZoneOutcome],
     all_fully_disrupted: bool,
     config: NodeLifecycleConfig,
+    now: int,
 ) -> list[PodOutcome]:
+    """Each pod's deletion by taint-based eviction. A pod in the snapshot has not been
+    deleted yet, so a deletion already due before ``now`` happens at ``now``: the taint
+    eviction controller's TimedWorkerQueue.AddWork runs work whose delay is <= 0 at once
+    (createWorker, k8s 1.35)."""
     result: list[PodOutcome] = []
     default_cache: dict = {}
     for outcome in outcomes:
@@ -309,7 +377,11 @@ def _taint_pods(
             if cached is None:
                 replayed = replay_pod(events, tolerations, seen_from)
                 reason = _taint_reason(replayed, outcome, zones, all_fully_disrupted)
-                cached = replay_cache[key] = (replayed.evict_at, reason)
+                evict_at = replayed.evict_at
+                if evict_at is not None and evict_at < now:
+                    reason += f" (due at {format_time(evict_at)}, before now: it runs at once)"
+                    evict_at = now
+                cached = replay_cache[key] = (evict_at, reason)
             result.append(PodOutcome(pod, cached[0], cached[1]))
     return result
 

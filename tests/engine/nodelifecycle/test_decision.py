@@ -190,10 +190,10 @@ def test_all_zones_fully_disrupted_stops_everything_and_removes_lifecycle_taints
     assert by_name(result)["a0"]["taintedAt"] is None
     got = evictions(result)
     # a0's unreachable taint is removed at now: the pod's immediate deletion (the taint is
-    # untolerated) happened when the taint was added, before the removal.
-    assert got["p-a"] == at(-100)
+    # untolerated) was due when the taint was added, before the removal, so it runs at now.
+    assert got["p-a"] == at(0)
     # A user NoExecute taint is not a lifecycle taint: it stays and still evicts.
-    assert got["p-b"] == at(-100)
+    assert got["p-b"] == at(0)
 
 
 def test_single_node_cluster_never_taints():
@@ -273,8 +273,8 @@ def test_existing_taint_keeps_time_added_and_pods_count_from_it():
     assert by_name(result)["n"]["taintedAt"] == at(-200)
     assert evictions(result) == {
         "default": at(100),
-        "short": at(-140),
-        "none": at(-200),
+        "short": at(0),  # due at -140: a deletion already due runs at once
+        "none": at(0),
         "ds": None,
     }
 
@@ -331,7 +331,9 @@ def test_ready_node_loses_lifecycle_taints_and_pending_deletions_are_cancelled()
     got = {p["pod"]["name"]: p for p in result["pods"]}
     assert got["p-recent"]["evictAt"] is None
     assert got["p-recent"]["reason"].startswith("All taints were removed")
-    assert got["p-long"]["evictAt"] == at(-100)  # its deadline passed before the removal
+    # Its deadline (-100) passed before the removal: the overdue deletion runs at now.
+    assert got["p-long"]["evictAt"] == at(0)
+    assert "due at 2023-12-31T23:58:20Z, before now" in got["p-long"]["reason"]
 
 
 def test_toleration_order_and_user_taints():
@@ -347,7 +349,7 @@ def test_toleration_order_and_user_taints():
     assert evictions(result) == {
         "wild-first": None,
         "sixty-first": at(10),
-        "wrong-value": at(-50),
+        "wrong-value": at(0),
     }
 
 
@@ -358,7 +360,7 @@ def test_pod_created_after_the_taint_counts_from_its_creation():
         pod("late", "n", DEFAULTS, created=-100),
         pod("early", "n", DEFAULTS, created=-2000),
     )
-    assert evictions(decide(c)) == {"late": at(200), "early": at(-700)}
+    assert evictions(decide(c)) == {"late": at(200), "early": at(0)}
 
 
 def test_apply_default_tolerations():
