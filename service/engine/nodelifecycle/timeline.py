@@ -7,9 +7,9 @@ monitorNodeHealth, doNoExecuteTaintingPass) and replays each node's taints throu
 pkg/controller/tainteviction (``tainteviction.py``); for the legacy path (k8s 1.26, removed
 in 1.27): evictPods, cancelPodEviction, doEvictionPass and DeletePods.
 
-``plan_evictions`` is Verdict's stateless decision at a time ``now`` (README points 2-3):
+``plan_evictions`` is Verdict's stateless decision at a time ``now``:
 
-* every node's health is taken from ``health.node_health_at`` (§a.8);
+* every node's health is taken from ``health.node_health_at``;
 * the controller is taken to be in steady state: it knows every node (no restart clean-up),
   a node with a Ready condition that carries a lifecycle taint keeps it and its timeAdded
   (its queue's de-duplication set holds it; a node without one is queued afresh), every

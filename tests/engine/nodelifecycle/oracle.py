@@ -27,8 +27,11 @@ from pathlib import Path
 
 from service.engine.nodelifecycle.decision import node_eviction_rate
 from service.engine.objects import Cluster
+from service.engine.version import settings_for
 from service.ingest.kube import snapshot_from_objects
 from tests.oracles import needs, oracle_path
+
+RELEASE = settings_for("1.35")  # the oracle is v1.35's controller
 
 BINARY = oracle_path("nodelifecycle-oracle") or Path("nodelifecycle-oracle-not-configured")
 
@@ -64,7 +67,7 @@ def run_verdict(case: dict) -> dict:
     cluster = Cluster(snapshot_from_objects(objects))
     config = dict(case.get("settings", {}))
     config["applyDefaultTolerations"] = case.get("applyDefaultTolerations", False)
-    return node_eviction_rate(cluster, _instant(case["now"]), config)
+    return node_eviction_rate(cluster, _instant(case["now"]), config, settings=RELEASE)
 
 
 def _final_taints(case: dict, answer: dict) -> dict[str, tuple[str, str] | None]:
