@@ -170,7 +170,7 @@ def random_case(seed: int) -> dict:
         "leases": leases,
         "pods": pods,
         "now": _time(0),
-        "horizon": "3m",
+        "horizon": "2m",
         "settings": settings,
         "applyDefaultTolerations": rng.random() < 0.5,
         "kubeletAlive": alive,
