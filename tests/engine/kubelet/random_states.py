@@ -327,8 +327,14 @@ def eviction_case(seed: int, *, ties: bool = False) -> dict:
         # A signal first observed long enough ago was met in the previous pass, and a
         # minimum reclaim keeps it met (min-reclaim stickiness): the oracle carries no state
         # between passes, so those two never go together here (hand-made cases cover it).
-        for signal in case["evictionMinimumReclaim"]:
-            case.get("firstObserved", {}).pop(signal, None)
+        # (allocatableMemory and containerfs thresholds carry the minimum reclaim of the
+        # signal they are copied from.)
+        sticky = ("memory.", "allocatableMemory.", "nodefs.", "containerfs.")
+        for signal in list(case.get("firstObserved", {})):
+            if signal.startswith(sticky):
+                del case["firstObserved"][signal]
+        if case.get("firstObserved") == {}:
+            del case["firstObserved"]
     if rng.random() < 0.3:
         case["enforceNodeAllocatable"] = rng.choice(([], ["pods"]))
     return case
