@@ -213,7 +213,7 @@ def _pod_stats(rng: random.Random, pod: dict, tied: tuple[int, int] | None) -> d
     }
 
 
-def _threshold_map(rng: random.Random, layout: str, soft: bool) -> dict:
+def _threshold_map(rng: random.Random, layout: str) -> dict:
     signals = ["memory.available", "nodefs.available", "nodefs.inodesFree", "pid.available"]
     if layout != "single":
         signals += ["imagefs.available", "imagefs.inodesFree"]
@@ -230,8 +230,6 @@ def _threshold_map(rng: random.Random, layout: str, soft: bool) -> dict:
             out[signal] = rng.choice(("10%", "1000", "5%"))
         else:
             out[signal] = rng.choice(("5%", "10%", "15%", "1Gi"))
-    if soft:
-        return out
     return out
 
 
@@ -304,12 +302,12 @@ def eviction_case(seed: int, *, ties: bool = False) -> dict:
     elif hard < 0.4:
         case["evictionHard"] = {}
     elif hard < 0.55:
-        mapping = _threshold_map(rng, layout, soft=False)
+        mapping = _threshold_map(rng, layout)
         case["evictionHard"] = ",".join(f"{k}<{v}" for k, v in mapping.items())
     else:
-        case["evictionHard"] = _threshold_map(rng, layout, soft=False)
+        case["evictionHard"] = _threshold_map(rng, layout)
     if rng.random() < 0.35:
-        soft = _threshold_map(rng, layout, soft=True)
+        soft = _threshold_map(rng, layout)
         case["evictionSoft"] = soft
         case["evictionSoftGracePeriod"] = {k: rng.choice(("30s", "1m30s", "5m")) for k in soft}
         case["evictionMaxPodGracePeriod"] = rng.choice((0, 30, 90))

@@ -25,6 +25,7 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
+from service.engine.duration import parse_go_duration
 from service.engine.nodelifecycle.decision import node_eviction_rate
 from service.engine.objects import Cluster
 from service.engine.version import settings_for
@@ -56,8 +57,6 @@ def _instant(text: str) -> datetime:
 
 
 def _horizon_seconds(text: str) -> float:
-    from service.engine.duration import parse_go_duration
-
     return parse_go_duration(text) / 1e9
 
 
