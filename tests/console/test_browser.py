@@ -216,9 +216,24 @@ def _tied_snapshot() -> dict:
     }
 
 
-def test_ties_as_a_person_sees_them(page, server):
+@pytest.fixture
+def own_page(browser, server):
+    """A page signed in on its own (the module's page may have signed out)."""
+    context = browser.new_context(java_script_enabled=False)
+    tab = context.new_page()
+    tab.set_default_timeout(15_000)
+    tab.goto(server["base"] + "/console/sign-in")
+    tab.get_by_label("API key").fill(server["secrets"]["read"])
+    tab.keyboard.press("Enter")
+    tab.wait_for_url("**/console/decisions")
+    yield tab
+    context.close()
+
+
+def test_ties_as_a_person_sees_them(own_page, server):
     """Eviction: the tie group in the ranking and every pod the kubelet might evict; node
     lifecycle: the nodes sharing a slot group."""
+    page = own_page
     headers = {
         "Authorization": f"Bearer {server['secrets']['decide']}",
         "Content-Type": "application/json",
