@@ -123,10 +123,19 @@ def differences(case: dict) -> list[str]:
         return _second(text)
 
     their_taints = _final_taints(case, theirs)
-    my_taints = {
-        n["nodeName"]: (n["taint"], within(n["taintedAt"])) if within(n["taintedAt"]) else None
-        for n in mine["nodes"]
-    }
+    initial = _final_taints(case, {})
+
+    def at_horizon(node: dict) -> tuple[str, str] | None:
+        """Verdict's taint as the horizon sees it: one (re-)stamped after the horizon leaves
+        the node's existing taint of that key in place until then."""
+        if within(node["taintedAt"]):
+            return node["taint"], within(node["taintedAt"])
+        existing = initial.get(node["nodeName"])
+        if node["taintedAt"] is not None and existing and existing[0] == node["taint"]:
+            return existing[0], _second(existing[1])
+        return None
+
+    my_taints = {n["nodeName"]: at_horizon(n) for n in mine["nodes"]}
     group_of = {n["nodeName"]: n.get("slotGroup") for n in mine["nodes"]}
     grouped_theirs: dict[object, Counter] = {}
     grouped_mine: dict[object, Counter] = {}
@@ -139,8 +148,14 @@ def differences(case: dict) -> list[str]:
         their_taint = their_taints.get(name)
         if their_taint and mine_taint and their_taint[0] != mine_taint[0]:
             found.append(f"{name}: taint oracle {their_taint} verdict {mine_taint}")
-        grouped_theirs.setdefault(group, Counter())[their_taint and their_taint[1]] += 1
-        grouped_mine.setdefault(group, Counter())[mine_taint and mine_taint[1]] += 1
+        # Which nodes of the group the horizon reaches is the draw's: compare the slots
+        # stamped from now on, not the older taints the others still carry.
+        kept = initial.get(name)
+        kept = kept and (kept[0], _second(kept[1]))
+        their_new = None if their_taint is None or their_taint == kept else their_taint[1]
+        my_new = None if mine_taint is None or mine_taint == kept else mine_taint[1]
+        grouped_theirs.setdefault(group, Counter())[_second(their_new)] += 1
+        grouped_mine.setdefault(group, Counter())[my_new] += 1
     for group, counted in grouped_mine.items():
         if grouped_theirs[group] != counted:
             found.append(
