@@ -5,6 +5,7 @@ service/openapi.yaml."""
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -12,6 +13,8 @@ import pytest
 from sqlalchemy import inspect, text
 
 from service.app import create_app
+from service.engine.objects import Snapshot
+from service.ingest.body import parse_snapshot
 from service.store import keys, migrate
 from service.store.db import Base, Database
 
@@ -199,3 +202,16 @@ def kube_list(*items) -> dict:
         "metadata": {"resourceVersion": ""},
         "items": list(items),
     }
+
+
+def snapshot_from_objects(
+    objects: list[dict], stats: dict[str, dict] | None = None, captured_at: datetime | None = None
+) -> Snapshot:
+    """The Snapshot of these Kubernetes objects (and nodes' Summary stats), read as a
+    POST /v1/snapshots body is (``ingest.body.parse_snapshot``)."""
+    envelope: dict = {"objects": objects}
+    if stats:
+        envelope["stats"] = stats
+    if captured_at is not None:
+        envelope["capturedAt"] = captured_at
+    return parse_snapshot(orjson.dumps(envelope)).snapshot

@@ -576,6 +576,8 @@ class Cluster:
 
     @property
     def snapshot_loaded(self) -> bool:
+        """Whether a deferred snapshot has been decoded: what the tests observe to hold the
+        store to its promise that a restored scheduler view decodes no pod."""
         return self._snapshot is not None
 
     @property

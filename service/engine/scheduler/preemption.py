@@ -68,7 +68,6 @@ __all__ = [
     "dry_run_preemption",
     "fit_error_message",
     "nodes_for_status_code",
-    "nodes_where_preemption_might_help_legacy",
     "pick_one_node_for_preemption",
     "preempt",
     "select_candidate",
@@ -103,14 +102,6 @@ def nodes_for_status_code(
     if absent_code == code:
         return [n for n in node_names if statuses.get(n, absent_code) == code]
     return [n for n in node_names if n in statuses and statuses[n] == code]
-
-
-def nodes_where_preemption_might_help_legacy(
-    node_names: Sequence[str], statuses: Mapping[str, str]
-) -> list[str]:
-    """The legacy nodesWherePreemptionMightHelp (before NodeToStatus): every node whose
-    status is not UnschedulableAndUnresolvable, nodes without a status included."""
-    return [n for n in node_names if statuses.get(n) != UNRESOLVABLE]
 
 
 def dry_run_preemption(

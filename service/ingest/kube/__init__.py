@@ -11,7 +11,7 @@ is reported with the path of the offending field. Nothing downstream sees raw JS
 other packages read are exported here.
 """
 
-from service.ingest.kube.builder import SnapshotBuilder, snapshot_from_objects
+from service.ingest.kube.builder import SnapshotBuilder
 from service.ingest.kube.decode import convert_object, decode_json
 from service.ingest.kube.nodes import node_from_object, node_stats
 from service.ingest.kube.pods import pod_from_object
@@ -26,5 +26,4 @@ __all__ = [
     "node_stats",
     "pod_from_object",
     "preferred_terms",
-    "snapshot_from_objects",
 ]
