@@ -17,6 +17,7 @@ from service.engine.objects import (
     Node,
     PersistentVolume,
     PersistentVolumeClaim,
+    Pod,
     TopologySelectorTerm,
 )
 from service.engine.scheduler.csi_translation import (
@@ -31,13 +32,17 @@ from service.engine.scheduler.framework import (
     SKIPPED,
     UNRESOLVABLE,
     CycleState,
+    KeepsVerdict,
     NodeInfo,
-    Plugin,
     PodInfo,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    ReadsWholePods,
     Status,
     prefilter_state_missing,
 )
+from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.scheduler.storage import (
     Storage,
     claim_name,
@@ -163,7 +168,7 @@ def _topology_matches(terms: Sequence[TopologySelectorTerm], labels: dict[str, s
     return False
 
 
-class VolumeBinding(Plugin):
+class VolumeBinding(PreFilterPlugin, KeepsVerdict, PreScorePlugin, ReadsWholePods):
     name = "VolumeBinding"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
@@ -243,6 +248,10 @@ class VolumeBinding(Plugin):
             return False
         sc = storage.classes.get(pvc.storage_class)
         return sc is not None and sc.volume_binding_mode == "WaitForFirstConsumer"
+
+    def reads_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
+        """A pod with volumes: the plugin reads the storage objects and the pods' volumes."""
+        return bool(pod.volumes)
 
     def keeps_verdict(self, state: CycleState, ni: NodeInfo, victims: Sequence[PodInfo]) -> bool:
         """Always: the filter reads the pod's claims, the volumes and the node, never the
