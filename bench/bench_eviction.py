@@ -6,7 +6,7 @@ Summary attached) and times, per scenario:
 * engine — ``service.engine.kubelet.eviction.synchronize`` alone (config parsed once), the
   number the target is about;
 * decision — the whole decision kind (schema load, config parsing, allocatable, the pass and
-  rendering the API.md result with a PodRef per ranked pod), as the HTTP layer calls it.
+  rendering the contract's result with a PodRef per ranked pod), as the HTTP layer calls it.
 
 Scenarios: memory pressure (hard memory.available just above the observed value: full
 memory ranking and a victim), disk pressure (nodefs.available: disk ranking over rootfs, logs

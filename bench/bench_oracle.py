@@ -46,10 +46,11 @@ from service.engine.version import DEFAULT_SETTINGS, settings_for
 from service.ingest.body import parse_snapshot
 from service.ingest.kube import pod_from_object
 
-# ../shared/oracle beside the checkout; VERDICT_ORACLE names it elsewhere (a git worktree).
+# The scheduler oracle in the folder VERDICT_ORACLE_DIR names (docs/ORACLES.md), as the tests
+# find it; VERDICT_ORACLE names the binary itself instead.
 ORACLE = Path(
     os.environ.get("VERDICT_ORACLE")
-    or Path(__file__).resolve().parents[2] / "shared" / "oracle" / "verdict-oracle"
+    or Path(os.environ.get("VERDICT_ORACLE_DIR", ".")) / "verdict-oracle"
 )
 SETTINGS = settings_for("1.35")
 

@@ -1,7 +1,7 @@
 """Decision kind "admission": would this node's kubelet admit this pod, and whom would it
 preempt for it (POST /v1/decisions/admission).
 
-Request: ``{"nodeName": str, "pod": <v1 Pod>}``. Result (API.md):
+Request: ``{"nodeName": str, "pod": <v1 Pod>}``. Result (the contract, openapi/openapi.yaml):
 ``{"admitted", "reasons", "critical", "preemption", "message"}`` plus ``kubeletReason``
 (the pod status reason the kubelet would set on rejection; null when admitted).
 

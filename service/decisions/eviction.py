@@ -1,11 +1,11 @@
 """Decision kind "eviction": one pass of the kubelet eviction manager on one node.
 
-Request (API.md): ``{"nodeName", "config": {...}, "now", "firstObserved": {signal: time}}``,
+Request (the contract, openapi/openapi.yaml): ``{"nodeName", "config": {...}, "now", "firstObserved": {signal: time}}``,
 plus ``nodeConditionsLastObserved`` ({condition: time}, optional): when the kubelet last
 observed each pressure condition, for the pressure transition period (see
 service/engine/kubelet/eviction.py for how one pass stands in for the kubelet's memory).
 
-Result: API.md's eviction result, plus ``evictions`` (every pod the pass evicts: one for a
+Result: the contract's eviction result, plus ``evictions`` (every pod the pass evicts: one for a
 threshold, possibly several for local ephemeral-storage limits; ``victim``,
 ``gracePeriodSeconds`` and ``message`` describe the first), ``nodeLevelReclaim`` (the garbage
 collections the kubelet runs first for a disk signal, assumed to free nothing) and ``now``.

@@ -1,7 +1,7 @@
 """Decision kind "placement": kube-scheduler filter and score on every node
 (POST /v1/decisions/placement).
 
-Request (API.md): ``{"pod": <v1 Pod>, "scoring": {...}, "holdStatefulSetUpgrades": bool,
+Request (the contract, openapi/openapi.yaml): ``{"pod": <v1 Pod>, "scoring": {...}, "holdStatefulSetUpgrades": bool,
 "holds": [...]}``.
 
 * ``scoring.strategy``: LeastAllocated (default), MostAllocated or RequestedToCapacityRatio;

@@ -1,7 +1,7 @@
 """Decision kind "preemption": kube-scheduler DefaultPreemption's victims for a pending pod
 (POST /v1/decisions/preemption).
 
-Request (API.md): ``{"pod": <v1 Pod>, "options": {"minCandidateNodesPercentage": 10,
+Request (the contract, openapi/openapi.yaml): ``{"pod": <v1 Pod>, "options": {"minCandidateNodesPercentage": 10,
 "minCandidateNodesAbsolute": 100, "offset": 0}, "holdStatefulSetUpgrades": bool,
 "holds": [...]}`` (holds as for placement). Percentage 0..100, absolute >= 0, not both 0
 (DefaultPreemptionArgs validation); offset >= 0, taken modulo the number of potential nodes.

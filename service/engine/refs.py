@@ -1,5 +1,5 @@
-"""PodRef, the way every result names a pod (API.md: namespace, name, uid, nodeName,
-priority, qosClass)."""
+"""PodRef, the way every result names a pod (the contract's PodRef, openapi/openapi.yaml:
+namespace, name, uid, nodeName, priority, qosClass)."""
 
 from __future__ import annotations
 

@@ -4,17 +4,16 @@ One implementation of each aggregation, used everywhere (kubelet admission, pree
 eviction ranking, scheduler fit and scoring, the snapshot pod listing):
 
 * ``pod_requests`` / ``pod_limits`` — component-helpers ``resource.PodRequests`` /
-  ``resource.PodLimits`` (spec only; no in-place-resize status, no DRA), spec/kubelet.md B.1,
-  B.2: sidecars (restartable init containers) add to the container sum and to the peak of
+  ``resource.PodLimits`` (spec only; no in-place-resize status, no DRA), k8s 1.35: sidecars (restartable init containers) add to the container sum and to the peak of
   every later init container; pod-level ``spec.resources`` overrides the supported names
   (cpu, memory, hugepages-*) when the PodLevelResources gate is on; overhead is added to
   every request key, and only to existing non-zero limit keys.
-* ``pod_requests_non_zero`` — the scheduler's non-zero variant (scheduler.md §1.1): a
+* ``pod_requests_non_zero`` — the scheduler's non-zero variant (framework ``calculateResource``): a
   container with no ``cpu`` key counts 100m, with no ``memory`` key 200Mi.
 * ``scheduler_pod_requests`` — both of the above as the scheduler's cache reads them, in one
   call, for building the scheduler view (the one function here whose result may be shared).
 * ``resource_request`` — the kubelet's per-resource getter ``GetResourceRequest``
-  (pkg/api/v1/resource, spec B.3).
+  (pkg/api/v1/resource).
 
 Resource maps are ``dict[str, int]`` in base units (millicores for cpu). Every function but
 ``scheduler_pod_requests`` returns a fresh dict the caller may mutate. These run for every
@@ -371,7 +370,7 @@ def _non_zero(c: Container) -> ResourceList:
 
 
 def pod_requests_non_zero(pod: Pod, *, settings: EngineSettings) -> dict[str, int]:
-    """The scheduler's non-zero pod request (scheduler.md §1.1): PodRequests with
+    """The scheduler's non-zero pod request: PodRequests with
     ``NonMissingContainerRequests`` = {cpu: 100m, memory: 200Mi}, as the scheduler's
     framework.NewResource / calculateResource (k8s 1.35) compute it.
 
@@ -545,7 +544,7 @@ def resource_request(
     requests: dict[str, int] | None = None,
 ) -> int:
     """The kubelet's per-resource getter: pkg/api/v1/resource ``GetResourceRequest`` over
-    ``GetResourceRequestQuantity`` (k8s 1.35), spec/kubelet.md B.3.
+    ``GetResourceRequestQuantity`` (k8s 1.35).
 
     ``pods`` is always 1. Otherwise the value of ``kubelet_resource_requests`` (pass it as
     ``requests`` when asking for several names of one pod), plus the pod overhead for

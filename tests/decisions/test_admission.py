@@ -1,5 +1,5 @@
 """Decision kind "admission" (service.decisions.admission): request schema, result shape
-(API.md), node pods taken into account, preemption output, input errors, and the engine
+(the contract), node pods taken into account, preemption output, input errors, and the engine
 time for a full 110-pod node."""
 
 from __future__ import annotations

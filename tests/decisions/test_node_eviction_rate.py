@@ -1,5 +1,5 @@
 """Decision kind "node-eviction-rate" (service.decisions.node_eviction_rate): request schema,
-``now`` defaulting, input errors naming the field, result shape (API.md) and subjects."""
+``now`` defaulting, input errors naming the field, result shape (the contract) and subjects."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Kubelet pod admission on one node: the eviction manager's admit handler, the predicate
-admit handler, and the critical pod admission handler behind it (spec/kubelet.md D.2, D.3,
-E.9).
+admit handler, and the critical pod admission handler behind it.
 
 Mirrors, as of k8s 1.35:
 

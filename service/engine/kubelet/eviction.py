@@ -1,10 +1,10 @@
-"""The kubelet eviction manager: one synchronize pass on one node (spec/kubelet.md E).
+"""The kubelet eviction manager: one synchronize pass on one node.
 
 Mirrors pkg/kubelet/eviction/eviction_manager.go (managerImpl.synchronize, evictPod,
 localStorageEviction) and pkg/kubelet/eviction/helpers.go (signal observations, threshold
 bookkeeping, ranking, eviction message), k8s master as of 1.35/1.36, Linux, no swap.
 
-How one pass stands in for the long-running manager (spec/README.md §4):
+How one pass stands in for the long-running manager:
 
 * **First observation.** The kubelet remembers when each threshold was first met. The
   request's ``first_observed`` (signal → time) supplies that memory for every threshold of

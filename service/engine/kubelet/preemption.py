@@ -1,5 +1,5 @@
 """The kubelet's critical pod admission handler: which pods it kills so that a critical pod
-that failed admission only for lack of resources can run (spec/kubelet.md D.3).
+that failed admission only for lack of resources can run.
 
 Mirrors pkg/kubelet/preemption/preemption.go as merged up to k8s 1.35 (the open PR #135866,
 which regroups victims by priority, is not modelled).

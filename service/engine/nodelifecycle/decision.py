@@ -1,9 +1,9 @@
 """The ``node-eviction-rate`` decision: zone states and rates, node taints and when, and when
 taint-based eviction (or, in legacy mode, the node controller) removes each pod.
 
-The result is exactly API.md's ``POST /v1/decisions/node-eviction-rate`` result. How the
+The result is exactly the contract's ``POST /v1/decisions/node-eviction-rate`` result. How the
 controllers' state is approximated from one snapshot at ``now`` is documented in
-``taints.py`` (and spec/README.md points 2-3). Order is stable: zones in the order their
+``taints.py``. Order is stable: zones in the order their
 first node appears in the snapshot, nodes in snapshot order, pods by node (snapshot node
 order) then in snapshot pod order.
 """

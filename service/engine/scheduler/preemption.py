@@ -1,6 +1,6 @@
 """The preemption Evaluator: the scheduler's PostFilter, as DefaultPreemption drives it.
 
-Mirrors kubernetes/kubernetes (v1.35; spec/scheduler.md §3):
+Mirrors kubernetes/kubernetes (v1.35):
 
 * ``pkg/scheduler/framework/preemption/preemption.go``: ``Evaluator.Preempt``,
   ``findCandidates``, ``DryRunPreemption`` (bounded non-violating / violating lists, early
@@ -299,7 +299,7 @@ def _explain_holds_in_dry_run(
     plan: HoldPlan,
     statuses: dict[str, Status],
 ) -> None:
-    """Spec §6 rule 4 for the dry run: a visited node that is no candidate only because of a
+    """The hold reasons for the dry run (docs/decisions/placement.md, "Holds"): a visited node that is no candidate only because of a
     hold gets the hold reasons appended to its dry-run status."""
     for name in plan.nodes():
         status = statuses.get(name)

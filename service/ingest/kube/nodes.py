@@ -34,7 +34,7 @@ def to_node(raw: wire.Node, prefix: str = "") -> m.Node:
         ),
         capacity=capacity,
         # Taken as reported: the scheduler and the kubelet read status.allocatable as is, and
-        # a node without it fits nothing (scheduler.md 1.2), so Verdict does not invent one.
+        # a node without it fits nothing (NodeResourcesFit compares with zero), so Verdict does not invent one.
         allocatable=allocatable,
         conditions=tuple(
             m.NodeCondition(

@@ -1,4 +1,4 @@
-"""Held resources for StatefulSet pods under upgrade (spec/scheduler.md §6).
+"""Held resources for StatefulSet pods under upgrade (docs/decisions/placement.md, "Holds").
 
 The situation the hold exists for: node n1 is full except for the room web-0 occupied. web-0
 is being replaced (deleted, or already gone); a pending lower-priority Deployment pod would

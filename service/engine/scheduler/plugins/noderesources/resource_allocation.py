@@ -1,6 +1,6 @@
 """Resource scoring: NodeResourcesFit's strategies and NodeResourcesBalancedAllocation.
 
-Mirrors kubernetes/kubernetes (master, about v1.35/1.36; spec/scheduler.md §5):
+Mirrors kubernetes/kubernetes (master, about v1.35/1.36):
 
 * ``plugins/noderesources/resource_allocation.go`` ``resourceAllocationScorer.score``,
   ``calculateResourceAllocatableRequest`` and ``calculatePodResourceRequestList``;
