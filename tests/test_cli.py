@@ -129,6 +129,17 @@ def test_decide_reports_bad_input(cluster_file, tmp_path, capsys):
     assert "nodeName" in err
 
 
+def test_decide_checks_the_pod_as_the_api_server_would(cluster_file, tmp_path, capsys):
+    pod_file = tmp_path / "pod.json"
+    pod_file.write_bytes(orjson.dumps(pod("Not_A_Name", cpu="1")))
+    code, out, err = _run(
+        capsys, "decide", "admission", "--snapshot", str(cluster_file), "--node", "n1",
+        "--pod", str(pod_file),
+    )  # fmt: skip
+    assert code == 1 and out == ""
+    assert "metadata.name" in err and "Traceback" not in err
+
+
 def test_keys_and_history(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("VERDICT_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
     code, out, _ = _run(capsys, "keys", "create", "--role", "decide", "--name", "ci")

@@ -21,11 +21,7 @@ from service.decisions.cluster import (
 )
 from service.decisions.run import check_snapshot_reference, compute, decision_params
 from service.engine.version import ENGINE_VERSION
-from service.ingest import wire
 from service.ingest.body import YAML_TYPES, yaml_to_json
-from service.ingest.errors import IngestError
-from service.ingest.kube import convert_object
-from service.ingest.names import metadata_errors
 from service.store import records
 from service.store import snapshots as store
 
@@ -35,7 +31,7 @@ log = logging.getLogger("verdict.decisions")
 
 def _kind(name: str):
     kind = KINDS.get(name)
-    if kind is None or name == "prune":
+    if kind is None:
         raise ApiError(404, f"no decision kind {name!r}; known: {', '.join(sorted(KINDS))}")
     return kind
 
@@ -56,20 +52,9 @@ def _named_cluster(body: dict, kind) -> NamedCluster:
         ) from None
 
 
-def check_pod_metadata(body: dict) -> None:
-    """The request's pod named and labelled as the API server allows (its name and
-    namespace become the record's subjects)."""
-    pod = body.get("pod")
-    if isinstance(pod, dict) and isinstance(pod.get("metadata"), dict):
-        metadata = convert_object(pod["metadata"], wire.Metadata, "pod.metadata")
-        if errors := metadata_errors("Pod", metadata, "pod", namespaced=True):
-            raise IngestError(errors)
-
-
 def record_decision(kind_name: str, body: dict):
     kind = _kind(kind_name)
     check_snapshot_reference(body)
-    check_pod_metadata(body)
     named = _named_cluster(body, kind)
     params = decision_params(body)
     db = current_app.extensions["verdict.db"]

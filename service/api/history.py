@@ -61,7 +61,7 @@ def _check_list_parameters() -> None:
         if value is not None and not _is_uuid(value):
             raise ApiError(400, f"{name} must be a UUID", [{"path": name, "message": "not a UUID"}])
     kind = request.args.get("kind")
-    if kind is not None and kind not in KINDS and kind != "prune":
+    if kind is not None and kind not in KINDS and kind != records.PRUNE_KIND:
         raise ApiError(
             400,
             f"unknown kind {kind!r}",

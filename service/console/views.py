@@ -175,7 +175,7 @@ def _filters() -> records.Filters:
     if pod is not None and pod.count("/") != 1:
         raise ConsoleError(400, "pod: expected namespace/name")
     kind = request.args.get("kind") or None
-    if kind is not None and kind not in KINDS and kind != "prune":
+    if kind is not None and kind not in KINDS and kind != records.PRUNE_KIND:
         raise ConsoleError(400, f"kind: unknown kind {kind!r}")
     return records.Filters(
         kind=kind,
@@ -218,7 +218,7 @@ def decisions():
         "decisions.html",
         items=items,
         args=args,
-        kinds=[*KINDS, "prune"],
+        kinds=[*KINDS, records.PRUNE_KIND],
         older=older,
         first_page=before is None,
     )

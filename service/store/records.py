@@ -23,6 +23,9 @@ from sqlalchemy.orm import Session
 from service.store.db import strict_json
 from service.store.models import GENESIS_HASH, AuditState, DecisionRow, DecisionSubject
 
+# The kind of the record a prune appends (beside the decision kinds, decisions.KINDS).
+PRUNE_KIND = "prune"
+
 
 def as_utc(moment: datetime) -> datetime:
     """SQLite hands back naive datetimes; every stored time is UTC."""
@@ -426,7 +429,7 @@ def prune(session: Session, before: datetime, engine_version: str) -> DecisionRo
         )
     return append(
         session,
-        kind="prune",
+        kind=PRUNE_KIND,
         snapshot_id=None,
         key_id=None,
         request={"before": iso(before)},

@@ -22,6 +22,7 @@ from service.ingest.kube.selectors import (
     preferred_terms,
 )
 from service.ingest.kube.storage import DISK_SOURCES, disk_id
+from service.ingest.names import metadata_errors
 
 
 def _container(
@@ -465,12 +466,19 @@ def to_pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m
 
 
 def pod_from_object(obj: dict, prefix: str = "") -> m.Pod:
-    """A v1 Pod (as the API server or kubectl prints it) → model Pod."""
+    """A v1 Pod given alone (a decision request's ``pod``, as the API server or kubectl
+    prints it) → model Pod, its name, namespace and labels checked as the API server checks
+    a snapshot's pods (``names.metadata_errors``): the one way a request pod is read, for
+    the API, ``verdict decide`` and replay alike."""
     raw = convert_object(obj, wire.Pod, prefix)
     if raw.kind not in ("", "Pod"):
         raise IngestError.one(
             f"{prefix}.kind" if prefix else "kind", f"expected a Pod, got {raw.kind!r}"
         )
+    invalid = metadata_errors("Pod", raw.metadata, "pod", namespaced=True)
+    if invalid:  # paths relative to the pod, as to_pod's
+        relative = [FieldError(e.path.removeprefix("pod."), e.message) for e in invalid]
+        raise IngestError(relative).prefixed(prefix)
     return to_pod(raw, prefix)
 
 
