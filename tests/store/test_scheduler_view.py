@@ -1,20 +1,27 @@
 """The scheduler view stored with each snapshot: written on ingest, restored for placement and
 preemption on a snapshot this process has not decoded (the rest of the snapshot decoded only
-when read), ignored when missing or derived by other code, and written by the warming thread
-for the rows that lack it."""
+when read), ignored when missing or stored in another format, and written by the warming
+thread for the rows that lack it; its fingerprint names its format, pinned to what it holds."""
 
 from __future__ import annotations
 
+import hashlib
+
+import msgspec
+import orjson
+import zstandard
 from sqlalchemy import select, update
 
 from service.engine.objects import Cluster
 from service.engine.scheduler import snapshot as scheduler_snapshot
+from service.engine.scheduler.snapshot import view_release
 from service.engine.version import DEFAULT_SETTINGS
 from service.store import snapshots as store
 from service.store.models import SnapshotRow
 from service.store.preload import Preloader
+from service.store.scheduler_view import FINGERPRINT, FORMAT, StoredView
 from service.store.snapshots import ClusterCache
-from tests.conftest import kube_list, node, pod
+from tests.conftest import kube_list, node, pod, snapshot_from_objects
 
 PREEMPTOR = pod("urgent", cpu="2", priority=1000)
 
@@ -150,3 +157,83 @@ def test_cache_accounting_does_not_decode_deferred_snapshots(app, api):
     assert first not in cache and second in cache
     assert not one.snapshot_loaded
     assert isinstance(one, Cluster) and one.pod_count == 3
+
+
+# --- the fingerprint names what a stored view holds, and only that ---
+
+# For each FORMAT: the sha256 of StoredView's shape (its msgspec JSON schema, nested model
+# types included) and of the msgpack a fixed cluster's stored view encodes to (_pinned()).
+# A change to either without a new FORMAT fails here: bump FORMAT in
+# service/store/scheduler_view.py and pin the new digests under it.
+PINNED = {
+    2: (
+        "4e511902421a6f21ca29edf4664ee416cb6a7d54286da954b3e4eebc27697ef6",
+        "e554801efb91a9f42bd48ee287a42fc264a86e06b69977ee7d3726bf36d82b55",
+    ),
+}
+
+
+def _pinned_cluster() -> Cluster:
+    """Pods of every shape a stored view keeps: with and without requests, pod-level
+    resources, init containers and overhead, host ports, a terminating StatefulSet pod, a
+    nominated pod, a PDB and a PriorityClass, Namespaces, Services and controllers."""
+    sts = {"ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db",
+                                "uid": "u-db", "controller": True}]}  # fmt: skip
+    terminating = pod("db-0", "n2", cpu="1")
+    terminating["metadata"] |= sts | {
+        "deletionTimestamp": "2026-11-20T09:00:00Z",
+        "labels": {"app": "db"},
+    }
+    nominated = pod("waiting", cpu="3", priority=50)
+    nominated["status"]["nominatedNodeName"] = "n1"
+    ported = pod("ported", "n1", cpu="100m")
+    ported["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    objects = [
+        node("n1", cpu="4"),
+        node("n2", cpu="8", memory="16Gi"),
+        pod("plain", "n1"),
+        pod("sized", "n1", cpu="500m", memory="1Gi", limits={"cpu": "1", "memory": "1Gi"}),
+        pod(
+            "pod-level",
+            "n2",
+            resources={"requests": {"cpu": "2", "memory": "2Gi"}},
+            initContainers=[{"name": "init", "image": "busybox"}],
+            overhead={"cpu": "50m"},
+            priority=10,
+        ),
+        ported,
+        terminating,
+        nominated,
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+         "metadata": {"name": "db", "namespace": "default"},
+         "spec": {"selector": {"matchLabels": {"app": "db"}}},
+         "status": {"disruptionsAllowed": 0}},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+         "metadata": {"name": "high"}, "value": 1000},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "db", "namespace": "default"},
+         "spec": {"selector": {"app": "db"}}},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet",
+         "metadata": {"name": "db", "namespace": "default"},
+         "spec": {"selector": {"matchLabels": {"app": "db"}}}},
+    ]  # fmt: skip
+    return Cluster(snapshot_from_objects(objects))
+
+
+def test_the_stored_shape_and_content_are_those_their_format_names():
+    """What a stored view holds changes only with FORMAT, and so does its fingerprint: a new
+    field, type or order in the stored structs, or another value derived into them, fails
+    here until FORMAT is bumped (the digests are pinned per FORMAT)."""
+    schema = orjson.dumps(msgspec.json.schema(StoredView), option=orjson.OPT_SORT_KEYS)
+    blob = store.encode_view(_pinned_cluster())
+    assert blob is not None
+    packed = zstandard.ZstdDecompressor().decompress(blob[len(store.VIEW_HEADER) :])
+    got = (hashlib.sha256(schema).hexdigest(), hashlib.sha256(packed).hexdigest())
+    assert got == PINNED.get(FORMAT), "the stored view changed: bump FORMAT and pin it"
+
+
+def test_the_fingerprint_reads_no_source():
+    """A docstring or refactoring keeps stored views usable: the fingerprint is the format
+    and the newest release's reading of the view, nothing read from the code."""
+    digest = hashlib.sha256(f"{FORMAT}:{view_release(DEFAULT_SETTINGS)}".encode()).digest()
+    assert store.VIEW_HEADER.endswith(FINGERPRINT) and FINGERPRINT == digest[:8]
