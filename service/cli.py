@@ -147,6 +147,7 @@ def serve(host: str, port: int, workers: int, threads: int) -> int:
 
     from service.api import logs
     from service.app import create_app
+    from service.extensions import extensions
     from service.store import migrate
 
     db = _database()
@@ -173,9 +174,10 @@ def serve(host: str, port: int, workers: int, threads: int) -> int:
         def load(self):
             # Runs in each worker after the fork: the warming thread belongs to the worker.
             app = create_app()
-            app.extensions["verdict.preloader"].start()
-            if "verdict.checkpoint_signer" in app.extensions:
-                app.extensions["verdict.checkpoint_signer"].start()
+            ext = extensions(app)
+            ext.preloader.start()
+            if ext.checkpoint_signer is not None:
+                ext.checkpoint_signer.start()
             return logs.with_gunicorn_access_log(app)
 
     Verdict().run()

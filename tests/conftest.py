@@ -14,6 +14,7 @@ from sqlalchemy import inspect, text
 
 from service.app import create_app
 from service.engine.objects import Snapshot
+from service.extensions import extensions
 from service.ingest.body import parse_snapshot
 from service.store import keys, migrate
 from service.store.db import Base, Database
@@ -59,13 +60,13 @@ def app(database_url, tmp_path):
         }
     )
     yield application
-    application.extensions["verdict.db"].dispose()
+    extensions(application).db.dispose()
 
 
 @pytest.fixture
 def api_keys(app) -> dict[str, str]:
     out = {}
-    with app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(app).db.session(write=True) as session:
         for role in keys.ROLES:
             _, secret = keys.create(session, role, f"test-{role}")
             out[role] = secret

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import orjson
-from flask import Blueprint, current_app, g, request, url_for
+from flask import Blueprint, g, request, url_for
 
 from service.api.errors import ApiError
 from service.api.metrics import DECISIONS, count_cache, decision_outcome
@@ -21,6 +21,7 @@ from service.decisions.cluster import (
 )
 from service.decisions.run import check_snapshot_reference, compute, decision_params
 from service.engine.version import ENGINE_VERSION
+from service.extensions import extensions
 from service.ingest.body import YAML_TYPES, yaml_to_json
 from service.store import records
 from service.store import snapshots as store
@@ -41,8 +42,8 @@ def _named_cluster(body: dict, kind) -> NamedCluster:
     try:
         return resolve_cluster(
             SnapshotReference.of_request(body),
-            db=current_app.extensions["verdict.db"],
-            cache=current_app.extensions["verdict.cache"],
+            db=extensions().db,
+            cache=extensions().cache,
             scheduler=kind.scheduler,
             on_read=count_cache,
         )
@@ -57,7 +58,7 @@ def record_decision(kind_name: str, body: dict):
     check_snapshot_reference(body)
     named = _named_cluster(body, kind)
     params = decision_params(body)
-    db = current_app.extensions["verdict.db"]
+    db = extensions().db
     outcome = compute(kind, named.cluster, params, stored_at=stored_time(db, kind, named, params))
     snapshot_id = named.snapshot_id
     with db.session(write=True) as session:
@@ -66,7 +67,7 @@ def record_decision(kind_name: str, body: dict):
                 session,
                 named.inline,
                 key_id=g.get("key_id"),
-                cache=current_app.extensions["verdict.cache"],
+                cache=extensions().cache,
                 cluster=named.cluster,
             ).id
         row = records.append(

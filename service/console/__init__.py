@@ -9,7 +9,7 @@ import secrets
 from datetime import timedelta
 from pathlib import Path
 
-from flask import Flask
+from flask.blueprints import BlueprintSetupState
 from flask_wtf.csrf import CSRFProtect
 
 csrf = CSRFProtect()
@@ -32,9 +32,10 @@ def _secret_key(settings) -> str:
     return path.read_text().strip()
 
 
-def register(app: Flask) -> None:
-    from service.console.views import bp
-
+def setup(state: BlueprintSetupState) -> None:
+    """The console's session cookie and CSRF protection, as its blueprint (views.py) is
+    registered."""
+    app = state.app
     settings = app.config["VERDICT"]
     app.secret_key = _secret_key(settings)
     app.config.update(
@@ -48,4 +49,3 @@ def register(app: Flask) -> None:
         WTF_CSRF_TIME_LIMIT=SESSION_HOURS * 3600,
     )
     csrf.init_app(app)
-    app.register_blueprint(bp)

@@ -7,6 +7,7 @@ import orjson
 import pytest
 from sqlalchemy import update
 
+from service.extensions import extensions
 from service.store.models import DecisionRow
 from tests.api.helpers import busy_node_snapshot
 from tests.conftest import kube_list, node, pod
@@ -117,7 +118,7 @@ def test_replay_matches_and_reports_differences(api, app):
     record = _admit(api, snap, "a").json
     replay = api.post(f"/v1/decisions/{record['id']}/replay", role="read").json
     assert replay["matches"] is True and replay["differences"] == []
-    with app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(app).db.session(write=True) as session:
         tampered = dict(record["result"], admitted=True)
         session.execute(
             update(DecisionRow).where(DecisionRow.id == record["id"]).values(result=tampered)

@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from service.app import create_app
+from service.extensions import extensions
 from service.store import checkpoints, keys
 from tests.conftest import kube_list, node, pod
 from tests.console.helpers import seed
@@ -29,13 +30,13 @@ def console_app(app, database_url, tmp_path):
         }
     )
     yield application
-    application.extensions["verdict.db"].dispose()
+    extensions(application).db.dispose()
 
 
 @pytest.fixture
 def secrets(console_app) -> dict[str, str]:
     out = {}
-    with console_app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(console_app).db.session(write=True) as session:
         for role in ("read", "decide"):
             out[role] = keys.create(session, role, f"console-{role}")[1]
     return out
@@ -99,7 +100,7 @@ def test_forged_cookie_and_revoked_key_sign_out(console_app, secrets):
     forged = console_app.test_client()
     forged.set_cookie("verdict_console", "eyJrZXlfaWQiOiJ4In0.AAAAAA.forged", path="/console")
     assert forged.get("/console/decisions").status_code == 302
-    with console_app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(console_app).db.session(write=True) as session:
         key = keys.find(session, secrets["read"])
         keys.revoke(session, key.id)
     assert client.get("/console/decisions").status_code == 302

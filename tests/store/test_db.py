@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
+from service.extensions import extensions
 from service.store.db import Database
 
 
 def test_commits_wait_for_the_disk(app):
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     if db.is_sqlite:
         with db.session() as session:
             assert session.execute(text("PRAGMA journal_mode")).scalar() == "wal"

@@ -16,6 +16,7 @@ from service.engine.objects import Cluster
 from service.engine.scheduler import snapshot as scheduler_snapshot
 from service.engine.scheduler.snapshot import view_release
 from service.engine.version import DEFAULT_SETTINGS
+from service.extensions import extensions
 from service.store import snapshots as store
 from service.store.models import SnapshotRow
 from service.store.preload import Preloader
@@ -50,18 +51,18 @@ def _decide(api, kind: str, snapshot_id: str, **params) -> dict:
 
 def _forget(app, snapshot_id: str) -> None:
     """What a process that has not seen the snapshot yet holds: nothing."""
-    app.extensions["verdict.cache"].drop(snapshot_id)
+    extensions(app).cache.drop(snapshot_id)
 
 
 def _row_view(app, snapshot_id: str) -> bytes | None:
-    with app.extensions["verdict.db"].session() as session:
+    with extensions(app).db.session() as session:
         return session.scalar(
             select(SnapshotRow.scheduler_view).where(SnapshotRow.id == snapshot_id)
         )
 
 
 def _set_row_view(app, snapshot_id: str, blob: bytes | None) -> None:
-    with app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(app).db.session(write=True) as session:
         session.execute(
             update(SnapshotRow).where(SnapshotRow.id == snapshot_id).values(scheduler_view=blob)
         )
@@ -83,7 +84,7 @@ def test_scheduler_decisions_restore_the_view_without_decoding_the_pods(app, api
     _forget(app, snapshot_id)
 
     cold = _decide(api, "preemption", snapshot_id, pod=PREEMPTOR)
-    cluster = app.extensions["verdict.cache"].get(snapshot_id)
+    cluster = extensions(app).cache.get(snapshot_id)
     assert not cluster.snapshot_loaded
     assert cold["result"] == warm["result"]
     assert cold["result"]["nominatedNodeName"] == "n1"
@@ -97,7 +98,7 @@ def test_scheduler_decisions_restore_the_view_without_decoding_the_pods(app, api
     admitted = _decide(api, "admission", snapshot_id, nodeName="n1", pod=pod("x", cpu="1"))
     assert admitted["result"]["admitted"] is False
     assert cluster.snapshot_loaded
-    assert app.extensions["verdict.cache"].get(snapshot_id) is cluster
+    assert extensions(app).cache.get(snapshot_id) is cluster
     listed = api.get(f"/v1/snapshots/{snapshot_id}/pods?node=n1")
     assert {p["name"] for p in listed.get_json()["items"]} == {"a", "b"}
 
@@ -112,8 +113,8 @@ def test_a_row_without_a_usable_view_is_decoded_in_full(app, api):
         _set_row_view(app, snapshot_id, stale)
         _forget(app, snapshot_id)
         assert _decide(api, "preemption", snapshot_id, pod=PREEMPTOR)["result"] == expected
-        assert app.extensions["verdict.cache"].get(snapshot_id).snapshot_loaded
-        with app.extensions["verdict.db"].session() as session:
+        assert extensions(app).cache.get(snapshot_id).snapshot_loaded
+        with extensions(app).db.session() as session:
             # Missing or made by other code: the warming thread rewrites it. Damage behind a
             # valid header is only noticed on reading, and costs a full decode each time.
             assert store.view_outdated(session, snapshot_id) is (stale is not damaged)
@@ -124,7 +125,7 @@ def test_the_warming_thread_writes_the_view_a_row_lacks(app, api):
 
     snapshot_id = _store(api)
     _set_row_view(app, snapshot_id, None)
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     preloader = Preloader(db, ClusterCache(size=2), count=1, interval=0.05, warm=warm)
     assert preloader.run_once() == [snapshot_id]
     with db.session() as session:
@@ -143,7 +144,7 @@ def test_the_warming_thread_writes_the_view_a_row_lacks(app, api):
 def test_non_scheduler_loads_decode_in_full(app, api):
     snapshot_id = _store(api)
     cache = ClusterCache(size=2)
-    with app.extensions["verdict.db"].session() as session:
+    with extensions(app).db.session() as session:
         cluster = store.load_cluster(session, cache, snapshot_id)
     assert cluster.snapshot_loaded
 
@@ -151,7 +152,7 @@ def test_non_scheduler_loads_decode_in_full(app, api):
 def test_cache_accounting_does_not_decode_deferred_snapshots(app, api):
     first, second = _store(api), _store(api)
     cache = ClusterCache(size=4, max_pods=3)  # room for one snapshot's 3 pods
-    with app.extensions["verdict.db"].session() as session:
+    with extensions(app).db.session() as session:
         one = store.load_cluster(session, cache, first, scheduler=True)
         store.load_cluster(session, cache, second, scheduler=True)
     assert first not in cache and second in cache
