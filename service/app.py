@@ -28,6 +28,14 @@ def create_app(config: dict | Settings | None = None) -> Flask:
             "development mode: auth is OFF (VERDICT_AUTH_ENABLED=false); "
             "only loopback clients are served"
         )
+    from service.ingest.body import NATIVE
+
+    if not NATIVE:
+        logging.getLogger("verdict.ingest").warning(
+            "the C body reader (service/ingest/_body.c) is not built: large request bodies "
+            "are read about 10 times slower; reinstall where a C compiler is available "
+            "(verdict_body_reader_native is 0 in /metrics)"
+        )
     db = Database(settings.DATABASE_URL)
     if settings.AUTO_MIGRATE and db.is_sqlite and migrate.is_empty(db):
         migrate.upgrade(db.url)
