@@ -46,9 +46,9 @@ from service.engine.scheduler.framework import (
     PodInfo,
     PreFilterPlugin,
     PreFilterResult,
-    ReadsWholePods,
     Status,
 )
+from service.engine.scheduler.plugins.helper import ReadsPodVolumes
 
 if TYPE_CHECKING:
     from service.engine.scheduler.snapshot import SchedulerView
@@ -232,7 +232,7 @@ def _volume_limits(csi_node: CSINode | None) -> dict[str, int]:
     }
 
 
-class NodeVolumeLimits(PreFilterPlugin, KeepsVerdict, ReadsWholePods):
+class NodeVolumeLimits(PreFilterPlugin, KeepsVerdict, ReadsPodVolumes):
     name = "NodeVolumeLimits"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
@@ -268,10 +268,6 @@ class NodeVolumeLimits(PreFilterPlugin, KeepsVerdict, ReadsWholePods):
             if limit is not None and attached_count.get(key, 0) + count > limit:
                 return Status(UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,), self.name)
         return None
-
-    def reads_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
-        """A pod with volumes: the plugin reads the storage objects and the pods' volumes."""
-        return bool(pod.volumes)
 
     def keeps_verdict(self, state: CycleState, ni: NodeInfo, victims: Sequence[PodInfo]) -> bool:
         """Whether the verdict on ``ni`` is the same whichever of ``victims`` are on it: the

@@ -17,7 +17,6 @@ from service.engine.objects import (
     Node,
     PersistentVolume,
     PersistentVolumeClaim,
-    Pod,
     TopologySelectorTerm,
 )
 from service.engine.scheduler.csi_translation import (
@@ -38,11 +37,10 @@ from service.engine.scheduler.framework import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
-    ReadsWholePods,
     Status,
     prefilter_state_missing,
 )
-from service.engine.scheduler.snapshot import SchedulerView
+from service.engine.scheduler.plugins.helper import ReadsPodVolumes
 from service.engine.scheduler.storage import (
     Storage,
     claim_name,
@@ -168,7 +166,7 @@ def _topology_matches(terms: Sequence[TopologySelectorTerm], labels: dict[str, s
     return False
 
 
-class VolumeBinding(PreFilterPlugin, KeepsVerdict, PreScorePlugin, ReadsWholePods):
+class VolumeBinding(PreFilterPlugin, KeepsVerdict, PreScorePlugin, ReadsPodVolumes):
     name = "VolumeBinding"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
@@ -248,10 +246,6 @@ class VolumeBinding(PreFilterPlugin, KeepsVerdict, PreScorePlugin, ReadsWholePod
             return False
         sc = storage.classes.get(pvc.storage_class)
         return sc is not None and sc.volume_binding_mode == "WaitForFirstConsumer"
-
-    def reads_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
-        """A pod with volumes: the plugin reads the storage objects and the pods' volumes."""
-        return bool(pod.volumes)
 
     def keeps_verdict(self, state: CycleState, ni: NodeInfo, victims: Sequence[PodInfo]) -> bool:
         """Always: the filter reads the pod's claims, the volumes and the node, never the

@@ -22,11 +22,10 @@ from service.engine.scheduler.framework import (
     PodInfo,
     PreFilterExtensions,
     PreFilterResult,
-    ReadsWholePods,
     Status,
     prefilter_state_missing,
 )
-from service.engine.scheduler.snapshot import SchedulerView
+from service.engine.scheduler.plugins.helper import ReadsPodVolumes
 from service.engine.scheduler.storage import pvc_not_found
 
 __all__ = [
@@ -88,7 +87,7 @@ class _PreFilterState:
                 self.conflicts += sign
 
 
-class VolumeRestrictions(PreFilterExtensions, KeepsVerdict, ReadsWholePods):
+class VolumeRestrictions(PreFilterExtensions, KeepsVerdict, ReadsPodVolumes):
     name = "VolumeRestrictions"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
@@ -124,10 +123,6 @@ class VolumeRestrictions(PreFilterExtensions, KeepsVerdict, ReadsWholePods):
         found = state.read(self.name)
         if found is not None:
             found.update_with(removed, -1)
-
-    def reads_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
-        """A pod with volumes: the plugin reads the storage objects and the pods' volumes."""
-        return bool(pod.volumes)
 
     def keeps_verdict(self, state: CycleState, ni: NodeInfo, victims: Sequence[PodInfo]) -> bool:
         """Whether the verdict on ``ni`` is the same whichever of ``victims`` are on it: none

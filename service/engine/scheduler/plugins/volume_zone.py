@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from service.engine.objects import PersistentVolume, Pod
+from service.engine.objects import PersistentVolume
 from service.engine.scheduler.framework import (
     OK,
     SKIPPED,
@@ -18,10 +18,9 @@ from service.engine.scheduler.framework import (
     PodInfo,
     PreFilterPlugin,
     PreFilterResult,
-    ReadsWholePods,
     Status,
 )
-from service.engine.scheduler.snapshot import SchedulerView
+from service.engine.scheduler.plugins.helper import ReadsPodVolumes
 from service.engine.scheduler.storage import (
     pv_not_found,
     pvc_not_found,
@@ -75,7 +74,7 @@ def pv_topologies(pv: PersistentVolume) -> list[PVTopology]:
     return found
 
 
-class VolumeZone(PreFilterPlugin, KeepsVerdict, ReadsWholePods):
+class VolumeZone(PreFilterPlugin, KeepsVerdict, ReadsPodVolumes):
     name = "VolumeZone"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
@@ -119,10 +118,6 @@ class VolumeZone(PreFilterPlugin, KeepsVerdict, ReadsWholePods):
                 return reject(pv_not_found(pvc.volume_name))
             found.extend(pv_topologies(pv))
         return found, None
-
-    def reads_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
-        """A pod with volumes: the plugin reads the storage objects and the pods' volumes."""
-        return bool(pod.volumes)
 
     def keeps_verdict(self, state: CycleState, ni: NodeInfo, victims: Sequence[PodInfo]) -> bool:
         """Always: the filter reads the pod's volumes and the node's labels, never the node's
