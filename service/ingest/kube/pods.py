@@ -465,21 +465,31 @@ def to_pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m
     )
 
 
-def pod_from_object(obj: dict, prefix: str = "") -> m.Pod:
-    """A v1 Pod given alone (a decision request's ``pod``, as the API server or kubectl
-    prints it) → model Pod, its name, namespace and labels checked as the API server checks
-    a snapshot's pods (``names.metadata_errors``): the one way a request pod is read, for
-    the API, ``verdict decide`` and replay alike."""
+def _wire_pod(obj: dict, prefix: str) -> wire.Pod:
     raw = convert_object(obj, wire.Pod, prefix)
     if raw.kind not in ("", "Pod"):
         raise IngestError.one(
             f"{prefix}.kind" if prefix else "kind", f"expected a Pod, got {raw.kind!r}"
         )
+    return raw
+
+
+def pod_from_object(obj: dict, prefix: str = "") -> m.Pod:
+    """A v1 Pod given alone (as the API server or kubectl prints it, or as upstream's unit
+    tests write it) → model Pod."""
+    return to_pod(_wire_pod(obj, prefix), prefix)
+
+
+def request_pod(obj: dict) -> m.Pod:
+    """A decision request's ``pod`` → model Pod, its name, namespace and labels first checked
+    as the API server checks a pod it creates (``names.metadata_errors``; paths relative to
+    the pod): the one way a request pod is read, for the API, ``verdict decide`` and replay
+    alike (``decisions.schemas.PodField``)."""
+    raw = _wire_pod(obj, "")
     invalid = metadata_errors("Pod", raw.metadata, "pod", namespaced=True)
-    if invalid:  # paths relative to the pod, as to_pod's
-        relative = [FieldError(e.path.removeprefix("pod."), e.message) for e in invalid]
-        raise IngestError(relative).prefixed(prefix)
-    return to_pod(raw, prefix)
+    if invalid:
+        raise IngestError([FieldError(e.path.removeprefix("pod."), e.message) for e in invalid])
+    return to_pod(raw)
 
 
 def _pod_volumes(
