@@ -29,6 +29,7 @@ class Extensions:
     cache: ClusterCache
     preloader: Preloader
     large_bodies: Slots | None = None  # api/load.py: the worker's large-body slots
+    in_flight: Slots | None = None  # api/load.py: requests in flight (None: no bound)
     checkpoint_key: Ed25519PrivateKey | None = None  # api/audit.py; None: none configured
     checkpoint_signer: IntervalSigner | None = None  # api/audit.py, started by `verdict serve`
     # api/auth.py: API key digest -> (valid until, (role, key id) or None), per process.
