@@ -2,7 +2,7 @@
 # Installed from a wheel as users install it (the build puts the top-level migrations/ and
 # openapi/ inside the package); the repository itself is not in the image.
 FROM python:3.11-slim AS build
-# A C compiler for the duplicate-key scanner (service/ingest/_jsonkeys.c); the runtime image
+# A C compiler for the duplicate-key scanner (service/ingest/_body.c); the runtime image
 # gets the built wheel and needs none.
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*

@@ -17,12 +17,12 @@ import random
 import statistics
 import time
 
+from bench.common import snapshot_from_envelope
 from bench.generate import generate
 from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.objects import Cluster, Node
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import snapshot_from_objects
 
 
 def _pod(requests: dict, critical: bool) -> dict:
@@ -77,7 +77,7 @@ def distinct_node(seed: int = 3) -> tuple[Cluster, str]:
             "conditions": [{"type": "Ready", "status": "True"}],
         },
     }
-    return Cluster(snapshot_from_objects([node, *pods])), "distinct"
+    return Cluster(snapshot_from_envelope({"objects": [node, *pods]})), "distinct"
 
 
 def timed(decide, runs: int, repeats: int) -> tuple[float, float]:
@@ -111,7 +111,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     env = generate(args.nodes, args.pods, 1, stats=False)
-    cluster = Cluster(snapshot_from_objects(env["objects"]["items"]))
+    cluster = Cluster(snapshot_from_envelope(env))
     node = max(cluster.snapshot.nodes, key=lambda n: len(cluster.pods_on(n.name)))
     distinct, distinct_name = distinct_node()
     distinct_node_obj = distinct.node(distinct_name)

@@ -30,6 +30,7 @@ from sqlalchemy.engine import make_url
 
 from bench.bench_history import LOOPBACK, _machine, _pct, _verdict, load, recreate_database
 from service.app import create_app
+from service.extensions import extensions
 from service.store import checkpoints, records
 from service.store.db import normalize_url
 
@@ -52,7 +53,7 @@ class ConsoleBench:
             }
         )
         self.client = self.app.test_client()
-        with self.app.extensions["verdict.db"].engine.connect() as conn:
+        with extensions(self.app).db.engine.connect() as conn:
             self.count, self.min_seq, self.max_seq, self.first_at, self.last_at = conn.execute(
                 text(
                     "SELECT count(*), min(seq), max(seq), min(created_at), max(created_at) FROM decisions"

@@ -20,9 +20,8 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-from datetime import datetime
 
-from bench.common import time_calls
+from bench.common import snapshot_from_envelope, time_calls
 from bench.generate import DEFAULT_CAPTURED_AT, generate
 from service.decisions import KINDS
 from service.decisions.run import compute
@@ -30,13 +29,11 @@ from service.engine.kubelet.eviction import make_signal_observations, synchroniz
 from service.engine.kubelet.eviction_config import build_eviction_config
 from service.engine.objects import Cluster
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import snapshot_from_objects
 
 
 def _cluster(nodes: int, pods: int, seed: int) -> tuple[Cluster, str]:
     envelope = generate(nodes, pods, seed)
-    captured = datetime.fromisoformat(DEFAULT_CAPTURED_AT.replace("Z", "+00:00"))
-    snapshot = snapshot_from_objects(envelope["objects"]["items"], envelope["stats"], captured)
+    snapshot = snapshot_from_envelope({**envelope, "capturedAt": DEFAULT_CAPTURED_AT})
     cluster = Cluster(snapshot)
     with_stats = [n.name for n in snapshot.nodes if n.name in snapshot.stats]
     fullest = max(with_stats, key=lambda name: len(cluster.pods_on(name)))

@@ -40,6 +40,7 @@ from sqlalchemy.engine import make_url
 from service.api.requests import encode_cursor
 from service.app import create_app
 from service.engine.version import ENGINE_VERSION
+from service.extensions import extensions
 from service.store import migrate, records
 from service.store.db import normalize_url
 
@@ -448,7 +449,7 @@ class Bench:
         self.rng = random.Random(f"bench-history-queries-{seed}")
         self.app = create_app({"DATABASE_URL": url, "AUTH_ENABLED": False, "LOG_LEVEL": "WARNING"})
         self.client = self.app.test_client()
-        self.db = self.app.extensions["verdict.db"]
+        self.db = extensions(self.app).db
         with self.db.engine.connect() as conn:
             self.count, self.min_seq, self.max_seq, self.first_at, self.last_at = conn.execute(
                 text(

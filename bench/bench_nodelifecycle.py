@@ -24,14 +24,13 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 
-from bench.common import time_calls
+from bench.common import snapshot_from_envelope, time_calls
 from bench.generate import DEFAULT_CAPTURED_AT, generate
 from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.nodelifecycle.decision import node_eviction_rate
 from service.engine.objects import Cluster
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import snapshot_from_objects
 
 
 def _rfc3339(moment: datetime) -> str:
@@ -74,7 +73,7 @@ def _cluster(nodes: int, pods: int, seed: int, every: int) -> tuple[Cluster, int
     captured = datetime.fromisoformat(DEFAULT_CAPTURED_AT.replace("Z", "+00:00"))
     items = envelope["objects"]["items"]
     unhealthy = _make_unhealthy(items, captured, every)
-    cluster = Cluster(snapshot_from_objects(items, None, captured))
+    cluster = Cluster(snapshot_from_envelope({"objects": items, "capturedAt": DEFAULT_CAPTURED_AT}))
     # The lazy indexes every decision on a cached snapshot shares.
     _ = cluster.nodes_by_name, cluster.pods_by_node, cluster.leases_by_node
     return cluster, unhealthy

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import msgspec
 
-from bench.common import VERDICT, create_key, free_port, wait_healthy
+from bench.common import VERDICT, create_key, free_port, snapshot_from_envelope, wait_healthy
 from service.engine.objects import Snapshot
 from service.store import migrate
 from service.store import snapshots as store
@@ -61,10 +61,9 @@ def _snapshot(path: Path | None) -> Snapshot:
     if path is not None:
         return msgspec.msgpack.decode(path.read_bytes(), type=Snapshot)
     from bench.generate import generate
-    from service.ingest.kube import snapshot_from_objects
 
     env = generate(5000, 150_000, 1, stats=False)
-    return snapshot_from_objects(env["objects"]["items"], None)
+    return snapshot_from_envelope(env)
 
 
 def _store(url: str, snapshot: Snapshot) -> str:

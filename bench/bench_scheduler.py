@@ -25,13 +25,13 @@ from pathlib import Path
 import msgspec
 import orjson
 
+from bench.common import snapshot_from_envelope
 from service.engine.objects import Cluster, Container, ContainerPort, Pod, Snapshot
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DefaultPreemptionArgs as PreemptionArgs
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import snapshot_from_objects
 from service.store import snapshots as store
 from service.store.scheduler_view import restore
 
@@ -47,9 +47,7 @@ def _cluster(nodes: int, pods: int, seed: int, body: Path | None) -> Cluster:
         from bench.generate import generate
 
         env = generate(nodes, pods, seed, stats=False)
-    objects = env["objects"]
-    items = objects["items"] if isinstance(objects, dict) else objects
-    return Cluster(snapshot_from_objects(items, env.get("stats")))
+    return Cluster(snapshot_from_envelope(env))
 
 
 def _timed(fn, repeat: int) -> tuple[float, float, object]:

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from bench.bench_admission import _pod, _share, distinct_node
+from bench.common import snapshot_from_envelope
 from bench.generate import generate
 from service.decisions import KINDS
 from service.decisions.admission import other_pods_on
@@ -30,7 +31,6 @@ from service.engine.kubelet.admission import PodAdmitAttributes, general_filter
 from service.engine.objects import Cluster
 from service.engine.quantity import wrap_int64
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import snapshot_from_objects
 
 
 def _load(path: str):
@@ -64,7 +64,7 @@ def main() -> None:
     args = parser.parse_args()
     versions = {"this": preemption} | {Path(p).name: _load(p) for p in args.against}
     env = generate(20, 2200, 1, stats=False)
-    cluster = Cluster(snapshot_from_objects(env["objects"]["items"]))
+    cluster = Cluster(snapshot_from_envelope(env))
     node = max(cluster.snapshot.nodes, key=lambda n: len(cluster.pods_on(n.name)))
     distinct, name = distinct_node()
     cases = {

@@ -1,4 +1,5 @@
-"""Helpers the benchmarks share: a timing loop, a free loopback port, a server key."""
+"""Helpers the benchmarks share: a timing loop, a free loopback port, a server key, a
+snapshot read from a generated envelope."""
 
 from __future__ import annotations
 
@@ -12,7 +13,18 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import orjson
+
+from service.engine.objects import Snapshot
+from service.ingest.body import parse_snapshot
+
 VERDICT = str(Path(sys.executable).with_name("verdict"))
+
+
+def snapshot_from_envelope(envelope: dict) -> Snapshot:
+    """The Snapshot of a snapshot envelope (``bench.generate``'s, or ``{"objects": [...]}``),
+    read as a POST /v1/snapshots body is."""
+    return parse_snapshot(orjson.dumps(envelope)).snapshot
 
 
 def time_calls(

@@ -7,6 +7,7 @@ import logging
 from flask import Flask
 
 from service.config import Settings
+from service.extensions import Extensions
 from service.store import migrate
 from service.store.db import Database
 from service.store.snapshots import ClusterCache
@@ -27,26 +28,44 @@ def create_app(config: dict | Settings | None = None) -> Flask:
             "development mode: auth is OFF (VERDICT_AUTH_ENABLED=false); "
             "only loopback clients are served"
         )
+    from service.ingest.body import NATIVE
+
+    if not NATIVE:
+        logging.getLogger("verdict.ingest").warning(
+            "the C body reader (service/ingest/_body.c) is not built: large request bodies "
+            "are read about 10 times slower; reinstall where a C compiler is available "
+            "(verdict_body_reader_native is 0 in /metrics)"
+        )
     db = Database(settings.DATABASE_URL)
     if settings.AUTO_MIGRATE and db.is_sqlite and migrate.is_empty(db):
         migrate.upgrade(db.url)
-    app.extensions["verdict.db"] = db
-    app.extensions["verdict.cache"] = ClusterCache(
-        settings.SNAPSHOT_CACHE_SIZE, settings.SNAPSHOT_CACHE_PODS
-    )
     from service.store.preload import Preloader
     from service.store.warm import warm
 
-    app.extensions["verdict.preloader"] = Preloader(
+    cache = ClusterCache(settings.SNAPSHOT_CACHE_SIZE, settings.SNAPSHOT_CACHE_PODS)
+    preloader = Preloader(
         db,
-        app.extensions["verdict.cache"],
+        cache,
         count=settings.PRELOAD_SNAPSHOTS,
         interval=settings.PRELOAD_INTERVAL,
         warm=warm,
     )
+    Extensions(db=db, cache=cache, preloader=preloader).install(app)
 
-    from service.api import auth, decisions, docs, errors, history, load, metrics, ops, snapshots
+    from service.api import (
+        audit,
+        auth,
+        decisions,
+        docs,
+        errors,
+        history,
+        load,
+        metrics,
+        ops,
+        snapshots,
+    )
     from service.api.requests import reject_nul_in_query
+    from service.console import views as console
 
     metrics.register(app)
     logs.register(app)
@@ -54,16 +73,18 @@ def create_app(config: dict | Settings | None = None) -> Flask:
     app.before_request(reject_nul_in_query)
     auth.register(app)
     errors.register(app)
-    app.register_blueprint(ops.bp)
-    app.register_blueprint(docs.docs_bp)
-    app.register_blueprint(snapshots.bp)
-    app.register_blueprint(history.bp)
-    app.register_blueprint(decisions.bp)
-    from service import console
-    from service.api import audit
-
-    audit.register(app)
-    console.register(app)
+    # Every blueprint the same way; one that needs setup does it as it is registered
+    # (Blueprint.record_once: audit's signing key, the console's session and CSRF).
+    for blueprint in (
+        ops.bp,
+        docs.bp,
+        snapshots.bp,
+        history.bp,
+        decisions.bp,
+        audit.bp,
+        console.bp,
+    ):
+        app.register_blueprint(blueprint)
     if settings.CORS_ORIGINS:
         from flask_cors import CORS
 

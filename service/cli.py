@@ -166,6 +166,7 @@ def serve(
 
     from service.api import logs
     from service.app import create_app
+    from service.extensions import extensions
     from service.store import migrate
 
     db = _database()
@@ -192,9 +193,10 @@ def serve(
         def load(self):
             # Runs in each worker after the fork: the warming thread belongs to the worker.
             app = create_app()
-            app.extensions["verdict.preloader"].start()
-            if "verdict.checkpoint_signer" in app.extensions:
-                app.extensions["verdict.checkpoint_signer"].start()
+            ext = extensions(app)
+            ext.preloader.start()
+            if ext.checkpoint_signer is not None:
+                ext.checkpoint_signer.start()
             return logs.with_gunicorn_access_log(app)
 
     Verdict().run()

@@ -5,6 +5,7 @@ openapi/openapi.yaml."""
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -12,6 +13,9 @@ import pytest
 from sqlalchemy import inspect, text
 
 from service.app import create_app
+from service.engine.objects import Snapshot
+from service.extensions import extensions
+from service.ingest.body import parse_snapshot
 from service.store import keys, migrate
 from service.store.db import Base, Database
 
@@ -56,13 +60,13 @@ def app(database_url, tmp_path):
         }
     )
     yield application
-    application.extensions["verdict.db"].dispose()
+    extensions(application).db.dispose()
 
 
 @pytest.fixture
 def api_keys(app) -> dict[str, str]:
     out = {}
-    with app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(app).db.session(write=True) as session:
         for role in keys.ROLES:
             _, secret = keys.create(session, role, f"test-{role}")
             out[role] = secret
@@ -199,3 +203,16 @@ def kube_list(*items) -> dict:
         "metadata": {"resourceVersion": ""},
         "items": list(items),
     }
+
+
+def snapshot_from_objects(
+    objects: list[dict], stats: dict[str, dict] | None = None, captured_at: datetime | None = None
+) -> Snapshot:
+    """The Snapshot of these Kubernetes objects (and nodes' Summary stats), read as a
+    POST /v1/snapshots body is (``ingest.body.parse_snapshot``)."""
+    envelope: dict = {"objects": objects}
+    if stats:
+        envelope["stats"] = stats
+    if captured_at is not None:
+        envelope["capturedAt"] = captured_at
+    return parse_snapshot(orjson.dumps(envelope)).snapshot

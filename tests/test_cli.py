@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from service.cli import DECISION_KINDS, main
+from service.extensions import extensions
 from service.store import records
 from tests.conftest import kube_list, node, pod
 from tests.store.helpers import OFFSET_TIMES, append_at_hours
@@ -129,6 +130,17 @@ def test_decide_reports_bad_input(cluster_file, tmp_path, capsys):
     )
     assert code == 1 and out == ""
     assert "nodeName" in err
+
+
+def test_decide_checks_the_pod_as_the_api_server_would(cluster_file, tmp_path, capsys):
+    pod_file = tmp_path / "pod.json"
+    pod_file.write_bytes(orjson.dumps(pod("Not_A_Name", cpu="1")))
+    code, out, err = _run(
+        capsys, "decide", "admission", "--snapshot", str(cluster_file), "--node", "n1",
+        "--pod", str(pod_file),
+    )  # fmt: skip
+    assert code == 1 and out == ""
+    assert "metadata.name" in err and "Traceback" not in err
 
 
 def test_keys_and_history(monkeypatch, tmp_path, capsys):
@@ -282,14 +294,14 @@ def test_decide_on_a_stored_snapshot(monkeypatch, tmp_path, cluster_file, capsys
 def test_history_prune_compares_instants(app, database_url, monkeypatch, capsys, moment, before):
     """`--before 10:06+14:00` is two hours ago, not the end of the day: the records older than
     that instant go, on both databases (issue 24)."""
-    ids = append_at_hours(app.extensions["verdict.db"])
+    ids = append_at_hours(extensions(app).db)
     monkeypatch.setenv("VERDICT_DATABASE_URL", database_url)
     code, out, _ = _run(capsys, "history", "prune", "--before", moment, "--dry-run")
     assert code == 0 and out.startswith(f"would remove {before} records")
     code, out, _ = _run(capsys, "history", "prune", "--before", moment)
     assert code == 0 and orjson.loads(out)["result"]["deleted"] == before
     assert orjson.loads(out)["request"]["before"].endswith("Z")
-    with app.extensions["verdict.db"].session() as session:
+    with extensions(app).db.session() as session:
         kept = [row.id for row in records.iterate(session)]
     assert kept[:-1] == ids[before:]  # and the prune's own record
 

@@ -13,6 +13,7 @@ import pytest
 
 from service.app import create_app
 from service.config import Settings, SettingsError, default_instance_path
+from service.extensions import extensions
 
 
 @pytest.fixture(autouse=True)
@@ -103,10 +104,10 @@ def test_development_mode_says_so_at_every_start(tmp_path):
     logging.getLogger("verdict").addHandler(collect)
     try:
         for start in (1, 2):
-            create_app(overrides).extensions["verdict.db"].dispose()
+            extensions(create_app(overrides)).db.dispose()
             warned = [m for m in collect.messages if "auth is OFF" in m]
             assert len(warned) == start
-        create_app({**overrides, "AUTH_ENABLED": True}).extensions["verdict.db"].dispose()
+        extensions(create_app({**overrides, "AUTH_ENABLED": True})).db.dispose()
         assert len([m for m in collect.messages if "auth is OFF" in m]) == 2
     finally:
         logging.getLogger("verdict").removeHandler(collect)

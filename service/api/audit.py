@@ -3,32 +3,35 @@ against the checkpoint log and a given checkpoint."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, current_app, request
+from flask import Blueprint, current_app, request
+from flask.blueprints import BlueprintSetupState
 
 from service.api.errors import ApiError
 from service.api.responses import json_response
+from service.extensions import extensions
 from service.store import checkpoints, records
 
 bp = Blueprint("audit", __name__)
 
 
-def register(app: Flask) -> None:
+@bp.record_once
+def _setup(state: BlueprintSetupState) -> None:
     """Load the signing key (a bad key stops the start) and prepare the interval signer, which
     `verdict serve` starts in each worker."""
-    settings = app.config["VERDICT"]
+    settings = state.app.config["VERDICT"]
     if settings.CHECKPOINT_INTERVAL < 0:
         raise ValueError("VERDICT_CHECKPOINT_INTERVAL: must be 0 (off) or a number of seconds")
     key = checkpoints.load_signing_key(settings)
-    app.extensions["verdict.checkpoint_key"] = key
+    ext = extensions(state.app)
+    ext.checkpoint_key = key
     if key is not None:
-        app.extensions["verdict.checkpoint_signer"] = checkpoints.IntervalSigner(
-            app.extensions["verdict.db"], key, settings.CHECKPOINT_INTERVAL, settings.CHECKPOINT_DIR
+        ext.checkpoint_signer = checkpoints.IntervalSigner(
+            ext.db, key, settings.CHECKPOINT_INTERVAL, settings.CHECKPOINT_DIR
         )
-    app.register_blueprint(bp)
 
 
 def signing_key():
-    key = current_app.extensions.get("verdict.checkpoint_key")
+    key = extensions().checkpoint_key
     if key is None:
         raise ApiError(
             503,
@@ -47,7 +50,7 @@ def sign_now() -> dict:
     is written: the log is kept by the interval signer and `verdict audit checkpoint`."""
     key = signing_key()
     try:
-        with current_app.extensions["verdict.db"].session() as session:
+        with extensions().db.session() as session:
             return checkpoints.sign(session, key, log_dir())
     except checkpoints.CheckpointError as exc:
         raise _problem(exc) from None
@@ -60,8 +63,8 @@ def _problem(exc: checkpoints.CheckpointError) -> ApiError:
 def verify_with(checkpoint_text: str | None) -> dict:
     """Verify the chain against every checkpoint in the log, and the given one if any
     (raises ApiError on bad input). Without a key there is no log to check: plain verify."""
-    db = current_app.extensions["verdict.db"]
-    key = current_app.extensions.get("verdict.checkpoint_key")
+    db = extensions().db
+    key = extensions().checkpoint_key
     if checkpoint_text is None and key is None:
         with db.session() as session:
             outcome = records.verify(session)

@@ -8,6 +8,7 @@ import time
 from flask import Flask, current_app, g, request
 
 from service.api.errors import ApiError
+from service.extensions import extensions
 from service.store import keys
 
 PUBLIC_ENDPOINTS = {"ops.healthz", "ops.readyz", "ops.metrics"}
@@ -47,13 +48,13 @@ def _lookup(secret: str) -> tuple[str, str] | None:
     """(role, key id) for a secret. Valid keys are remembered for a few seconds per process
     so that a busy client does not cost a database round trip per request; a revocation
     takes effect within KEY_CACHE_SECONDS."""
-    cache: dict = current_app.extensions.setdefault("verdict.keys", {})
+    cache = extensions().keys
     digest = keys.hash_secret(secret)
     hit = cache.get(digest)
     now = time.monotonic()
     if hit is not None and hit[0] > now:
         return hit[1]
-    with current_app.extensions["verdict.db"].session() as session:
+    with extensions().db.session() as session:
         key = keys.find(session, secret)
         found = (key.role, key.id) if key is not None else None
     if found is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import orjson
-from flask import Blueprint, current_app, g, request, url_for
+from flask import Blueprint, g, request, url_for
 
 from service.api.errors import ApiError
 from service.api.metrics import DECISIONS, count_cache, decision_outcome
@@ -21,11 +21,8 @@ from service.decisions.cluster import (
 )
 from service.decisions.run import check_snapshot_reference, compute, decision_params
 from service.engine.version import ENGINE_VERSION
-from service.ingest import wire
+from service.extensions import extensions
 from service.ingest.body import YAML_TYPES, yaml_to_json
-from service.ingest.errors import IngestError
-from service.ingest.kube import convert_object
-from service.ingest.names import metadata_errors
 from service.store import records
 from service.store import snapshots as store
 
@@ -35,7 +32,7 @@ log = logging.getLogger("verdict.decisions")
 
 def _kind(name: str):
     kind = KINDS.get(name)
-    if kind is None or name == "prune":
+    if kind is None:
         raise ApiError(404, f"no decision kind {name!r}; known: {', '.join(sorted(KINDS))}")
     return kind
 
@@ -45,8 +42,8 @@ def _named_cluster(body: dict, kind) -> NamedCluster:
     try:
         return resolve_cluster(
             SnapshotReference.of_request(body),
-            db=current_app.extensions["verdict.db"],
-            cache=current_app.extensions["verdict.cache"],
+            db=extensions().db,
+            cache=extensions().cache,
             scheduler=kind.scheduler,
             on_read=count_cache,
         )
@@ -56,23 +53,12 @@ def _named_cluster(body: dict, kind) -> NamedCluster:
         ) from None
 
 
-def check_pod_metadata(body: dict) -> None:
-    """The request's pod named and labelled as the API server allows (its name and
-    namespace become the record's subjects)."""
-    pod = body.get("pod")
-    if isinstance(pod, dict) and isinstance(pod.get("metadata"), dict):
-        metadata = convert_object(pod["metadata"], wire.Metadata, "pod.metadata")
-        if errors := metadata_errors("Pod", metadata, "pod", namespaced=True):
-            raise IngestError(errors)
-
-
 def record_decision(kind_name: str, body: dict):
     kind = _kind(kind_name)
     check_snapshot_reference(body)
-    check_pod_metadata(body)
     named = _named_cluster(body, kind)
     params = decision_params(body)
-    db = current_app.extensions["verdict.db"]
+    db = extensions().db
     outcome = compute(kind, named.cluster, params, stored_at=stored_time(db, kind, named, params))
     snapshot_id = named.snapshot_id
     with db.session(write=True) as session:
@@ -81,7 +67,7 @@ def record_decision(kind_name: str, body: dict):
                 session,
                 named.inline,
                 key_id=g.get("key_id"),
-                cache=current_app.extensions["verdict.cache"],
+                cache=extensions().cache,
                 cluster=named.cluster,
             ).id
         row = records.append(

@@ -23,7 +23,7 @@ SPEC_PATH = openapi_path()
 ASSETS_DIR = Path(flask_swagger_ui.__file__).resolve().parent / "dist"
 ASSET_MAX_AGE = 24 * 3600
 
-docs_bp = Blueprint("docs", __name__)
+bp = Blueprint("docs", __name__)
 
 # Endpoints the auth layer lets through without an API key.
 PUBLIC_ENDPOINTS = frozenset(
@@ -98,12 +98,12 @@ def _escape(text: str) -> str:
     )
 
 
-@docs_bp.get("/openapi.json")
+@bp.get("/openapi.json")
 def openapi_json() -> Response:
     return Response(OPENAPI_JSON, mimetype="application/json")
 
 
-@docs_bp.get("/docs")
+@bp.get("/docs")
 def swagger_ui() -> Response:
     def asset(name: str) -> str:
         return _escape(url_for("docs.swagger_asset", filename=name))
@@ -123,7 +123,7 @@ def swagger_ui() -> Response:
     return response
 
 
-@docs_bp.get("/docs/assets/verdict-initializer.js")
+@bp.get("/docs/assets/verdict-initializer.js")
 def swagger_initializer() -> Response:
     response = Response(_INITIALIZER, mimetype="text/javascript")
     response.cache_control.public = True
@@ -131,6 +131,6 @@ def swagger_initializer() -> Response:
     return response
 
 
-@docs_bp.get("/docs/assets/<path:filename>")
+@bp.get("/docs/assets/<path:filename>")
 def swagger_asset(filename: str) -> Response:
     return send_from_directory(ASSETS_DIR, filename, max_age=ASSET_MAX_AGE)

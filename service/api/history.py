@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import orjson
-from flask import Blueprint, Response, current_app, request, stream_with_context
+from flask import Blueprint, Response, request, stream_with_context
 
 from service.api.errors import ApiError
 from service.api.metrics import count_cache
@@ -13,13 +13,14 @@ from service.api.requests import check_args, encode_cursor, int_cursor, limit_ar
 from service.api.responses import json_response, negotiated
 from service.decisions import KINDS
 from service.decisions.replay import NotReplayable, replay_record
+from service.extensions import extensions
 from service.store import records
 
 bp = Blueprint("history", __name__)
 
 
 def _db():
-    return current_app.extensions["verdict.db"]
+    return extensions().db
 
 
 LIST_PARAMETERS = {
@@ -61,7 +62,7 @@ def _check_list_parameters() -> None:
         if value is not None and not _is_uuid(value):
             raise ApiError(400, f"{name} must be a UUID", [{"path": name, "message": "not a UUID"}])
     kind = request.args.get("kind")
-    if kind is not None and kind not in KINDS and kind != "prune":
+    if kind is not None and kind not in KINDS and kind != records.PRUNE_KIND:
         raise ApiError(
             400,
             f"unknown kind {kind!r}",
@@ -117,9 +118,7 @@ def replay_or_409(row) -> dict:
     """The replay report of ``row`` (``decisions.replay``); a record that cannot be replayed
     (a prune) is a 409. Shared by the API and the console."""
     try:
-        return replay_record(
-            _db(), current_app.extensions["verdict.cache"], row, on_read=count_cache
-        )
+        return replay_record(_db(), extensions().cache, row, on_read=count_cache)
     except NotReplayable as exc:
         raise ApiError(409, str(exc)) from None
 

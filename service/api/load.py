@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import threading
 
-from flask import Flask, current_app, g, request
+from flask import Flask, g, request
 from prometheus_client import Counter
 
 from service.api.errors import ApiError
+from service.extensions import extensions
 
 SHED = Counter(
     "verdict_requests_shed_total",
@@ -109,7 +110,7 @@ def hold_large_body_slot() -> None:
     now holds one of the worker's LARGE_BODY_SLOTS until it ends, or is shed with 503."""
     if g.get("large_body_slot"):
         return
-    if not current_app.extensions["verdict.large_bodies"].take():
+    if not extensions().large_bodies.take():
         raise _shed("large_body", "this worker is already decoding its share of large bodies", 5)
     g.large_body_slot = True
 
@@ -118,8 +119,9 @@ def register(app: Flask) -> None:
     settings = app.config["VERDICT"]
     in_flight = Slots(settings.MAX_IN_FLIGHT) if settings.MAX_IN_FLIGHT else None
     large_bodies = Slots(settings.LARGE_BODY_SLOTS)
-    app.extensions["verdict.large_bodies"] = large_bodies
-    app.extensions["verdict.in_flight"] = in_flight
+    ext = extensions(app)
+    ext.large_bodies = large_bodies
+    ext.in_flight = in_flight
 
     @app.before_request
     def _admit():

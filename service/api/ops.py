@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app
+from flask import Blueprint
 from sqlalchemy import text
 
 from service.api.errors import problem
 from service.api.metrics import exposition
 from service.api.responses import json_response
+from service.extensions import extensions
 from service.store import migrate
 
 bp = Blueprint("ops", __name__)
@@ -21,7 +22,7 @@ def healthz():
 
 @bp.get("/readyz")
 def readyz():
-    db = current_app.extensions["verdict.db"]
+    db = extensions().db
     try:
         with db.engine.connect() as conn:
             conn.execute(text("SELECT 1"))

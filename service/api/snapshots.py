@@ -29,6 +29,7 @@ from service.decisions.cluster import (
 from service.engine.objects import Cluster, Snapshot
 from service.engine.summary import node_view, pod_view
 from service.engine.version import DEFAULT_SETTINGS
+from service.extensions import extensions
 from service.ingest.body import YAML_TYPES, gunzip
 from service.store import snapshots as store
 from service.store.models import SnapshotRow
@@ -81,13 +82,11 @@ def create_snapshot():
     started = time.perf_counter()
     # No local keeps the body: it can be freed as soon as parsing is done.
     parsed = parse_snapshot_body(*read_snapshot_body())
-    with current_app.extensions["verdict.db"].session(write=True) as session:
-        row = store.save_parsed(
-            session, parsed, key_id=g.get("key_id"), cache=current_app.extensions["verdict.cache"]
-        )
+    with extensions().db.session(write=True) as session:
+        row = store.save_parsed(session, parsed, key_id=g.get("key_id"), cache=extensions().cache)
     INGEST_SECONDS.observe(time.perf_counter() - started)
     g.snapshot_id = row.id
-    current_app.extensions["verdict.preloader"].nudge(row.id)
+    extensions().preloader.nudge(row.id)
     response = json_response(summary_json(row), 201)
     response.headers["Location"] = url_for("snapshots.get_snapshot", snapshot_id=row.id)
     response.headers["ETag"] = f'"{row.digest}"'
@@ -129,7 +128,7 @@ def list_snapshots():
         )
     query = query.order_by(SnapshotRow.created_at.desc(), SnapshotRow.id.desc())
     items, last = [], None
-    db = current_app.extensions["verdict.db"]
+    db = extensions().db
     with db.session() as session:
         # Label filters are applied here rather than in SQL (JSON operators differ per
         # database); snapshots are few, so scanning their summaries is cheap.
@@ -168,7 +167,7 @@ def _with_etag(payload: dict, digest: str, suffix: str = "") -> Response:
 
 @bp.get("/<snapshot_id>")
 def get_snapshot(snapshot_id: str):
-    with current_app.extensions["verdict.db"].session() as session:
+    with extensions().db.session() as session:
         row = _summary_or_404(session, snapshot_id)
     return _with_etag(summary_json(row), row.digest)
 
@@ -177,8 +176,8 @@ def load_cluster(snapshot_id: str, path: str = "snapshotId") -> Cluster:
     try:
         return resolve_cluster(
             SnapshotReference(snapshot_id=snapshot_id),
-            db=current_app.extensions["verdict.db"],
-            cache=current_app.extensions["verdict.cache"],
+            db=extensions().db,
+            cache=extensions().cache,
             on_read=count_cache,
         ).cluster
     except SnapshotNotFound:
@@ -198,7 +197,7 @@ def _offset_page(items: list, limit: int) -> tuple[list, str | None]:
 def list_nodes(snapshot_id: str):
     check_args({"limit", "cursor"})
     limit = limit_arg()
-    with current_app.extensions["verdict.db"].session() as session:
+    with extensions().db.session() as session:
         row = _summary_or_404(session, snapshot_id)
     cluster = load_cluster(snapshot_id, "id")
     nodes, next_cursor = _offset_page(list(cluster.nodes), limit)
@@ -227,7 +226,7 @@ def list_pods(snapshot_id: str):
     limit = limit_arg()
     node_name = _node_filter()
     namespace = request.args.get("namespace")
-    with current_app.extensions["verdict.db"].session() as session:
+    with extensions().db.session() as session:
         row = _summary_or_404(session, snapshot_id)
     cluster = load_cluster(snapshot_id, "id")
     snapshot: Snapshot = cluster.snapshot
@@ -245,11 +244,11 @@ def list_pods(snapshot_id: str):
 
 @bp.delete("/<snapshot_id>")
 def delete_snapshot(snapshot_id: str):
-    db = current_app.extensions["verdict.db"]
+    db = extensions().db
     with db.session(write=True) as session:
         _summary_or_404(session, snapshot_id)
         if store.is_referenced(session, snapshot_id):
             raise ApiError(409, "recorded decisions refer to this snapshot; it cannot be deleted")
         session.query(SnapshotRow).filter(SnapshotRow.id == snapshot_id).delete()
-    current_app.extensions["verdict.cache"].drop(snapshot_id)
+    extensions().cache.drop(snapshot_id)
     return Response(status=204)

@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from flask import Flask, request
+from flask.blueprints import BlueprintSetupState
 from flask.sessions import SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFProtect
 
@@ -60,9 +61,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def register(app: Flask) -> None:
-    from service.console.views import bp
-
+def setup(state: BlueprintSetupState) -> None:
+    """The console's session cookie and CSRF protection, as its blueprint (views.py) is
+    registered."""
+    app = state.app
     settings = app.config["VERDICT"]
     app.secret_key = _secret_key(settings)
     app.config.update(
@@ -77,4 +79,3 @@ def register(app: Flask) -> None:
     )
     app.session_interface = ConsoleSessions()
     csrf.init_app(app)
-    app.register_blueprint(bp)

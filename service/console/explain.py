@@ -4,6 +4,7 @@ are read defensively (``.get``): records made by other engine versions have othe
 from __future__ import annotations
 
 from service.console import charts
+from service.store.records import PRUNE_KIND
 
 
 def pod_name(ref: dict | None) -> str:
@@ -33,7 +34,7 @@ def summary(kind: str, result: dict) -> str:
     if kind == "node-eviction-rate":
         states = sorted({z.get("state", "?") for z in result.get("zones") or []})
         return ", ".join(states) or "no zones"
-    if kind == "prune":
+    if kind == PRUNE_KIND:
         return f"pruned {result.get('deleted', 0)} record(s)"
     return ""
 

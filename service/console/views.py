@@ -21,12 +21,13 @@ from sqlalchemy import select
 
 from service.api.errors import ApiError
 from service.api.metrics import count_cache
-from service.console import csrf, explain
+from service.console import csrf, explain, setup
 from service.decisions import KINDS
 from service.decisions.cluster import SnapshotReference, resolve_cluster
 from service.decisions.replay import NotReplayable, replay_record
 from service.engine.summary import node_view, pod_view
 from service.engine.version import DEFAULT_SETTINGS
+from service.extensions import extensions
 from service.store import checkpoints, keys, records
 from service.store import snapshots as store
 from service.store.models import ApiKey, AuditState, SnapshotRow
@@ -39,6 +40,8 @@ bp = Blueprint(
     static_folder="static",
     static_url_path="/static",
 )
+bp.record_once(setup)
+
 PAGE_SIZE = 50
 OPEN_ENDPOINTS = {"console.sign_in", "console.static"}
 
@@ -50,7 +53,7 @@ class ConsoleError(Exception):
 
 
 def _db():
-    return current_app.extensions["verdict.db"]
+    return extensions().db
 
 
 def _loopback() -> bool:
@@ -175,7 +178,7 @@ def _filters() -> records.Filters:
     if pod is not None and pod.count("/") != 1:
         raise ConsoleError(400, "pod: expected namespace/name")
     kind = request.args.get("kind") or None
-    if kind is not None and kind not in KINDS and kind != "prune":
+    if kind is not None and kind not in KINDS and kind != records.PRUNE_KIND:
         raise ConsoleError(400, f"kind: unknown kind {kind!r}")
     return records.Filters(
         kind=kind,
@@ -218,7 +221,7 @@ def decisions():
         "decisions.html",
         items=items,
         args=args,
-        kinds=[*KINDS, "prune"],
+        kinds=[*KINDS, records.PRUNE_KIND],
         older=older,
         first_page=before is None,
     )
@@ -279,9 +282,7 @@ def replay(decision_id: str):
         if row is None:
             raise ConsoleError(404, f"There is no decision {decision_id}.")
     try:
-        outcome = replay_record(
-            _db(), current_app.extensions["verdict.cache"], row, on_read=count_cache
-        )
+        outcome = replay_record(_db(), extensions().cache, row, on_read=count_cache)
     except NotReplayable as exc:
         raise ApiError(409, str(exc)) from None
     return render_template(
@@ -321,7 +322,7 @@ def _cluster(snapshot_id: str):
     named = resolve_cluster(
         SnapshotReference(snapshot_id=row.id),
         db=_db(),
-        cache=current_app.extensions["verdict.cache"],
+        cache=extensions().cache,
     )
     return row, named.cluster
 
@@ -349,7 +350,7 @@ def snapshot_node(snapshot_id: str, node_name: str):
 
 
 def _chain_state() -> dict:
-    key = current_app.extensions.get("verdict.checkpoint_key")
+    key = extensions().checkpoint_key
     with _db().session() as db_session:
         state = db_session.get(AuditState, 1)
         size, head_id, head_hash = checkpoints.head(db_session)

@@ -38,18 +38,19 @@ from service.ingest.kubescheduler_config import SchedulerConfigError, scheduler_
 
 
 class PodField(fields.Field):
-    """A v1 Pod object, decoded into the engine model (API defaulting applied)."""
+    """A v1 Pod object, decoded into the engine model (API defaulting applied), its metadata
+    checked as the API server would (``ingest.kube.request_pod``)."""
 
     default_error_messages = {"invalid": "Not a v1 Pod object."}
 
     def _deserialize(self, value, attr, data, **kwargs) -> Pod:
         from service.ingest.errors import IngestError
-        from service.ingest.kube import pod_from_object
+        from service.ingest.kube import request_pod
 
         if not isinstance(value, dict):
             raise self.make_error("invalid")
         try:
-            return pod_from_object(value)
+            return request_pod(value)
         except IngestError as exc:
             # Field paths relative to the pod; marshmallow prefixes the field name.
             raise ValidationError({err.path: [err.message] for err in exc.errors}) from exc

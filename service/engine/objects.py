@@ -28,6 +28,11 @@ ResourceList = dict[str, int]
 # Annotation keys the engine consults; every other annotation is dropped at ingest.
 CONFIG_SOURCE_ANNOTATION = "kubernetes.io/config.source"
 CONFIG_MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+# The scheduler plugins whose use by a pod ingest records in ``Pod.unmodelled`` (pod
+# affinity terms, topology spread constraints, resource claims): where a profile enables one
+# Verdict does not model, it matters to the pods that use it.
+UNMODELLED_USES = ("InterPodAffinity", "PodTopologySpread", "DynamicResources")
 KEPT_ANNOTATIONS = frozenset({CONFIG_SOURCE_ANNOTATION, CONFIG_MIRROR_ANNOTATION})
 
 
@@ -236,7 +241,7 @@ class Pod(_Frozen):
     # The volumes the scheduler's volume plugins read (claims, generic ephemeral volumes,
     # inline disks), in spec order; every other volume is left out.
     volumes: tuple[PodVolume, ...] = ()
-    # Scheduler features Verdict does not model that this pod uses (e.g. "InterPodAffinity").
+    # The scheduler plugins of UNMODELLED_USES whose features this pod uses.
     unmodelled: tuple[str, ...] = ()
     # spec.resourceClaims and status.resourceClaimStatuses (DynamicResources): the claim
     # generated for each template entry, "" when the status names none.
@@ -698,6 +703,8 @@ class Cluster:
 
     @property
     def snapshot_loaded(self) -> bool:
+        """Whether a deferred snapshot has been decoded: what the tests observe to hold the
+        store to its promise that a restored scheduler view decodes no pod."""
         return self._snapshot is not None
 
     @property

@@ -17,7 +17,6 @@ from service.engine.objects import Container, ContainerPort, Pod
 __all__ = [
     "DEFAULT_BIND_ALL_HOST_IP",
     "HostPorts",
-    "host_ports_conflict",
     "port_containers",
     "wanted_host_ports",
 ]
@@ -90,11 +89,3 @@ class HostPorts:
             if self.conflicts(p.host_ip, p.protocol, p.host_port):
                 return False
         return True
-
-
-def host_ports_conflict(pod: Pod, node_pods: Iterable[Pod]) -> bool:
-    """nodeports.Fits negated (k8s 1.35): True when one of the pod's host ports is already
-    used on the node by ``node_pods``."""
-    if not wanted_host_ports(pod):
-        return False
-    return not HostPorts.of_pods(node_pods).fits(pod)

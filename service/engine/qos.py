@@ -31,7 +31,6 @@ __all__ = [
     "GUARANTEED_OOM_SCORE_ADJ",
     "SYSTEM_CRITICAL_PRIORITY",
     "compute_pod_qos",
-    "container_oom_score_adjust",
     "get_pod_qos",
     "is_critical_pod",
     "is_mirror_pod",
@@ -264,14 +263,3 @@ def oom_score_adjusts(
     if qos == BEST_EFFORT:
         return {c.name: BESTEFFORT_OOM_SCORE_ADJ for c in _containers(pod)}
     return _burstable_adjusts(pod, memory_capacity, settings)
-
-
-def container_oom_score_adjust(
-    pod: Pod,
-    container_name: str,
-    memory_capacity: int,
-    *,
-    settings: EngineSettings,
-) -> int:
-    """GetContainerOOMScoreAdjust for one named container (see ``oom_score_adjusts``)."""
-    return oom_score_adjusts(pod, memory_capacity, settings=settings)[container_name]

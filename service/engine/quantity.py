@@ -186,12 +186,6 @@ class Quantity:
         """Mirrors Quantity.IsZero (format is irrelevant)."""
         return self.value == 0
 
-    def cmp(self, other: Quantity | int | Fraction) -> int:
-        """-1/0/1 on exact values, format ignored: mirrors Quantity.Cmp."""
-        a = self.value
-        b = other.value if isinstance(other, Quantity) else _as_fraction(other)
-        return (a > b) - (a < b)
-
     def __add__(self, other: Quantity) -> Quantity:
         """Exact sum: mirrors Quantity.Add (receiver's format, argument's if receiver is 0).
 
@@ -461,12 +455,6 @@ def _go_quo(a: int, b: int) -> int:
     """Go's integer division (truncated toward zero)."""
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
-
-
-def int64_add(a: int, b: int) -> tuple[int, bool]:
-    """a + b, ok=False when it leaves int64: mirrors math.go int64Add."""
-    c = a + b
-    return (c, True) if MIN_INT64 <= c <= MAX_INT64 else (0, False)
 
 
 def int64_multiply_scale(a: int, b: int) -> tuple[int, bool]:

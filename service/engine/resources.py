@@ -41,14 +41,12 @@ from service.engine.version import EngineSettings
 __all__ = [
     "DEFAULT_CPU_REQUEST_MILLI",
     "DEFAULT_MEMORY_REQUEST_BYTES",
-    "aggregate_container_limits",
     "aggregate_container_requests",
     "exact_list",
     "exact_pod_limits",
     "exact_pod_requests",
     "is_extended_resource_name",
     "is_hugepages_resource_name",
-    "is_pod_level_limits_set",
     "is_pod_level_requests_set",
     "is_pod_level_resources_set",
     "is_qualified_name",
@@ -141,12 +139,6 @@ def is_pod_level_requests_set(pod: Pod) -> bool:
     return res is not None and _has_supported(res.requests)
 
 
-def is_pod_level_limits_set(pod: Pod) -> bool:
-    """component-helpers IsPodLevelLimitsSet (k8s 1.35)."""
-    res = pod.resources
-    return res is not None and _has_supported(res.limits)
-
-
 def _add_into(acc: dict, more: dict) -> None:
     """addResourceList: a new name takes the value itself (DeepCopy keeps a Quantity's
     cached string), an existing one is summed (Add: the canonical form from then on)."""
@@ -212,11 +204,6 @@ def aggregate_container_requests(pod: Pod) -> dict[str, int]:
     """component-helpers AggregateContainerRequests (k8s 1.35, spec only): sum of containers
     and sidecars, maxed with the peak init-container use."""
     return _aggregate(pod.containers, pod.init_containers, _requests_of)
-
-
-def aggregate_container_limits(pod: Pod) -> dict[str, int]:
-    """component-helpers AggregateContainerLimits (k8s 1.35, spec only)."""
-    return _aggregate(pod.containers, pod.init_containers, _limits_of)
 
 
 def _fits(amounts: dict[str, int]) -> bool:

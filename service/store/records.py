@@ -23,6 +23,9 @@ from sqlalchemy.orm import Session
 from service.store.db import as_utc, strict_json
 from service.store.models import GENESIS_HASH, AuditState, DecisionRow, DecisionSubject
 
+# The kind of the record a prune appends (beside the decision kinds, decisions.KINDS).
+PRUNE_KIND = "prune"
+
 
 def iso(moment: datetime | None) -> str | None:
     if moment is None:
@@ -434,7 +437,7 @@ def prune(session: Session, before: datetime, engine_version: str) -> DecisionRo
         )
     return append(
         session,
-        kind="prune",
+        kind=PRUNE_KIND,
         snapshot_id=None,
         key_id=None,
         request={"before": iso(before)},

@@ -2,28 +2,29 @@
 placement or preemption on a stored snapshot restores the view instead of decoding every pod.
 
 A persistence format, so it lives in the store: the engine only builds a view from the parts
-kept here (``SchedulerView.restored``, a pure function); this module chooses the parts, names
-the code that derived them (``FINGERPRINT``, which reads the deriving modules' source) and
-encodes them with the snapshot (``store/snapshots.py``).
+kept here (``SchedulerView.restored``, a pure function); this module chooses the parts,
+names their format (``FINGERPRINT``) and encodes them with the snapshot
+(``store/snapshots.py``).
 
 Decoding a 150,000-pod snapshot and building its SchedulerView takes about 1.5 s, most of it
 spent on pod fields the scheduler never reads (labels, annotations, containers, stats). The
 stored view keeps, per node, the PodInfos the view holds (requests, priority, start time,
 matching PDBs, QoS class) and the node totals, plus the few objects read whole: the nodes,
-PDBs and PriorityClasses, the resource.k8s.io claims, classes and slices, the pods with host ports or a deletionTimestamp, and the nominated
-pods. It is derived data: ``FINGERPRINT`` names the code that derived it, and a stored view
-with another fingerprint is not used.
+PDBs and PriorityClasses, the resource.k8s.io claims, classes and slices, the pods with host
+ports or a deletionTimestamp, and the nominated pods. It is derived data, derived under the newest release (``VIEW_SETTINGS``):
+``FINGERPRINT`` names its format (``FORMAT``) and that release's reading
+(``view_release``), and a stored view with another fingerprint is not used. A docstring or
+refactoring leaves stored views usable; a change to what they hold, their shape or the values
+derived into them, bumps ``FORMAT`` (``tests/store/test_scheduler_view.py`` pins both).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from pathlib import Path
 
 import msgspec
 
-from service.engine import objects, qos, quantity, resources
 from service.engine.objects import (
     Cluster,
     DeviceClass,
@@ -39,28 +40,35 @@ from service.engine.objects import (
     WorkloadController,
 )
 from service.engine.qos import get_pod_qos
-from service.engine.scheduler import framework, snapshot
 from service.engine.scheduler.dra_manager import DraManager
 from service.engine.scheduler.framework import PodInfo
-from service.engine.scheduler.snapshot import SchedulerView, install_view
-from service.engine.version import DEFAULT_SETTINGS, ENGINE_VERSION
+from service.engine.scheduler.snapshot import SchedulerView, install_view, view_release
+from service.engine.version import DEFAULT_SETTINGS
 
-__all__ = ["FINGERPRINT", "StoredView", "restore", "restored_cluster", "stored_view"]
+__all__ = [
+    "FINGERPRINT",
+    "FORMAT",
+    "VIEW_SETTINGS",
+    "StoredView",
+    "restore",
+    "restored_cluster",
+    "stored_view",
+]
 
-# Bump when the layout below changes; FINGERPRINT also changes with the deriving code.
-FORMAT = 1
+# What a stored view holds, by number. Bump it with any change to the StoredView below or the
+# model types it holds (its shape), or to the values the engine derives into it (a PodInfo's
+# requests, QoS class, ...): tests/store/test_scheduler_view.py pins both for each FORMAT.
+FORMAT = 3
+
+# The release a stored view is derived under: the newest (a decision under an older release
+# whose view_release differs builds its own view from the snapshot).
+VIEW_SETTINGS = DEFAULT_SETTINGS
 
 
 def _fingerprint() -> bytes:
-    """8 bytes naming FORMAT, the engine version and the source of every module whose code
-    decides what a stored view holds: a view derived by other code is never restored."""
-    digest = hashlib.sha256(f"{FORMAT}:{ENGINE_VERSION}".encode())
-    for module in (objects, quantity, resources, qos, framework, snapshot):
-        try:
-            digest.update(Path(module.__file__ or "").read_bytes())
-        except OSError:  # pragma: no cover - sources are installed with the package
-            digest.update(module.__name__.encode())
-    digest.update(Path(__file__).read_bytes())
+    """8 bytes naming FORMAT and the release's reading of the view: a view stored in another
+    format, or for another release reading, is never restored."""
+    digest = hashlib.sha256(f"{FORMAT}:{view_release(VIEW_SETTINGS)}".encode())
     return digest.digest()[:8]
 
 
@@ -100,7 +108,7 @@ def _kept(pi: PodInfo) -> PodInfo:
     return msgspec.structs.replace(
         pi,
         pod=None,
-        qos=get_pod_qos(pod, settings=DEFAULT_SETTINGS) if pod is not None else pi.qos,
+        qos=get_pod_qos(pod, settings=VIEW_SETTINGS) if pod is not None else pi.qos,
         host_ports=None,
     )
 
@@ -148,7 +156,7 @@ def restore(stored: StoredView) -> SchedulerView:
         stored.terminating_statefulset,
         stored.inter_pod_affinity_in_use,
         (stored.pdbs, stored.namespaces, stored.services, stored.controllers),
-        DEFAULT_SETTINGS,
+        VIEW_SETTINGS,
         DraManager.of(stored.resource_claims, stored.device_classes, stored.resource_slices),
     )
 

@@ -20,10 +20,10 @@ from sqlalchemy.orm import Session
 
 from service.engine.objects import Cluster, Snapshot
 from service.engine.scheduler.snapshot import scheduler_view
-from service.engine.version import DEFAULT_SETTINGS
 from service.store.models import DecisionRow, SnapshotRow
 from service.store.scheduler_view import (
     FINGERPRINT,
+    VIEW_SETTINGS,
     StoredView,
     restored_cluster,
     stored_view,
@@ -74,7 +74,7 @@ def decode(content: bytes) -> Snapshot:
     return _DECODER.decode(packed)
 
 
-# A stored scheduler view: this prefix, the deriving code's fingerprint, zstd of msgpack.
+# A stored scheduler view: this prefix, its fingerprint (format and release), zstd of msgpack.
 _VIEW_MAGIC = b"vsv1"
 _VIEW_DECODER = msgspec.msgpack.Decoder(StoredView)
 VIEW_HEADER = _VIEW_MAGIC + FINGERPRINT
@@ -82,12 +82,12 @@ VIEW_HEADER = _VIEW_MAGIC + FINGERPRINT
 
 def encode_view(cluster: Cluster) -> bytes | None:
     """The stored form of ``cluster``'s SchedulerView (built now if it was not), under a
-    header naming the code that derived it.
+    header naming its format.
 
     None when a node's summed requests leave the 64-bit range msgpack holds (sums of
     quantities past int64): the view is derived data, so such a
     snapshot is simply decoded in full when used, as a row without a view is."""
-    stored = stored_view(scheduler_view(cluster, DEFAULT_SETTINGS), cluster.snapshot)
+    stored = stored_view(scheduler_view(cluster, VIEW_SETTINGS), cluster.snapshot)
     try:
         packed = _ENCODER.encode(stored)
     except OverflowError:
@@ -97,8 +97,8 @@ def encode_view(cluster: Cluster) -> bytes | None:
 
 
 def decode_view(blob: bytes | None) -> StoredView | None:
-    """The stored view back, or None when there is none or it was derived by other code
-    (another engine version or format): the snapshot is then decoded in full."""
+    """The stored view back, or None when there is none or it has another fingerprint
+    (another format or release reading): the snapshot is then decoded in full."""
     if not blob or not blob.startswith(VIEW_HEADER):
         return None
     try:

@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import update
 
 from service.app import create_app
+from service.extensions import extensions
 from service.store import checkpoints, keys, records
 from service.store.models import AuditState, DecisionRow
 from tests.conftest import Api
@@ -38,30 +39,30 @@ def signed(app, pem, tmp_path, database_url):
         }
     )
     yield application
-    application.extensions["verdict.db"].dispose()
+    extensions(application).db.dispose()
 
 
 @pytest.fixture
 def audit_api(signed) -> Api:
     secrets = {}
-    with signed.extensions["verdict.db"].session(write=True) as session:
+    with extensions(signed).db.session(write=True) as session:
         for role in keys.ROLES:
             secrets[role] = keys.create(session, role, f"cp-{role}")[1]
     return Api(signed.test_client(), secrets)
 
 
 def _append(app, n: int, start: int = 0):
-    with app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(app).db.session(write=True) as session:
         return [append_record(session, i).id for i in range(start, start + n)]
 
 
 def _keep(app) -> dict:
     """A checkpoint signed into the service's log, as the interval signer does."""
-    return app.extensions["verdict.checkpoint_signer"].tick()
+    return extensions(app).checkpoint_signer.tick()
 
 
 def _logged(app) -> list[dict]:
-    public = app.extensions["verdict.checkpoint_key"].public_key()
+    public = extensions(app).checkpoint_key.public_key()
     return checkpoints.read_log(app.config["VERDICT"].CHECKPOINT_DIR, public)
 
 
@@ -77,7 +78,7 @@ def _rewrite_everything(app) -> None:
 def _rewrite_tail(app, first: int) -> None:
     """What a database administrator could do: change every record from ``first`` on,
     recompute every hash and the recorded head."""
-    with app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(app).db.session(write=True) as session:
         prev = records.GENESIS_HASH
         for row in session.query(DecisionRow).order_by(DecisionRow.seq):
             if row.seq < first:
@@ -153,7 +154,7 @@ def test_records_cut_off_behind_a_kept_checkpoint_fail_plain_verify(signed, audi
     _append(signed, 2)
     cp = _keep(signed)
     _append(signed, 2, start=2)
-    with signed.extensions["verdict.db"].session(write=True) as session:
+    with extensions(signed).db.session(write=True) as session:
         session.query(DecisionRow).filter(DecisionRow.seq >= 2).delete()
         row = session.get(DecisionRow, 1)
         session.execute(update(AuditState).values(head_seq=1, head_hash=row.record_hash))
@@ -232,7 +233,7 @@ def test_bad_checkpoints_are_4xx_naming_the_problem(signed, audit_api):
     # A checkpoint beyond the chain: records cut off the end (or another chain).
     _append(signed, 1, start=2)
     beyond = audit_api.get("/v1/audit/checkpoint", role="read").json
-    with signed.extensions["verdict.db"].session(write=True) as session:
+    with extensions(signed).db.session(write=True) as session:
         session.query(DecisionRow).filter(DecisionRow.seq == 3).delete()
         session.execute(update(AuditState).values(head_seq=2, head_hash=cp["headHash"]))
     response = _verify(audit_api, beyond)
@@ -246,7 +247,7 @@ def test_no_key_configured_is_503(api):
 def _backdate(app) -> None:
     """Make every record look written in 2020, rebuilding the hashes as if written then
     (records already backdated keep their hash)."""
-    with app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(app).db.session(write=True) as session:
         session.execute(update(DecisionRow).values(created_at=datetime(2020, 1, 1, tzinfo=UTC)))
     _rewrite_hashes_only(app)
 
@@ -260,7 +261,7 @@ def test_a_checkpoint_taken_before_a_prune(signed, audit_api):
     at_anchor = audit_api.get("/v1/audit/checkpoint", role="read").json  # size 2
     _append(signed, 2, start=2)
     beyond = audit_api.get("/v1/audit/checkpoint", role="read").json  # size 4
-    with signed.extensions["verdict.db"].session(write=True) as session:
+    with extensions(signed).db.session(write=True) as session:
         records.prune(session, datetime(2021, 1, 1, tzinfo=UTC), "test")  # records 1 and 2
     assert _verify(audit_api, beyond).json == {
         "ok": True,
@@ -276,7 +277,7 @@ def test_a_checkpoint_taken_before_a_prune(signed, audit_api):
 
 
 def _rewrite_hashes_only(app) -> None:
-    with app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(app).db.session(write=True) as session:
         prev = records.GENESIS_HASH
         for row in session.query(DecisionRow).order_by(DecisionRow.seq):
             row.prev_hash = prev
@@ -303,12 +304,12 @@ def test_a_bad_key_setting_stops_the_start(database_url, tmp_path):
 
 
 def test_interval_signer_keeps_one_checkpoint_per_head(signed):
-    signer = signed.extensions["verdict.checkpoint_signer"]
+    signer = extensions(signed).checkpoint_signer
     _append(signed, 1)
     signer.tick()
     signer.tick()  # the head has not moved: not kept twice
     _append(signed, 1, start=1)
     signer.tick()
-    public = signed.extensions["verdict.checkpoint_key"].public_key()
+    public = extensions(signed).checkpoint_key.public_key()
     kept = checkpoints.read_log(signer.log_dir, public)
     assert [c["size"] for c in kept] == [1, 2]

@@ -9,6 +9,7 @@ import orjson
 import pytest
 from sqlalchemy import update
 
+from service.extensions import extensions
 from service.store.models import DecisionRow
 from tests.api.helpers import busy_node_snapshot
 from tests.conftest import kube_list, node, pod
@@ -120,7 +121,7 @@ def test_replay_matches_and_reports_differences(api, app):
     record = _admit(api, snap, "a").json
     replay = api.post(f"/v1/decisions/{record['id']}/replay", role="read").json
     assert replay["matches"] is True and replay["differences"] == []
-    with app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(app).db.session(write=True) as session:
         tampered = dict(record["result"], admitted=True)
         session.execute(
             update(DecisionRow).where(DecisionRow.id == record["id"]).values(result=tampered)
@@ -167,7 +168,7 @@ def test_since_and_until_compare_instants(api, app, moment, before):
     """`since`/`until` in any offset select by the instant, on both databases (issue 24)."""
     snap = busy_node_snapshot(api)
     ids = [_admit(api, snap, f"p{i}").json["id"] for i in range(len(HOURS))]
-    at_hours(app.extensions["verdict.db"], ids)
+    at_hours(extensions(app).db, ids)
     query = quote(moment)
     until = api.get(f"/v1/decisions?until={query}", role="read").json["items"]
     since = api.get(f"/v1/decisions?since={query}", role="read").json["items"]

@@ -8,6 +8,7 @@ import io
 import pytest
 
 from service.app import create_app
+from service.extensions import extensions
 
 
 @pytest.fixture
@@ -23,12 +24,12 @@ def bounded(database_url, tmp_path):
         }
     )
     yield application
-    application.extensions["verdict.db"].dispose()
+    extensions(application).db.dispose()
 
 
 def test_requests_past_the_bound_are_shed_and_probes_are_not(bounded):
     client = bounded.test_client()
-    slots = bounded.extensions["verdict.in_flight"]
+    slots = extensions(bounded).in_flight
     assert slots.take()
     response = client.get("/v1/snapshots")
     assert response.status_code == 503 and response.headers["Retry-After"] == "1"
@@ -54,7 +55,7 @@ class _Watched(io.BytesIO):
 
 
 def test_a_request_waiting_for_its_body_holds_no_slot(bounded):
-    slots = bounded.extensions["verdict.in_flight"]
+    slots = extensions(bounded).in_flight
     body = _Watched(b"{}", slots)
     response = bounded.test_client().post(
         "/v1/decisions/admission",

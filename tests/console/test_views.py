@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import update
 
 from service.app import create_app
+from service.extensions import extensions
 from service.store import checkpoints, keys, records
 from service.store.models import AuditState, DecisionRow
 from tests.conftest import kube_list, node, pod
@@ -33,13 +34,13 @@ def console_app(app, database_url, tmp_path):
         }
     )
     yield application
-    application.extensions["verdict.db"].dispose()
+    extensions(application).db.dispose()
 
 
 @pytest.fixture
 def secrets(console_app) -> dict[str, str]:
     out = {}
-    with console_app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(console_app).db.session(write=True) as session:
         for role in ("read", "decide"):
             out[role] = keys.create(session, role, f"console-{role}")[1]
     return out
@@ -103,7 +104,7 @@ def test_forged_cookie_and_revoked_key_sign_out(console_app, secrets):
     forged = console_app.test_client()
     forged.set_cookie("verdict_console", "eyJrZXlfaWQiOiJ4In0.AAAAAA.forged", path="/console")
     assert forged.get("/console/decisions").status_code == 302
-    with console_app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(console_app).db.session(write=True) as session:
         key = keys.find(session, secrets["read"])
         keys.revoke(session, key.id)
     assert client.get("/console/decisions").status_code == 302
@@ -273,7 +274,7 @@ def test_the_devices_a_placement_allocates_are_listed(console_app, secrets):
 @pytest.mark.parametrize(("moment", "before"), OFFSET_TIMES)
 def test_time_filters_compare_instants(console_app, secrets, seeded, moment, before):
     """The console's since/until select by the instant, whatever the offset (issue 24)."""
-    db = console_app.extensions["verdict.db"]
+    db = extensions(console_app).db
     with db.session() as session:
         newest = [row.id for row in records.page(session, records.Filters(), len(HOURS), None)]
     ids = at_hours(db, newest[::-1])
@@ -288,11 +289,11 @@ def test_the_chain_page_names_the_broken_checkpoint_of_the_log(console_app, secr
     """The administrator's rewrite of the tail: Verify names the log's checkpoint it breaks,
     and signing is refused (issue 24)."""
     kept = checkpoints.sign_into_log(
-        console_app.extensions["verdict.db"],
-        console_app.extensions["verdict.checkpoint_key"],
+        extensions(console_app).db,
+        extensions(console_app).checkpoint_key,
         console_app.config["VERDICT"].CHECKPOINT_DIR,
     )
-    with console_app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(console_app).db.session(write=True) as session:
         prev = records.GENESIS_HASH
         for row in session.query(DecisionRow).order_by(DecisionRow.seq):
             row.result = {**row.result, "rewritten": True}
@@ -333,7 +334,7 @@ def test_the_cookie_is_secure_except_plain_http_to_this_machine(
             "CONSOLE_SECURE_COOKIE": setting,
         }
     )
-    with application.extensions["verdict.db"].session(write=True) as session:
+    with extensions(application).db.session(write=True) as session:
         secret = keys.create(session, "read", "cookie")[1]
     client = application.test_client()
     page = client.get("/console/sign-in", base_url=base_url).get_data(as_text=True)
@@ -343,6 +344,6 @@ def test_the_cookie_is_secure_except_plain_http_to_this_machine(
         base_url=base_url,
         headers={"Referer": f"{base_url}/console/sign-in"},  # checked over https
     )
-    application.extensions["verdict.db"].dispose()
+    extensions(application).db.dispose()
     cookie = response.headers["Set-Cookie"]
     assert response.status_code == 302 and ("; Secure" in cookie) is secure

@@ -12,8 +12,7 @@ from service.decisions.admission import AdmissionRequestSchema, decide
 from service.decisions.run import compute
 from service.engine.objects import Cluster
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import snapshot_from_objects
-from tests.conftest import kube_list, node, pod
+from tests.conftest import kube_list, node, pod, snapshot_from_objects
 from tests.decisions.helpers import stored_snapshot
 
 MI = 1024 * 1024

@@ -12,7 +12,7 @@ from service.decisions import KINDS, DecisionInputError
 from service.decisions.eviction import EvictionRequestSchema, decide
 from service.decisions.run import compute
 from service.engine.objects import Cluster
-from service.ingest.kube import snapshot_from_objects
+from tests.conftest import snapshot_from_objects
 from tests.decisions.helpers import CONFIGZ, evict, stored_snapshot
 
 MI = 1024 * 1024

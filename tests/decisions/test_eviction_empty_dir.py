@@ -7,8 +7,7 @@ import pytest
 from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.objects import Cluster
-from service.ingest.kube import snapshot_from_objects
-from tests.conftest import node, pod
+from tests.conftest import node, pod, snapshot_from_objects
 
 
 def _cluster(used: int, size_limit: str | None, medium: str = "") -> Cluster:

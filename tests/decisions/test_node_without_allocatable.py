@@ -4,8 +4,7 @@ allocatable is empty, so the pod count check fails first); Verdict invents no al
 from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.objects import Cluster
-from service.ingest.kube import snapshot_from_objects
-from tests.conftest import node, pod
+from tests.conftest import node, pod, snapshot_from_objects
 
 
 def test_node_without_allocatable_has_too_many_pods():

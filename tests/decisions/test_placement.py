@@ -11,8 +11,7 @@ from service.decisions import KINDS
 from service.decisions.placement import decide  # noqa: F401 - registers the kind
 from service.decisions.run import compute
 from service.engine.objects import Cluster
-from service.ingest.kube import snapshot_from_objects
-from tests.conftest import kube_list, node, pod
+from tests.conftest import kube_list, node, pod, snapshot_from_objects
 
 
 def _node(name, cpu="4", memory="8Gi", pods="110", **spec):

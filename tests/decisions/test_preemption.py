@@ -11,7 +11,7 @@ from service.decisions import KINDS, DecisionInputError
 from service.decisions.preemption import decide  # noqa: F401 - registers the kind
 from service.decisions.run import compute
 from service.engine.objects import Cluster
-from service.ingest.kube import snapshot_from_objects
+from tests.conftest import snapshot_from_objects
 from tests.engine.scheduler.helpers import conformance_group
 
 

@@ -5,8 +5,8 @@ from service.engine.objects import Cluster
 from service.engine.scheduler.preemption import pod_eligible_to_preempt_others
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import pod_from_object, snapshot_from_objects
-from tests.conftest import kube_list, node, pod
+from service.ingest.kube import pod_from_object
+from tests.conftest import kube_list, node, pod, snapshot_from_objects
 
 
 def _victim(reason: str) -> dict:

@@ -7,7 +7,8 @@ import pytest
 from service.decisions.base import DecisionInputError
 from service.decisions.priority import admit_priority
 from service.engine.objects import Cluster
-from service.ingest.kube import pod_from_object, snapshot_from_objects
+from service.ingest.kube import pod_from_object
+from tests.conftest import snapshot_from_objects
 
 CLASSES = [
     {

@@ -1,12 +1,17 @@
 """Validate and decide (decisions/run.py), over HTTP: ``kubernetesVersion`` (unknown releases
 are refused and record nothing; the record names the release used, and a replay decides as
-that release did), and a null snapshot reference is a 422 naming it."""
+that release did), a null snapshot reference is a 422 naming it, and a request pod is
+checked as the API server would, however it is decided."""
 
 from __future__ import annotations
 
 import pytest
+from marshmallow import ValidationError
 
-from tests.conftest import kube_list, node, pod
+from service.decisions import KINDS
+from service.decisions.run import compute
+from service.engine.objects import Cluster
+from tests.conftest import kube_list, node, pod, snapshot_from_objects
 
 # scheduler-oracle.json "nodeResourcesFit-score-pod-level-resources": containers 1500m/128Mi
 # and 1500m/1G with pod-level requests 200m/256Mi on a node of 8 cpu, 1Gi: v1.35's
@@ -66,3 +71,21 @@ def test_a_null_snapshot_reference_is_a_422_naming_it(api, field):
     )
     assert response.status_code == 422
     assert response.json["errors"][0]["path"] == field
+
+
+@pytest.mark.parametrize(
+    ("metadata", "path"),
+    [
+        ({"name": "Not_A_Name", "namespace": "default"}, "metadata.name"),
+        ({"name": "x", "namespace": "Not_A_Namespace"}, "metadata.namespace"),
+        ({"name": "x", "labels": {"k": "not a value"}}, "metadata.labels.k"),
+    ],
+)
+def test_a_request_pod_is_checked_as_the_api_server_would_wherever_it_is_decided(metadata, path):
+    """compute, which the API, `verdict decide` and replay all decide through, refuses a
+    request pod named as no cluster could name it, naming the field."""
+    request_pod = pod("x") | {"metadata": metadata}
+    cluster = Cluster(snapshot_from_objects([node("n1")]))
+    with pytest.raises(ValidationError) as refused:
+        compute(KINDS["admission"], cluster, {"nodeName": "n1", "pod": request_pod})
+    assert list(refused.value.messages["pod"]) == [path]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from service.engine.objects import Container, ContainerPort, Pod
-from service.engine.ports import HostPorts, host_ports_conflict, wanted_host_ports
+from service.engine.ports import HostPorts, wanted_host_ports
 
 
 def _pod(*ports, name="p", init_ports=(), sidecar=True):
@@ -40,9 +40,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("want", "used", "conflict"), CASES)
-def test_host_ports_conflict(want, used, conflict):
+def test_host_ports_fit(want, used, conflict):
     others = [_pod(p, name=f"o{i}") for i, p in enumerate(used)]
-    assert host_ports_conflict(_pod(want), others) is conflict
+    assert HostPorts.of_pods(others).fits(_pod(want)) is not conflict
 
 
 def test_sidecar_ports_count_and_other_init_containers_do_not():
@@ -51,11 +51,11 @@ def test_sidecar_ports_count_and_other_init_containers_do_not():
     sidecar = _pod(init_ports=(_port(80),))
     other = _pod(_port(80), name="o")
     assert wanted_host_ports(sidecar) == [_port(80)]
-    assert host_ports_conflict(sidecar, [other])
+    assert not HostPorts.of_pods([other]).fits(sidecar)
     assert not HostPorts.of_pods([_pod(init_ports=(_port(80),), name="o")]).fits(_pod(_port(80)))
     plain_init = _pod(init_ports=(_port(80),), sidecar=False)
     assert wanted_host_ports(plain_init) == []
-    assert not host_ports_conflict(plain_init, [other])
+    assert HostPorts.of_pods([other]).fits(plain_init)
     assert HostPorts.of_pods([_pod(init_ports=(_port(80),), name="o", sidecar=False)]).fits(
         _pod(_port(80))
     )

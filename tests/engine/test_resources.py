@@ -13,7 +13,6 @@ from service.engine.resources import (
     DEFAULT_CPU_REQUEST_MILLI,
     DEFAULT_MEMORY_REQUEST_BYTES,
     is_extended_resource_name,
-    is_pod_level_limits_set,
     is_pod_level_resources_set,
     is_scalar_resource_name,
     pod_limits,
@@ -82,7 +81,6 @@ def test_conformance_pod_requests_pod_level(inp, expected):
 def test_conformance_is_pod_level_set(inp, expected):
     pod = k8s_pod(inp["pod"])
     assert is_pod_level_resources_set(pod) is expected["isPodLevelResourcesSet"]
-    assert is_pod_level_limits_set(pod) is expected["isPodLevelLimitsSet"]
 
 
 # --- own cases ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from service.engine.objects import Cluster
 from service.engine.summary import node_view
 from service.engine.topology import zone_key, zone_key_parts, zone_label
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import snapshot_from_objects
+from tests.conftest import snapshot_from_objects
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"

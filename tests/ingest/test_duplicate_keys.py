@@ -1,4 +1,4 @@
-"""The C scanner for repeated JSON keys (service/ingest/_jsonkeys.c) against the stdlib scan.
+"""The C scanner for repeated JSON keys (service/ingest/_body.c) against the stdlib scan.
 
 Both must name the same first repeated key for any JSON text, whatever the spelling of its
 keys (escapes, surrogate pairs, whitespace); the C one is what POST /v1/snapshots runs.
@@ -28,9 +28,9 @@ from service.ingest.errors import IngestError
 
 # The extension is optional where no C compiler is; CI has one, so there it must have built.
 _first_problem = (
-    importlib.import_module("service.ingest._jsonkeys")
+    importlib.import_module("service.ingest._body")
     if os.environ.get("CI")
-    else pytest.importorskip("service.ingest._jsonkeys")
+    else pytest.importorskip("service.ingest._body")
 ).first_problem
 
 
@@ -185,7 +185,7 @@ def test_a_repeat_is_named_before_a_nul_elsewhere():
     assert caught.value.errors[0].path == "b.c"
 
 
-MAX_LIVE_KEYS = 1 << 20  # _jsonkeys.c
+MAX_LIVE_KEYS = 1 << 20  # _body.c
 
 
 def _object(n: int, prefix: str = "k") -> str:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from sqlalchemy import text, update
 
+from service.extensions import extensions
 from service.store import records
 from service.store.db import Database
 from service.store.models import DecisionRow
@@ -16,7 +17,7 @@ from tests.store.helpers import OFFSET_TIMES, append_at_hours
 
 
 def test_commits_wait_for_the_disk(app):
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     if db.is_sqlite:
         with db.session() as session:
             assert session.execute(text("PRAGMA journal_mode")).scalar() == "wal"
@@ -40,7 +41,7 @@ def test_commits_wait_for_the_disk(app):
 def test_times_are_compared_as_instants(app, moment, before):
     """A time with any offset filters and prunes by the instant it names (issue 24): SQLite
     compares stored times as text, so both sides must be UTC."""
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     ids = append_at_hours(db)
     cut = datetime.fromisoformat(moment)
     with db.session() as session:
@@ -55,7 +56,7 @@ def test_times_are_compared_as_instants(app, moment, before):
 
 
 def test_times_are_stored_in_utc(app):
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     ids = append_at_hours(db)
     plus_two = timezone(timedelta(hours=2))
     with db.session(write=True) as session:
@@ -76,7 +77,7 @@ def test_times_are_stored_in_utc(app):
 
 
 def test_an_instant_past_the_datetime_range_compares_as_its_end(app):
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     ids = append_at_hours(db)
     late = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-14)))
     early = datetime(1, 1, 1, 0, 0, tzinfo=timezone(timedelta(hours=14)))

@@ -7,6 +7,7 @@ import threading
 import time
 
 from service.engine.scheduler import snapshot as scheduler_snapshot
+from service.extensions import extensions
 from service.store import snapshots as store
 from service.store.preload import Preloader
 from service.store.snapshots import ClusterCache
@@ -23,7 +24,7 @@ def _store(api, name: str) -> str:
 def _preloader(app, cache: ClusterCache, count: int = 1, interval: float = 0.05) -> Preloader:
     from service.store.warm import warm
 
-    return Preloader(app.extensions["verdict.db"], cache, count=count, interval=interval, warm=warm)
+    return Preloader(extensions(app).db, cache, count=count, interval=interval, warm=warm)
 
 
 def _is_warm(cache: ClusterCache, snapshot_id: str) -> bool:
@@ -100,7 +101,7 @@ def test_concurrent_first_loads_decode_once(app, api, monkeypatch):
         return real_decode(content)
 
     monkeypatch.setattr(store, "decode", counting_decode)
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     found = []
 
     def load():

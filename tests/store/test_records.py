@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 from sqlalchemy import delete, select, update
 
+from service.extensions import extensions
 from service.store import records
 from service.store.models import AuditState, DecisionRow, DecisionSubject
 from tests.store.helpers import append_record
@@ -28,7 +29,7 @@ def _rechain(session, rows: list) -> None:
 
 
 def test_chain_verifies_and_detects_an_edited_row(app):
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     with db.session(write=True) as session:
         rows = [append_record(session, i) for i in range(5)]
     with db.session() as session:
@@ -46,7 +47,7 @@ def test_chain_verifies_and_detects_an_edited_row(app):
 
 
 def test_deleted_row_breaks_the_chain_at_the_next(app):
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     with db.session(write=True) as session:
         rows = [append_record(session, i) for i in range(4)]
     with db.session(write=True) as session:
@@ -56,7 +57,7 @@ def test_deleted_row_breaks_the_chain_at_the_next(app):
 
 
 def test_prune_keeps_the_chain_verifiable(app):
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     with db.session(write=True) as session:
         old = [append_record(session, i) for i in range(3)]
         session.flush()
@@ -79,7 +80,7 @@ def test_prune_keeps_the_chain_verifiable(app):
 
 
 def test_filters_and_keyset_pages(app):
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     with db.session(write=True) as session:
         rows = [append_record(session, i) for i in range(7)]
     with db.session() as session:
@@ -101,7 +102,7 @@ def test_non_finite_numbers_are_refused_alike_on_every_database(app):
     records are standard JSON everywhere and nothing half-written remains."""
     import pytest
 
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     with (
         pytest.raises(Exception, match=r"(?i)infinity|out of range|not JSON compliant"),
         db.session(write=True) as session,
@@ -141,7 +142,7 @@ def _whole_body_hash(prev_hash: str, row) -> str:
 def test_appended_hash_is_the_whole_body_hash(app):
     """PostgreSQL finishes the hash in SQL from two precomputed parts; the result must be the
     same sha256 that verify recomputes from the whole record."""
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     with db.session(write=True) as session:
         rows = [append_record(session, i, key_id="k" if i % 2 else None) for i in range(12)]
     prev = records.GENESIS_HASH
@@ -168,7 +169,7 @@ def test_appended_hash_is_the_whole_body_hash(app):
 
 
 def test_concurrent_writers_build_one_unbroken_chain(app):
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     errors: list[BaseException] = []
 
     def writer(offset: int) -> None:
@@ -192,7 +193,7 @@ def test_concurrent_writers_build_one_unbroken_chain(app):
 
 
 def test_records_cut_off_the_end_fail_verification(app):
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     with db.session(write=True) as session:
         rows = [append_record(session, i) for i in range(4)]
     with db.session(write=True) as session:
@@ -204,7 +205,7 @@ def test_records_cut_off_the_end_fail_verification(app):
 
 
 def test_a_lost_audit_row_is_rebuilt_from_the_newest_record(app):
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     with db.session(write=True) as session:
         rows = [append_record(session, i) for i in range(3)]
     with db.session(write=True) as session:
@@ -219,7 +220,7 @@ def test_a_lost_audit_row_is_rebuilt_from_the_newest_record(app):
 def test_prune_stops_at_the_first_record_not_older_than_the_cut(app):
     """createdAt is taken before the chain is locked, so neighbours can be a little out of
     sequence order; prune removes only the prefix in which every record is older."""
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     stamps = [
         datetime(2020, 1, 1, tzinfo=UTC),
         datetime(2020, 1, 3, tzinfo=UTC),  # written "late": newer than the cut

@@ -1,20 +1,28 @@
 """The scheduler view stored with each snapshot: written on ingest, restored for placement and
 preemption on a snapshot this process has not decoded (the rest of the snapshot decoded only
-when read), ignored when missing or derived by other code, and written by the warming thread
-for the rows that lack it."""
+when read), ignored when missing or stored in another format, and written by the warming
+thread for the rows that lack it; its fingerprint names its format, pinned to what it holds."""
 
 from __future__ import annotations
 
+import hashlib
+
+import msgspec
+import orjson
+import zstandard
 from sqlalchemy import select, update
 
 from service.engine.objects import Cluster
 from service.engine.scheduler import snapshot as scheduler_snapshot
+from service.engine.scheduler.snapshot import view_release
 from service.engine.version import DEFAULT_SETTINGS
+from service.extensions import extensions
 from service.store import snapshots as store
 from service.store.models import SnapshotRow
 from service.store.preload import Preloader
+from service.store.scheduler_view import FINGERPRINT, FORMAT, StoredView
 from service.store.snapshots import ClusterCache
-from tests.conftest import kube_list, node, pod
+from tests.conftest import kube_list, node, pod, snapshot_from_objects
 
 PREEMPTOR = pod("urgent", cpu="2", priority=1000)
 
@@ -43,18 +51,18 @@ def _decide(api, kind: str, snapshot_id: str, **params) -> dict:
 
 def _forget(app, snapshot_id: str) -> None:
     """What a process that has not seen the snapshot yet holds: nothing."""
-    app.extensions["verdict.cache"].drop(snapshot_id)
+    extensions(app).cache.drop(snapshot_id)
 
 
 def _row_view(app, snapshot_id: str) -> bytes | None:
-    with app.extensions["verdict.db"].session() as session:
+    with extensions(app).db.session() as session:
         return session.scalar(
             select(SnapshotRow.scheduler_view).where(SnapshotRow.id == snapshot_id)
         )
 
 
 def _set_row_view(app, snapshot_id: str, blob: bytes | None) -> None:
-    with app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(app).db.session(write=True) as session:
         session.execute(
             update(SnapshotRow).where(SnapshotRow.id == snapshot_id).values(scheduler_view=blob)
         )
@@ -76,7 +84,7 @@ def test_scheduler_decisions_restore_the_view_without_decoding_the_pods(app, api
     _forget(app, snapshot_id)
 
     cold = _decide(api, "preemption", snapshot_id, pod=PREEMPTOR)
-    cluster = app.extensions["verdict.cache"].get(snapshot_id)
+    cluster = extensions(app).cache.get(snapshot_id)
     assert not cluster.snapshot_loaded
     assert cold["result"] == warm["result"]
     assert cold["result"]["nominatedNodeName"] == "n1"
@@ -90,7 +98,7 @@ def test_scheduler_decisions_restore_the_view_without_decoding_the_pods(app, api
     admitted = _decide(api, "admission", snapshot_id, nodeName="n1", pod=pod("x", cpu="1"))
     assert admitted["result"]["admitted"] is False
     assert cluster.snapshot_loaded
-    assert app.extensions["verdict.cache"].get(snapshot_id) is cluster
+    assert extensions(app).cache.get(snapshot_id) is cluster
     listed = api.get(f"/v1/snapshots/{snapshot_id}/pods?node=n1")
     assert {p["name"] for p in listed.get_json()["items"]} == {"a", "b"}
 
@@ -105,8 +113,8 @@ def test_a_row_without_a_usable_view_is_decoded_in_full(app, api):
         _set_row_view(app, snapshot_id, stale)
         _forget(app, snapshot_id)
         assert _decide(api, "preemption", snapshot_id, pod=PREEMPTOR)["result"] == expected
-        assert app.extensions["verdict.cache"].get(snapshot_id).snapshot_loaded
-        with app.extensions["verdict.db"].session() as session:
+        assert extensions(app).cache.get(snapshot_id).snapshot_loaded
+        with extensions(app).db.session() as session:
             # Missing or made by other code: the warming thread rewrites it. Damage behind a
             # valid header is only noticed on reading, and costs a full decode each time.
             assert store.view_outdated(session, snapshot_id) is (stale is not damaged)
@@ -117,7 +125,7 @@ def test_the_warming_thread_writes_the_view_a_row_lacks(app, api):
 
     snapshot_id = _store(api)
     _set_row_view(app, snapshot_id, None)
-    db = app.extensions["verdict.db"]
+    db = extensions(app).db
     preloader = Preloader(db, ClusterCache(size=2), count=1, interval=0.05, warm=warm)
     assert preloader.run_once() == [snapshot_id]
     with db.session() as session:
@@ -136,7 +144,7 @@ def test_the_warming_thread_writes_the_view_a_row_lacks(app, api):
 def test_non_scheduler_loads_decode_in_full(app, api):
     snapshot_id = _store(api)
     cache = ClusterCache(size=2)
-    with app.extensions["verdict.db"].session() as session:
+    with extensions(app).db.session() as session:
         cluster = store.load_cluster(session, cache, snapshot_id)
     assert cluster.snapshot_loaded
 
@@ -144,9 +152,90 @@ def test_non_scheduler_loads_decode_in_full(app, api):
 def test_cache_accounting_does_not_decode_deferred_snapshots(app, api):
     first, second = _store(api), _store(api)
     cache = ClusterCache(size=4, max_pods=3)  # room for one snapshot's 3 pods
-    with app.extensions["verdict.db"].session() as session:
+    with extensions(app).db.session() as session:
         one = store.load_cluster(session, cache, first, scheduler=True)
         store.load_cluster(session, cache, second, scheduler=True)
     assert first not in cache and second in cache
     assert not one.snapshot_loaded
     assert isinstance(one, Cluster) and one.pod_count == 3
+
+
+# --- the fingerprint names what a stored view holds, and only that ---
+
+# For each FORMAT: the sha256 of StoredView's shape (its msgspec JSON schema, nested model
+# types included) and of the msgpack a fixed cluster's stored view encodes to (_pinned()).
+# A change to either without a new FORMAT fails here: bump FORMAT in
+# service/store/scheduler_view.py and pin the new digests under it.
+PINNED = {
+    # 3: the resource.k8s.io claims, classes and slices joined the view.
+    3: (
+        "b17d55f85042bf714e7a4b8eedb24ae093eb7e9e23ba23220a3911f97e6fea7f",
+        "8efcd629c56db4c6e949b7fd4642da1c38ec0d919857d239918217281d66bf0c",
+    ),
+}
+
+
+def _pinned_cluster() -> Cluster:
+    """Pods of every shape a stored view keeps: with and without requests, pod-level
+    resources, init containers and overhead, host ports, a terminating StatefulSet pod, a
+    nominated pod, a PDB and a PriorityClass, Namespaces, Services and controllers."""
+    sts = {"ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db",
+                                "uid": "u-db", "controller": True}]}  # fmt: skip
+    terminating = pod("db-0", "n2", cpu="1")
+    terminating["metadata"] |= sts | {
+        "deletionTimestamp": "2026-11-20T09:00:00Z",
+        "labels": {"app": "db"},
+    }
+    nominated = pod("waiting", cpu="3", priority=50)
+    nominated["status"]["nominatedNodeName"] = "n1"
+    ported = pod("ported", "n1", cpu="100m")
+    ported["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    objects = [
+        node("n1", cpu="4"),
+        node("n2", cpu="8", memory="16Gi"),
+        pod("plain", "n1"),
+        pod("sized", "n1", cpu="500m", memory="1Gi", limits={"cpu": "1", "memory": "1Gi"}),
+        pod(
+            "pod-level",
+            "n2",
+            resources={"requests": {"cpu": "2", "memory": "2Gi"}},
+            initContainers=[{"name": "init", "image": "busybox"}],
+            overhead={"cpu": "50m"},
+            priority=10,
+        ),
+        ported,
+        terminating,
+        nominated,
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+         "metadata": {"name": "db", "namespace": "default"},
+         "spec": {"selector": {"matchLabels": {"app": "db"}}},
+         "status": {"disruptionsAllowed": 0}},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+         "metadata": {"name": "high"}, "value": 1000},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "db", "namespace": "default"},
+         "spec": {"selector": {"app": "db"}}},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet",
+         "metadata": {"name": "db", "namespace": "default"},
+         "spec": {"selector": {"matchLabels": {"app": "db"}}}},
+    ]  # fmt: skip
+    return Cluster(snapshot_from_objects(objects))
+
+
+def test_the_stored_shape_and_content_are_those_their_format_names():
+    """What a stored view holds changes only with FORMAT, and so does its fingerprint: a new
+    field, type or order in the stored structs, or another value derived into them, fails
+    here until FORMAT is bumped (the digests are pinned per FORMAT)."""
+    schema = orjson.dumps(msgspec.json.schema(StoredView), option=orjson.OPT_SORT_KEYS)
+    blob = store.encode_view(_pinned_cluster())
+    assert blob is not None
+    packed = zstandard.ZstdDecompressor().decompress(blob[len(store.VIEW_HEADER) :])
+    got = (hashlib.sha256(schema).hexdigest(), hashlib.sha256(packed).hexdigest())
+    assert got == PINNED.get(FORMAT), "the stored view changed: bump FORMAT and pin it"
+
+
+def test_the_fingerprint_reads_no_source():
+    """A docstring or refactoring keeps stored views usable: the fingerprint is the format
+    and the newest release's reading of the view, nothing read from the code."""
+    digest = hashlib.sha256(f"{FORMAT}:{view_release(DEFAULT_SETTINGS)}".encode()).digest()
+    assert store.VIEW_HEADER.endswith(FINGERPRINT) and FINGERPRINT == digest[:8]

@@ -37,8 +37,8 @@ from service.engine.objects import (
 from service.engine.qos import get_pod_qos
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import snapshot_from_objects
 from service.store.scheduler_view import StoredView, restored_cluster, stored_view
+from tests.conftest import snapshot_from_objects
 from tests.engine.scheduler.helpers import GI, cluster_of, conformance_group, node, pdb, pod
 from tests.engine.scheduler.plugins.volumes import (
     BIND_COMPLETED,

@@ -31,7 +31,6 @@ from service.engine.quantity import (
 )
 
 __all__ = [
-    "get_node_allocatable_absolute",
     "get_node_allocatable_reservation",
     "hard_eviction_reservation",
     "node_allocatable",
@@ -103,22 +102,6 @@ def node_allocatable(capacity: Mapping[str, int], reservation: Mapping[str, int]
     key, clamped at 0; then every hugepages-* capacity is taken from allocatable memory
     (clamped at 0)."""
     result = {name: max(amount - reservation.get(name, 0), 0) for name, amount in capacity.items()}
-    _subtract_hugepages(capacity, result)
-    return result
-
-
-def get_node_allocatable_absolute(
-    capacity: Mapping[str, int],
-    kube_reserved: Mapping[str, int],
-    system_reserved: Mapping[str, int],
-) -> dict[str, int]:
-    """containerManagerImpl.getNodeAllocatableAbsoluteImpl (k8s 1.35): the cgroup enforcement
-    value, capacity − system-reserved − kube-reserved (no eviction reservation), clamped at 0,
-    hugepages capacity taken from memory."""
-    result = {
-        name: max(amount - system_reserved.get(name, 0) - kube_reserved.get(name, 0), 0)
-        for name, amount in capacity.items()
-    }
     _subtract_hugepages(capacity, result)
     return result
 

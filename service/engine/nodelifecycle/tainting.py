@@ -41,7 +41,6 @@ __all__ = [
     "no_schedule_condition_taints",
     "process_no_taint_base_eviction",
     "process_taint_base_eviction",
-    "reconcile_no_schedule_taints",
     "swap_node_controller_taint",
     "taint_exists",
     "taint_queued_node",
@@ -231,7 +230,6 @@ _NO_SCHEDULE_TAINT_FOR_CONDITION = {
     ("PIDPressure", "True"): "node.kubernetes.io/pid-pressure",
 }
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
-_CONDITION_TAINT_KEYS = frozenset(_NO_SCHEDULE_TAINT_FOR_CONDITION.values())
 
 
 def no_schedule_condition_taints(node: Node) -> list[Taint]:
@@ -246,24 +244,6 @@ def no_schedule_condition_taints(node: Node) -> list[Taint]:
     if node.unschedulable:
         taints.append(Taint(key=UNSCHEDULABLE_TAINT_KEY, effect="NoSchedule"))
     return taints
-
-
-def reconcile_no_schedule_taints(node: Node) -> tuple[list[Taint], list[Taint]]:
-    """(to add, to remove): TaintSetDiff of the wanted condition taints against the node's
-    NoSchedule taints with a condition or unschedulable key (other taints are left alone)."""
-    wanted = no_schedule_condition_taints(node)
-    have = [
-        t
-        for t in node.taints
-        if t.effect == "NoSchedule"
-        and (t.key == UNSCHEDULABLE_TAINT_KEY or t.key in _CONDITION_TAINT_KEYS)
-    ]
-    wanted_ids = {(t.key, t.effect) for t in wanted}
-    have_ids = {(t.key, t.effect) for t in have}
-    return (
-        [t for t in wanted if (t.key, t.effect) not in have_ids],
-        [t for t in have if (t.key, t.effect) not in wanted_ids],
-    )
 
 
 def is_daemonset_pod(pod: Pod) -> bool:

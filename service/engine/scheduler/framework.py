@@ -1,26 +1,54 @@
 """The scheduler framework's shared types: Status and its codes, the per-decision CycleState,
-and the plugin interface.
+the plugin interfaces (the extension points) and the capabilities a plugin declares.
 
 Mirrors kubernetes/kubernetes ``pkg/scheduler/framework`` (interface.go: Code, Status,
 the plugin interfaces; cycle_state.go: CycleState). A plugin is a class named after the
-upstream plugin (``name``), built once per decision from its args and the engine settings,
-that defines the extension points it has upstream, and only those:
+upstream plugin (``name``), built once per decision from its args and the engine settings
+(``Plugin``), that derives from the interface of each extension point it has upstream, and
+only those. The runtime (``runtime.py``) finds a plugin's extension points and capabilities
+by these types, never by its name:
 
-``pre_filter(state, nodes) -> PreFilterResult``, a ``tuple[frozenset[str] | None, Status]``
-    PreFilter. The set restricts the nodes Filter runs on (PreFilterResult.NodeNames; None:
-    every node). A SKIP status means the plugin's Filter is skipped for this pod; a rejection
-    rejects the pod on every node.
-``add_pod(state, added, ni)`` / ``remove_pod(state, removed, ni)``
-    PreFilterExtensions: update the plugin's PreFilter state when a pod (a PodInfo) is added
-    to or removed from node ``ni`` (nominated pods, preemption's victims).
-``filter(state, ni, ns) -> Status | None``
+``PreFilterPlugin.pre_filter(state, nodes) -> PreFilterResult``
+    PreFilter; a ``tuple[frozenset[str] | None, Status]``. The set restricts the nodes Filter
+    runs on (PreFilterResult.NodeNames; None: every node). A SKIP status means the plugin's
+    Filter is skipped for this pod; a rejection rejects the pod on every node.
+``PreFilterExtensions.add_pod(state, added, ni)`` / ``remove_pod(state, removed, ni)``
+    Update the plugin's PreFilter state when a pod (a PodInfo) is added to or removed from
+    node ``ni`` (nominated pods, preemption's victims).
+``FilterPlugin.filter(state, ni, ns) -> Status | None``
     Filter on NodeInfo ``ni`` whose pods are as in NodeInfoPods ``ns``; None means Success.
-``pre_score(state, nodes) -> Status``
+``PreScorePlugin.pre_score(state, nodes) -> Status``
     PreScore over the feasible nodes; SKIP means the plugin's Score is skipped for this pod.
-``score(state, ni, ns) -> int``
+``ScorePlugin.score(state, ni, ns) -> int``
     Score one feasible node.
-``normalize_score(state, nodes, scores)``
-    ScoreExtensions.NormalizeScore: rewrite ``scores`` (parallel to ``nodes``) in place.
+``ScoreExtensions.normalize_score(state, nodes, scores)``
+    NormalizeScore: rewrite ``scores`` (parallel to ``nodes``) in place.
+
+Capabilities are Verdict's own: what a plugin promises so that the runtime and preemption
+may skip work, each a base class the plugin opts into (the promise is the plugin's; the
+tests hold the fast path to the literal one, ``select_victims_reference``):
+
+``CanPassEveryNode.can_reject(state) -> bool``
+    False when the plugin's Filter passes every node for this pod; it is then not run.
+``IgnoresNodePods`` (a Filter)
+    Its verdict on a node never depends on the node's pods. Preemption runs it once per
+    node, not per reprieve, and its verdict never stands in the fast path's way.
+``SumsRequests.requests_checked(state)`` (a Filter)
+    Its verdict depends on the node's pods only through their summed requests of the
+    resources it names (with the pod's request of each) and their number against the
+    node's ``pods`` allocatable: preemption may reprieve on running sums.
+``SumsHostPorts.host_ports_wanted(state)`` (a Filter)
+    Its verdict depends on the node's pods only through the host ports they use, against
+    the ones it names: preemption may reprieve by checking each victim's ports.
+``CountsPods.counted_pods(state) -> frozenset[int] | None`` (PreFilterExtensions)
+    The pods of the view (their ids) whose AddPod/RemovePod may change the plugin's state
+    for this pod; None when it cannot tell. Where none of a node's potential victims is
+    counted, its verdict on that node is the same with or without any of them.
+``KeepsVerdict.keeps_verdict(state, ni, victims) -> bool`` (a Filter)
+    Its verdict on ``ni`` is the same whichever of ``victims`` are on it.
+``ReadsWholePods.reads_whole_pods(pod, view) -> bool``
+    The plugin reads other pods whole for this pod (their labels, affinity terms or
+    volumes), which a view restored from its stored form does not hold.
 
 ``state.view`` is the cluster as the scheduler's snapshot holds it (``SchedulerView``): every
 node (``view.nodes``), not only those being filtered or scored.
@@ -61,14 +89,27 @@ __all__ = [
     "SUCCESS",
     "UNRESOLVABLE",
     "UNSCHEDULABLE",
+    "CanPassEveryNode",
+    "CountsPods",
     "CycleState",
+    "FilterPlugin",
+    "IgnoresNodePods",
+    "KeepsVerdict",
     "NodeInfo",
     "NodeInfoPods",
     "Plugin",
     "PodInfo",
+    "PreFilterExtensions",
+    "PreFilterPlugin",
     "PreFilterResult",
+    "PreScorePlugin",
+    "ReadsWholePods",
     "ScoreError",
+    "ScoreExtensions",
+    "ScorePlugin",
     "Status",
+    "SumsHostPorts",
+    "SumsRequests",
     "node_info_pods_of",
     "pod_info",
     "prefilter_state_missing",
@@ -214,6 +255,131 @@ class Plugin:
     def __init__(self, args: object | None = None, *, settings: EngineSettings):
         self.args = args
         self.settings = settings
+
+
+# --- the extension points (framework.PreFilterPlugin, FilterPlugin, ...) ---
+
+
+class PreFilterPlugin(Plugin):
+    """framework.PreFilterPlugin."""
+
+    def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
+        raise NotImplementedError
+
+
+class PreFilterExtensions(PreFilterPlugin):
+    """framework.PreFilterExtensions: the PreFilter state follows pods added and removed."""
+
+    def add_pod(self, state: CycleState, added: PodInfo, ni: NodeInfo) -> None:
+        raise NotImplementedError
+
+    def remove_pod(self, state: CycleState, removed: PodInfo, ni: NodeInfo) -> None:
+        raise NotImplementedError
+
+
+class FilterPlugin(Plugin):
+    """framework.FilterPlugin."""
+
+    def filter(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> Status | None:
+        raise NotImplementedError
+
+
+class PreScorePlugin(Plugin):
+    """framework.PreScorePlugin."""
+
+    def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
+        raise NotImplementedError
+
+
+class ScorePlugin(Plugin):
+    """framework.ScorePlugin."""
+
+    def score(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> int:
+        raise NotImplementedError
+
+
+class ScoreExtensions(ScorePlugin):
+    """framework.ScoreExtensions: NormalizeScore after every node is scored."""
+
+    def normalize_score(
+        self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> None:
+        raise NotImplementedError
+
+
+# --- capabilities: what a plugin promises, so that work can be skipped (module docstring) ---
+
+
+class CanPassEveryNode(FilterPlugin):
+    """A Filter that can tell, once per pod, that it passes every node."""
+
+    def can_reject(self, state: CycleState) -> bool:
+        """False when this Filter passes every node for ``state.pod``: it is then not run."""
+        raise NotImplementedError
+
+
+class IgnoresNodePods(FilterPlugin):
+    """A Filter whose verdict on a node never depends on the node's pods.
+
+    Preemption assumes: taking pods off a node or putting them back never changes it, so
+    the Evaluator may run it once per node before the victim search, and the fast path
+    treats it as passed on every reprieve."""
+
+
+class SumsRequests(FilterPlugin):
+    """A Filter whose verdict depends on the node's pods only through the sums of their
+    requests of the resources it checks, and their number.
+
+    The fast path assumes: the pod fits iff, for every ``(resource, request)`` of
+    ``requests_checked``, allocatable − Σ the node's pods' requests ≥ request, and the pods
+    are fewer than the node's ``pods`` allocatable; removing a pod only loosens that."""
+
+    def requests_checked(self, state: CycleState) -> Sequence[tuple[str, int]]:
+        raise NotImplementedError
+
+
+class SumsHostPorts(FilterPlugin):
+    """A Filter whose verdict depends on the node's pods only through the host ports they
+    use.
+
+    The fast path assumes: the pod fits iff none of ``host_ports_wanted`` conflicts with a
+    port of a pod on the node; a victim whose ports conflict is never reprieved."""
+
+    def host_ports_wanted(self, state: CycleState) -> Sequence[Any]:
+        raise NotImplementedError
+
+
+class CountsPods(PreFilterExtensions):
+    """A PreFilterExtensions plugin that can name the pods its state counts.
+
+    The fast path assumes: where none of a node's potential victims is among
+    ``counted_pods``, the plugin's verdict on that node is the same with every victim gone
+    and with any of them back (AddPod / RemovePod of an uncounted pod change nothing)."""
+
+    def counted_pods(self, state: CycleState) -> frozenset[int] | None:
+        """The ids of the view's pods whose AddPod / RemovePod may change this plugin's state
+        for ``state.pod``; None when it cannot tell."""
+        raise NotImplementedError
+
+
+class KeepsVerdict(FilterPlugin):
+    """A Filter that can tell, per node, that some pods leaving or returning leave its
+    verdict as it is.
+
+    The fast path assumes: where ``keeps_verdict(state, ni, victims)`` is True, the
+    plugin's verdict on ``ni`` is the same whichever of ``victims`` are on it."""
+
+    def keeps_verdict(self, state: CycleState, ni: NodeInfo, victims: Sequence[PodInfo]) -> bool:
+        raise NotImplementedError
+
+
+class ReadsWholePods(Plugin):
+    """A plugin that may read other pods whole (labels, affinity terms, volumes), which a
+    view restored from its stored form does not hold (``SchedulerView.whole_pods``)."""
+
+    def reads_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
+        """Whether this pod's cycle makes the plugin read the view's pods whole."""
+        raise NotImplementedError
 
 
 # A pod without status.startTime counts as started "now" (util.GetPodStartTime): the newest.

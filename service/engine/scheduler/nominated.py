@@ -14,15 +14,12 @@ Mirrors kubernetes/kubernetes (master, about v1.35/1.36):
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from service.engine.scheduler.framework import CycleState, PodInfo
 from service.engine.scheduler.snapshot import SchedulerView
 
 __all__ = [
     "lower_priority_nominated_pods",
     "prepare_nominated",
-    "queue_sort_less",
 ]
 
 
@@ -42,26 +39,3 @@ def lower_priority_nominated_pods(
     """getLowerPriorityNominatedPods: pods nominated to ``node_name`` with a priority lower
     than ``priority``; a successful preemption on that node clears their nomination."""
     return [pi for pi in view.nominated_for(node_name) if pi.priority < priority]
-
-
-def queue_sort_less(
-    priority1: int | None,
-    queued_at1: datetime | None,
-    priority2: int | None,
-    queued_at2: datetime | None,
-) -> bool:
-    """PrioritySort.Less (k8s master, plugins/queuesort): the higher priority goes first; at
-    equal priority, the earlier queue timestamp (the time the pod was (re)added to the
-    scheduling queue, not creationTimestamp). A missing priority is 0 and a missing timestamp
-    the zero time."""
-    p1 = priority1 or 0
-    p2 = priority2 or 0
-    if p1 != p2:
-        return p1 > p2
-    if queued_at1 is None and queued_at2 is None:
-        return False
-    if queued_at1 is None:
-        return True  # the zero time is before any real time
-    if queued_at2 is None:
-        return False
-    return queued_at1 < queued_at2

@@ -49,15 +49,9 @@ from service.engine.scheduler.plugins.default_preemption import (
     calculate_num_candidates,
     pod_eligible_to_preempt_others,
     select_victims_on_node,
-    select_victims_reference,
 )
 from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs, Profile
-from service.engine.scheduler.runtime import (
-    POD_INDEPENDENT_FILTERS,
-    CycleError,
-    Framework,
-    filter_error,
-)
+from service.engine.scheduler.runtime import CycleError, Framework, filter_error
 from service.engine.scheduler.snapshot import SchedulerView, scheduler_view
 from service.engine.version import EngineSettings
 
@@ -68,7 +62,6 @@ __all__ = [
     "dry_run_preemption",
     "fit_error_message",
     "nodes_for_status_code",
-    "nodes_where_preemption_might_help_legacy",
     "pick_one_node_for_preemption",
     "preempt",
     "select_candidate",
@@ -103,14 +96,6 @@ def nodes_for_status_code(
     if absent_code == code:
         return [n for n in node_names if statuses.get(n, absent_code) == code]
     return [n for n in node_names if n in statuses and statuses[n] == code]
-
-
-def nodes_where_preemption_might_help_legacy(
-    node_names: Sequence[str], statuses: Mapping[str, str]
-) -> list[str]:
-    """The legacy nodesWherePreemptionMightHelp (before NodeToStatus): every node whose
-    status is not UnschedulableAndUnresolvable, nodes without a status included."""
-    return [n for n in node_names if statuses.get(n) != UNRESOLVABLE]
 
 
 def dry_run_preemption(
@@ -321,22 +306,32 @@ def _explain_holds_in_dry_run(
         if status is None or status.code == ERROR:
             continue
         alt = without_holds(ctx, plan, name)
-        victims, _, alt_status = select_victims_reference(fwk, alt, view, view.by_name[name])
+        victims, _, alt_status = select_victims_on_node(fwk, alt, view, view.by_name[name])
         if alt_status.is_success and victims:
             extra = tuple(hold_reason(key) for key in hold_keys(plan, name))
             statuses[name] = Status(status.code, status.reasons + extra, status.plugin)
 
 
-def _without_passed_prefix(ctx: CycleState) -> CycleState:
+def _without_passed_prefix(fwk: Framework, ctx: CycleState) -> CycleState:
     """The cycle without its leading filters that ignore the node's pods. Every potential
     node was rejected in this cycle's filter phase with Unschedulable, which those filters
     never answer (theirs is UnschedulableAndUnresolvable): so they passed on it, and pass
     again on any copy of it with fewer pods. Saves calling them once per dry-run node."""
     filters = ctx.filters
     skip = 0
-    while skip < len(filters) and filters[skip][0] in POD_INDEPENDENT_FILTERS:
+    while skip < len(filters) and filters[skip][0] in fwk.ignores_node_pods:
         skip += 1
     return ctx.copy(filters=filters[skip:]) if skip else ctx
+
+
+def _default_preemption_args(profile: Profile) -> DefaultPreemptionArgs:
+    """The DefaultPreemption PostFilter's args in the profile (its defaults when the profile
+    does not enable it: ``preempt`` answers as DefaultPreemption would)."""
+    if "DefaultPreemption" in profile.post_filter:
+        args = profile.args_of("DefaultPreemption")
+        assert isinstance(args, DefaultPreemptionArgs)
+        return args
+    return DefaultPreemptionArgs()
 
 
 def preempt(
@@ -366,7 +361,7 @@ def preempt(
     if fwk.needs_whole_pods(pod, view):
         view = scheduler_view(cluster, settings, whole_pods=True)
     if args is None:
-        args = fwk.preemption_args or DefaultPreemptionArgs()
+        args = _default_preemption_args(profile)
     ctx = fwk.cycle_state(pod, view, scoring=False)
     prepare_nominated(ctx, view)
     plan = apply_holds(ctx, view, hold_statefulset_upgrades=hold_statefulset_upgrades, holds=holds)
@@ -435,7 +430,7 @@ def preempt(
     start = offset % len(potential)
     outcome.num_candidates = num_candidates
     outcome.offset = start
-    dry_ctx = ctx if computed is None else _without_passed_prefix(ctx)
+    dry_ctx = ctx if computed is None else _without_passed_prefix(fwk, ctx)
     candidates, dry_statuses, errors = dry_run_preemption(
         fwk, dry_ctx, view, potential, start, num_candidates
     )

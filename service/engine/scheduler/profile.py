@@ -177,12 +177,6 @@ class Profile:
         found = self.args.get(name)
         return found if found is not None else DEFAULT_PLUGIN_ARGS.get(name)
 
-    def weight_of(self, name: str) -> int:
-        for plugin, weight in self.score:
-            if plugin == name:
-                return weight
-        return 0
-
 
 # --- which in-tree plugin implements which extension point (v1.35 plugins/registry.go) ---
 

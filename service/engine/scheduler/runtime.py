@@ -8,9 +8,10 @@ priority added in the first), ``RunPreScorePlugins`` (Skip) and ``RunScorePlugin
 then NormalizeScore, then the weight). An Error status, or a normalized score outside
 0..100, fails the whole scheduling cycle: ``CycleError``.
 
-A plugin may also answer ``can_reject(state)``: False when its Filter passes every node for
-this pod (NodeName for a pod without ``spec.nodeName``); the runtime then does not call it,
-which changes nothing but time.
+Like upstream's runtime, it never names a plugin: it finds each plugin's extension points
+by their interfaces, and what it may assume of a plugin to skip work (a Filter that can pass
+every node, preemption's fast path) by the capabilities the plugin declares
+(``framework.py`` lists both).
 
 Plugins Verdict does not model are never silently passed over: a ``CycleState`` carries
 ``not_modelled``, the profile's enabled unmodelled plugins that could matter for this pod.
@@ -22,27 +23,34 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from service.engine.objects import Pod
+from service.engine.objects import UNMODELLED_USES, Pod
 from service.engine.scheduler.framework import (
     MAX_NODE_SCORE,
     OK,
     UNRESOLVABLE,
+    CanPassEveryNode,
+    CountsPods,
     CycleState,
+    FilterPlugin,
+    IgnoresNodePods,
+    KeepsVerdict,
     NodeInfo,
     NodeInfoPods,
     Plugin,
     PodInfo,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ReadsWholePods,
     ScoreError,
+    ScoreExtensions,
+    ScorePlugin,
     Status,
+    SumsHostPorts,
+    SumsRequests,
 )
 from service.engine.scheduler.plugins import REGISTRY
-from service.engine.scheduler.plugins.pod_topology_spread import default_selector
-from service.engine.scheduler.profile import (
-    IN_TREE,
-    DefaultPreemptionArgs,
-    PodTopologySpreadArgs,
-    Profile,
-)
+from service.engine.scheduler.profile import IN_TREE, Profile
 from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.version import EngineSettings
 
@@ -56,15 +64,7 @@ _ON_SUMS = "framework/reprieveOnSums"  # whether preemption may reprieve on runn
 _EXTENSIONS = "framework/activeExtensions"  # the PreFilterExtensions whose PreFilter ran
 _COUNTED_PODS = "framework/countedPods"  # see Framework._counted_pods
 _PER_NODE = "framework/keepsVerdict"  # the filters asked per node, see Framework._counted_pods
-
-# Filters whose verdict on a node does not depend on the node's pods: preemption removing
-# or reprieving pods never changes them.
-POD_INDEPENDENT_FILTERS = frozenset(
-    {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "DynamicResources"}
-)
-_SUMMABLE_FILTERS = POD_INDEPENDENT_FILTERS | {"NodePorts", "NodeResourcesFit"}
-_VOLUME_PLUGINS = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone")
-_DEFAULT_SPREADING_OWNERS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
+_SUMMED = "framework/summedInputs"  # see Framework.summed_inputs
 
 
 @dataclass(slots=True)
@@ -149,54 +149,75 @@ class Framework:
         self.settings = settings
         instances: dict[str, Plugin] = {}
 
-        def enabled(names: Sequence[str], method: str) -> list[Any]:
+        def enabled(names: Sequence[str], point: type[Plugin]) -> list[Any]:
             out = []
             for name in names:
                 cls = REGISTRY.get(name)
-                if cls is None or not hasattr(cls, method):
+                if cls is None or not issubclass(cls, point):
                     continue
                 if name not in instances:
                     instances[name] = cls(profile.args_of(name), settings=settings)
                 out.append(instances[name])
             return out
 
-        self.pre_filter_plugins = enabled(profile.pre_filter, "pre_filter")
+        self.pre_filter_plugins = enabled(profile.pre_filter, PreFilterPlugin)
         # PreFilterExtensions: the plugins whose PreFilter state follows added/removed pods.
-        self.extension_plugins = [p for p in self.pre_filter_plugins if hasattr(p, "add_pod")]
-        self.filter_plugins = enabled(profile.filter, "filter")
-        self.pre_score_plugins = enabled(profile.pre_score, "pre_score")
+        self.extension_plugins = [
+            p for p in self.pre_filter_plugins if isinstance(p, PreFilterExtensions)
+        ]
+        self.filter_plugins = enabled(profile.filter, FilterPlugin)
+        self.pre_score_plugins = enabled(profile.pre_score, PreScorePlugin)
         weights = dict(profile.score)
-        self.score_plugins = [(p, weights[p.name]) for p in enabled(weights, "score")]
+        self.score_plugins = [(p, weights[p.name]) for p in enabled(weights, ScorePlugin)]
         self.filter_names = frozenset(p.name for p in self.filter_plugins)
         self._filters_by_name = {p.name: p for p in self.filter_plugins}
-        # Whether NodePorts and NodeResourcesFit both run and every other filter ignores the
-        # node's pods: then preemption may reprieve on running sums (default_preemption.py).
-        self.resource_filters_only = (
-            "NodePorts" in self.filter_names
-            and "NodeResourcesFit" in self.filter_names
-            and self.filter_names <= _SUMMABLE_FILTERS
-        )
+        self._capabilities()
         self.unmodelled_filters = _unmodelled((*profile.pre_filter, *profile.filter))
         self.unmodelled = _unmodelled(
             (*profile.pre_filter, *profile.filter, *profile.pre_score, *weights)
         )
-        self.preemption_args: DefaultPreemptionArgs | None = None
-        if "DefaultPreemption" in profile.post_filter:
-            args = profile.args_of("DefaultPreemption")
-            assert isinstance(args, DefaultPreemptionArgs)
-            self.preemption_args = args
+
+    def _capabilities(self) -> None:
+        """What the enabled plugins declare, sorted once per framework: the filters that
+        ignore the node's pods, those preemption may sum (``summable``: these and the summed
+        filters), and the plugins that may read other pods whole."""
+        filters = self.filter_plugins
+        self.ignores_node_pods = frozenset(
+            p.name for p in filters if isinstance(p, IgnoresNodePods)
+        )
+        self._sums_requests = [p for p in filters if isinstance(p, SumsRequests)]
+        self._sums_host_ports = [p for p in filters if isinstance(p, SumsHostPorts)]
+        # The fast path sums requests and checks host ports on every reprieve: it needs a
+        # filter declaring each, or its sums would stand for a filter that does not run.
+        self._sums = bool(self._sums_requests and self._sums_host_ports)
+        summed = {p.name for p in (*self._sums_requests, *self._sums_host_ports)}
+        self.summable = self.ignores_node_pods | summed
+        # Whether every filter ignores the node's pods or is summed: then preemption may
+        # reprieve on running sums whatever PreFilter skips (default_preemption.py).
+        self.resource_filters_only = self._sums and self.filter_names <= self.summable
+        readers = {id(p): p for p in filters} | {id(p): p for p, _ in self.score_plugins}
+        self._whole_pod_readers = [p for p in readers.values() if isinstance(p, ReadsWholePods)]
+
+    def summed_inputs(self, state: CycleState) -> tuple[list[tuple[str, int]], list[Any]]:
+        """What the summed filters check for this pod: the ``(resource, request)`` pairs of
+        the SumsRequests filters and the host ports of the SumsHostPorts filters (once per
+        cycle, after PreFilter)."""
+        found = state.data.get(_SUMMED)
+        if found is None:
+            checks = [c for p in self._sums_requests for c in p.requests_checked(state)]
+            ports = [port for p in self._sums_host_ports for port in p.host_ports_wanted(state)]
+            found = state.data[_SUMMED] = (checks, ports)
+        return found
 
     def reprieve_on_sums(self, state: CycleState) -> bool:
-        """Whether preemption may reprieve on running sums for this pod: the profile runs
-        NodePorts and NodeResourcesFit, and every filter left after PreFilter is one of them
-        or ignores the node's pods (a pod-affinity filter that skipped is no obstacle).
-        Decided once per cycle."""
+        """Whether preemption may reprieve on running sums for this pod: the profile runs a
+        SumsRequests and a SumsHostPorts filter, and every filter left after PreFilter is
+        summed or ignores the node's pods (a filter that skipped is no obstacle). Decided
+        once per cycle."""
         found = state.data.get(_ON_SUMS)
         if found is None:
             found = state.data[_ON_SUMS] = self.resource_filters_only or (
-                "NodePorts" in self.filter_names
-                and "NodeResourcesFit" in self.filter_names
-                and all(name in _SUMMABLE_FILTERS for name, _ in state.filters)
+                self._sums and all(name in self.summable for name, _ in state.filters)
             )
         return found
 
@@ -204,10 +225,10 @@ class Framework:
         self, state: CycleState, ni: NodeInfo, victims: Sequence[PodInfo]
     ) -> bool:
         """``reprieve_on_sums``, or, on one node: every filter left is summable, or a
-        PreFilterExtension (pod affinity, spreading) whose state none of the node's potential
-        victims changes, or a filter that says its verdict on the node is the same whichever
-        of them are on it (``keeps_verdict``: the volume filters); so that removing or
-        reprieving them leaves those filters' verdict as it is with every victim gone."""
+        PreFilterExtension that counts pods (``CountsPods``) none of the node's potential
+        victims is among, or a filter that says its verdict on the node is the same whichever
+        of them are on it (``KeepsVerdict``); so that removing or reprieving them leaves
+        those filters' verdict as it is with every victim gone."""
         if self.reprieve_on_sums(state):
             return True
         counted = self._counted_pods(state)
@@ -218,8 +239,8 @@ class Framework:
     def _counted_pods(self, state: CycleState) -> frozenset[int] | None:
         """The pods of the view whose AddPod / RemovePod may change an active extension's
         state (their ids), when every filter left after PreFilter is summable, such an
-        extension that can tell (``counted_pods``) or one that answers per node
-        (``keeps_verdict``, kept in ``state.data[_PER_NODE]``); None otherwise. Once per
+        extension that can tell (``CountsPods``) or one that answers per node
+        (``KeepsVerdict``, kept in ``state.data[_PER_NODE]``); None otherwise. Once per
         cycle."""
         if _COUNTED_PODS not in state.data:
             counted: frozenset[int] | None = None
@@ -227,22 +248,21 @@ class Framework:
             per_node = [
                 self._filters_by_name[name]
                 for name, _ in state.filters
-                if hasattr(self._filters_by_name.get(name), "keeps_verdict")
+                if isinstance(self._filters_by_name.get(name), KeepsVerdict)
             ]
-            if (
-                "NodePorts" in self.filter_names
-                and "NodeResourcesFit" in self.filter_names
-                and all(
-                    name in _SUMMABLE_FILTERS
-                    or hasattr(extensions.get(name), "counted_pods")
-                    or hasattr(self._filters_by_name.get(name), "keeps_verdict")
-                    for name, _ in state.filters
-                )
+            if self._sums and all(
+                name in self.summable
+                or isinstance(extensions.get(name), CountsPods)
+                or isinstance(self._filters_by_name.get(name), KeepsVerdict)
+                for name, _ in state.filters
             ):
                 counted = frozenset()
                 for plugin in extensions.values():
-                    if hasattr(plugin, "keeps_verdict"):
+                    if isinstance(plugin, KeepsVerdict):
                         continue
+                    if not isinstance(plugin, CountsPods):
+                        counted = None  # an extension that cannot name what it counts
+                        break
                     found = plugin.counted_pods(state)
                     if found is None:
                         counted = None
@@ -276,66 +296,28 @@ class Framework:
 
     # --- the cycle ---
 
-    def _enabled(self, name: str) -> bool:
-        return name in self.filter_names or any(p.name == name for p, _ in self.score_plugins)
-
     def needs_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
-        """Whether this pod's cycle reads other pods whole (their labels and affinity terms:
-        inter-pod affinity, topology spreading), which a view restored from its stored form
-        does not hold."""
+        """Whether this pod's cycle reads other pods whole (``ReadsWholePods``, among the
+        enabled Filter and Score plugins), which a view restored from its stored form does
+        not hold."""
         if view.whole_pods:
             return False
-        if pod.volumes and any(self._enabled(name) for name in _VOLUME_PLUGINS):
-            return True  # the volume plugins read the storage objects and the pods' volumes
-        if self._enabled("InterPodAffinity") and (
-            pod.pod_affinity_required
-            or pod.pod_anti_affinity_required
-            or pod.pod_affinity_preferred
-            or pod.pod_anti_affinity_preferred
-            or view.inter_pod_affinity_in_use
-        ):
-            return True
-        if not self._enabled("PodTopologySpread"):
-            return False
-        if pod.topology_spread_constraints:
-            return True
-        args = self.profile.args_of("PodTopologySpread")
-        spreads_by_default = isinstance(args, PodTopologySpreadArgs) and (
-            args.defaulting_type == "System" or bool(args.default_constraints)
-        )
-        return spreads_by_default and default_selector(pod, view) is not None
+        return any(p.reads_whole_pods(pod, view) for p in self._whole_pod_readers)
 
     def cycle_state(self, pod: Pod, view: SchedulerView, scoring: bool = True) -> CycleState:
         """A new CycleState for ``pod``, PreFilter run. ``scoring``: whether the decision
         scores nodes (placement) or only filters them (preemption)."""
         state = CycleState(pod, view, self.settings)
         unmodelled = self.unmodelled if scoring else self.unmodelled_filters
-        state.not_modelled = self._not_modelled(pod, view, unmodelled)
+        state.not_modelled = self._not_modelled(pod, unmodelled)
         self.run_pre_filter_plugins(state)
         return state
 
-    def _not_modelled(
-        self, pod: Pod, view: SchedulerView, unmodelled: tuple[str, ...]
-    ) -> tuple[str, ...]:
-        """The enabled plugins Verdict does not model that could change this pod's result."""
-        matters: set[str] = set()
-        uses = set(pod.unmodelled)
-        if "InterPodAffinity" in uses or view.inter_pod_affinity_in_use:
-            matters.add("InterPodAffinity")
-        if "PodTopologySpread" in uses or self._default_spreading(pod):
-            matters.add("PodTopologySpread")
-        known = {"InterPodAffinity", "PodTopologySpread"}
-        return tuple(n for n in unmodelled if n in matters or n not in known)
-
-    def _default_spreading(self, pod: Pod) -> bool:
-        """PodTopologySpread's default constraints apply to a pod its controller selects."""
-        args = self.profile.args_of("PodTopologySpread")
-        if not isinstance(args, PodTopologySpreadArgs):
-            return False
-        if args.defaulting_type != "System" and not args.default_constraints:
-            return False
-        owner = pod.controller
-        return owner is not None and owner.kind in _DEFAULT_SPREADING_OWNERS
+    def _not_modelled(self, pod: Pod, unmodelled: tuple[str, ...]) -> tuple[str, ...]:
+        """The enabled plugins Verdict does not model that could change this pod's result:
+        those whose use ingest records on a pod (``UNMODELLED_USES``) when this pod uses
+        them, and every other."""
+        return tuple(n for n in unmodelled if n in pod.unmodelled or n not in UNMODELLED_USES)
 
     def run_pre_filter_plugins(self, state: CycleState) -> None:
         """RunPreFilterPlugins: each plugin's PreFilter in order; a Skip drops its Filter, a
@@ -358,7 +340,7 @@ class Framework:
             (p.name, p.filter)
             for p in self.filter_plugins
             if p.name not in state.skip_filter
-            and (not hasattr(p, "can_reject") or p.can_reject(state))
+            and (not isinstance(p, CanPassEveryNode) or p.can_reject(state))
         ]
 
     def run_filter_plugins(
@@ -436,7 +418,7 @@ class Framework:
                 result.error = result.error or CycleError("Score", plugin.name, None, message)
                 raw = [0] * len(nodes)
             normalized = raw
-            if hasattr(plugin, "normalize_score"):
+            if isinstance(plugin, ScoreExtensions):
                 normalized = list(raw)
                 plugin.normalize_score(state, nodes, normalized)
             result.plugins.append(plugin.name)

@@ -11,10 +11,10 @@ is reported with the path of the offending field. Nothing downstream sees raw JS
 other packages read are exported here.
 """
 
-from service.ingest.kube.builder import SnapshotBuilder, snapshot_from_objects
+from service.ingest.kube.builder import SnapshotBuilder
 from service.ingest.kube.decode import convert_object, decode_json
 from service.ingest.kube.nodes import node_from_object, node_stats
-from service.ingest.kube.pods import pod_from_object
+from service.ingest.kube.pods import pod_from_object, request_pod
 from service.ingest.kube.selectors import node_selector_term, preferred_terms
 
 __all__ = [
@@ -26,5 +26,5 @@ __all__ = [
     "node_stats",
     "pod_from_object",
     "preferred_terms",
-    "snapshot_from_objects",
+    "request_pod",
 ]

@@ -5,7 +5,6 @@ checks their uniqueness and builds the ``Snapshot``."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -14,7 +13,7 @@ import msgspec
 from service.engine import objects as m
 from service.ingest import wire
 from service.ingest.errors import FieldError, IngestError
-from service.ingest.kube.decode import Interner, convert_object, decode_json
+from service.ingest.kube.decode import Interner, decode_json
 from service.ingest.kube.nodes import node_stats, to_lease, to_node
 from service.ingest.kube.pods import to_pod
 from service.ingest.kube.resource import RESOURCE_KINDS
@@ -150,33 +149,22 @@ class SnapshotBuilder:
             collected.append(obj)
 
     def add_json_item(self, data: msgspec.Raw, path: str) -> None:
+        """Add one object's JSON: a missing kind is an error, one Verdict does not read is
+        counted as ignored, and one it reads is decoded into its wire struct and added."""
         try:
-            head = decode_json(data, wire.TypeOnly, path)
+            kind = decode_json(data, wire.TypeOnly, path).kind
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return
-        self._add_kind(head.kind, path, decode_json, data)
-
-    def add_object(self, obj: Any, path: str) -> None:
-        if not isinstance(obj, dict):
-            self.errors.append(FieldError(path, "expected a Kubernetes object"))
-            return
-        self._add_kind(obj.get("kind"), path, convert_object, obj)
-
-    def _add_kind(self, kind: Any, path: str, decode: Callable[..., Any], source: Any) -> None:
-        """Add an object whose ``kind`` field reads ``kind``: a missing kind is an error, one
-        Verdict does not read is counted as ignored, and one it reads is decoded from
-        ``source`` into its wire struct by ``decode`` (``decode_json`` or
-        ``convert_object``) and added."""
-        entry = _KINDS.get(kind) if isinstance(kind, str) else None
+        entry = _KINDS.get(kind)
         if entry is None:
             if not kind:
                 self.errors.append(FieldError(f"{path}.kind", "object has no kind"))
             else:
-                self.ignored[str(kind)] += 1
+                self.ignored[kind] += 1
             return
         try:
-            raw = decode(source, entry[0], path)
+            raw = decode_json(data, entry[0], path)
         except IngestError as exc:
             self.errors.extend(exc.errors)
             return
@@ -221,15 +209,3 @@ class SnapshotBuilder:
             ignored=dict(sorted(self.ignored.items())),
             kubelet_configs=self.kubelet_configs,
         )
-
-
-def snapshot_from_objects(
-    objects: list[dict], stats: dict[str, dict] | None = None, captured_at: datetime | None = None
-) -> m.Snapshot:
-    """Build a Snapshot from already-parsed Kubernetes objects (tests, YAML, small inputs)."""
-    builder = SnapshotBuilder()
-    for i, obj in enumerate(objects):
-        builder.add_object(obj, f"objects[{i}]")
-    for name, summary in (stats or {}).items():
-        builder.add_stats(name, convert_object(summary, wire.Summary, f"stats.{name}"))
-    return builder.build(captured_at)

@@ -58,6 +58,9 @@ def to_node(raw: wire.Node, prefix: str = "") -> m.Node:
 
 
 def node_from_object(obj: dict, prefix: str = "") -> m.Node:
+    """A v1 Node alone → model Node: ``pod_from_object``'s twin. Only the tests call it,
+    on purpose: upstream's kubelet and node lifecycle conformance cases give one node
+    without a cluster around it, and read it as ingest does."""
     return to_node(convert_object(obj, wire.Node, prefix), prefix)
 
 

@@ -23,6 +23,7 @@ from service.ingest.kube.selectors import (
     preferred_terms,
 )
 from service.ingest.kube.storage import DISK_SOURCES, disk_id
+from service.ingest.names import metadata_errors
 
 
 def _container(
@@ -468,14 +469,31 @@ def to_pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m
     )
 
 
-def pod_from_object(obj: dict, prefix: str = "") -> m.Pod:
-    """A v1 Pod (as the API server or kubectl prints it) → model Pod."""
+def _wire_pod(obj: dict, prefix: str) -> wire.Pod:
     raw = convert_object(obj, wire.Pod, prefix)
     if raw.kind not in ("", "Pod"):
         raise IngestError.one(
             f"{prefix}.kind" if prefix else "kind", f"expected a Pod, got {raw.kind!r}"
         )
-    return to_pod(raw, prefix)
+    return raw
+
+
+def pod_from_object(obj: dict, prefix: str = "") -> m.Pod:
+    """A v1 Pod given alone (as the API server or kubectl prints it, or as upstream's unit
+    tests write it) → model Pod."""
+    return to_pod(_wire_pod(obj, prefix), prefix)
+
+
+def request_pod(obj: dict) -> m.Pod:
+    """A decision request's ``pod`` → model Pod, its name, namespace and labels first checked
+    as the API server checks a pod it creates (``names.metadata_errors``; paths relative to
+    the pod): the one way a request pod is read, for the API, ``verdict decide`` and replay
+    alike (``decisions.schemas.PodField``)."""
+    raw = _wire_pod(obj, "")
+    invalid = metadata_errors("Pod", raw.metadata, "pod", namespaced=True)
+    if invalid:
+        raise IngestError([FieldError(e.path.removeprefix("pod."), e.message) for e in invalid])
+    return to_pod(raw)
 
 
 def _pod_volumes(

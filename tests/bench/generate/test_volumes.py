@@ -13,7 +13,8 @@ from bench.generate import iter_chunks
 from service.engine.objects import Cluster
 from service.engine.scheduler.placement import place
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import pod_from_object, snapshot_from_objects
+from service.ingest.kube import pod_from_object
+from tests.conftest import snapshot_from_objects
 
 
 def _items(volumes: bool) -> list[dict]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from service.engine.objects import Cluster
 from service.engine.scheduler.placement import place
 from service.engine.version import settings_for
-from service.ingest.kube import pod_from_object, snapshot_from_objects
-from tests.conftest import node, pod
+from service.ingest.kube import pod_from_object
+from tests.conftest import node, pod, snapshot_from_objects
 
 GPU = "gpu.example.com"
 

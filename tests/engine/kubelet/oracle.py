@@ -21,7 +21,7 @@ from service.decisions.run import compute
 from service.engine.kubelet.eviction_config import DEFAULT_EVICTION_HARD, SIGNAL_TO_RESOURCE
 from service.engine.objects import Cluster
 from service.engine.quantity import parse_quantity
-from service.ingest.kube import snapshot_from_objects
+from tests.conftest import snapshot_from_objects
 from tests.oracles import needs, oracle_path
 
 BINARY = oracle_path("kubelet-oracle") or Path("kubelet-oracle-not-configured")

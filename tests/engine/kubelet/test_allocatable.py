@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from service.engine.kubelet.allocatable import (
-    get_node_allocatable_absolute,
     get_node_allocatable_reservation,
     hard_eviction_reservation,
     node_allocatable,
@@ -34,16 +33,6 @@ def test_conformance_reservation(given, expected):
         [threshold_from_case(t) for t in given["hardEvictionThresholds"]],
     )
     assert got == amounts(expected["reservation"])
-
-
-@pytest.mark.parametrize(
-    ("given", "expected"), conformance_cases("kubelet.cm.GetNodeAllocatableAbsolute")
-)
-def test_conformance_absolute(given, expected):
-    got = get_node_allocatable_absolute(
-        amounts(given["capacity"]), amounts(given["kubeReserved"]), amounts(given["systemReserved"])
-    )
-    assert got == amounts(expected["allocatable"])
 
 
 @pytest.mark.parametrize(
@@ -154,9 +143,3 @@ def test_validate_reports_kubelet_text():
         "but capacity of 4Gi. Expected capacity >= reservation."
     )
 
-
-def test_absolute_ignores_eviction_but_subtracts_hugepages():
-    got = get_node_allocatable_absolute(
-        {"memory": 8 * GI, "hugepages-2Mi": GI}, {"memory": GI}, {"memory": GI}
-    )
-    assert got == {"memory": 5 * GI, "hugepages-2Mi": GI}

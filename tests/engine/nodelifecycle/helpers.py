@@ -13,7 +13,7 @@ import pytest
 from service.engine.nodelifecycle.clock import SECOND, to_ns
 from service.engine.nodelifecycle.config import NodeLifecycleConfig
 from service.engine.objects import Cluster, Toleration
-from service.ingest.kube import snapshot_from_objects
+from tests.conftest import snapshot_from_objects
 
 T0 = datetime(2024, 1, 1, 0, 0, 0, tzinfo=UTC)
 

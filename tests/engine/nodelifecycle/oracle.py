@@ -29,7 +29,7 @@ from service.engine.duration import parse_go_duration
 from service.engine.nodelifecycle.decision import node_eviction_rate
 from service.engine.objects import Cluster
 from service.engine.version import settings_for
-from service.ingest.kube import snapshot_from_objects
+from tests.conftest import snapshot_from_objects
 from tests.oracles import needs, oracle_path
 
 RELEASE = settings_for("1.35")  # the oracle is v1.35's controller

@@ -20,7 +20,7 @@ from service.engine.objects import (
     Toleration,
 )
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import snapshot_from_objects
+from tests.conftest import snapshot_from_objects
 
 CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance" / "scheduler.json"
 

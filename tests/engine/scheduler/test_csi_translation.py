@@ -31,8 +31,8 @@ from service.engine.scheduler.csi_translation import (
 )
 from service.engine.scheduler.preemption import preempt
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import pod_from_object, snapshot_from_objects
-from tests.conftest import node, pod
+from service.ingest.kube import pod_from_object
+from tests.conftest import node, pod, snapshot_from_objects
 from tests.engine.scheduler.oracle import (
     BINARY,
     placement_differences,

@@ -45,7 +45,8 @@ from service.engine.scheduler.preemption import (
 from service.engine.scheduler.profile import DefaultPreemptionArgs as PreemptionArgs
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import pod_from_object, snapshot_from_objects
+from service.ingest.kube import pod_from_object
+from tests.conftest import snapshot_from_objects
 from tests.engine.scheduler.helpers import cluster, cycle, node, pdb, pod
 from tests.engine.scheduler.random_clusters import random_case
 from tests.engine.scheduler.random_volumes import EBS, _claim_volume, _pv, _pvc

@@ -1,18 +1,23 @@
 """The framework runtime runs what the profile enables: filter order, disabled plugins,
 weights, Skip, PreFilterResult node sets, the nodes the scheduler examines with
-percentageOfNodesToScore, and the version switch of NodeResourcesFit's score."""
+percentageOfNodesToScore, and the version switch of NodeResourcesFit's score; and that it
+knows plugins only by the capabilities they declare."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from service.engine.objects import Taint
-from service.engine.scheduler.framework import UNRESOLVABLE
+from service.engine.scheduler import runtime
+from service.engine.scheduler.framework import UNRESOLVABLE, FilterPlugin, IgnoresNodePods
 from service.engine.scheduler.placement import num_feasible_nodes_to_find, place
+from service.engine.scheduler.plugins import REGISTRY, default_preemption
 from service.engine.scheduler.preemption import preempt
-from service.engine.scheduler.profile import DEFAULT_PROFILE
+from service.engine.scheduler.profile import DEFAULT_PROFILE, IN_TREE, Profile
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 from service.ingest.kube import pod_from_object
 from tests.engine.scheduler.helpers import GI, cluster, cluster_of, node, pod
@@ -220,3 +225,53 @@ def test_a_profile_without_score_plugins_places_on_the_first_feasible_node() -> 
     assert out.selected_node == "b"
     assert [n.scores for n in out.nodes] == [None, {}, {}]
     assert [n.total for n in out.nodes] == [None, 0, 0]
+
+
+# --- the runtime names no plugin: it reads the capabilities plugins declare ---
+
+
+def test_the_runtime_names_no_plugin() -> None:
+    """runtime.py mentions no scheduler plugin by name, in code or prose, and imports no
+    plugin module but the registry: what it knows of a plugin is its declared types."""
+    source = Path(runtime.__file__).read_text()
+    named = sorted(n for n in IN_TREE if re.search(rf"\b{n}\b", source))
+    assert named == []
+    imported = re.findall(r"^from service\.engine\.scheduler\.plugins(\S*) import", source, re.M)
+    assert imported == [""]
+
+
+def _with_filter(monkeypatch, cls) -> Profile:
+    """DEFAULT_PROFILE with ``cls`` registered and enabled as its last filter."""
+    monkeypatch.setattr(runtime, "REGISTRY", {**REGISTRY, cls.name: cls})
+    return replace(DEFAULT_PROFILE, filter=(*DEFAULT_PROFILE.filter, cls.name))
+
+
+class _PassesAll(FilterPlugin):
+    name = "PassesAll"
+
+    def filter(self, state, ni, ns):
+        return None
+
+
+class _PassesAllIgnoringPods(_PassesAll, IgnoresNodePods):
+    name = "PassesAllIgnoringPods"
+
+
+@pytest.mark.parametrize(("cls", "literal"), [(_PassesAll, True), (_PassesAllIgnoringPods, False)])
+def test_preemption_takes_the_fast_path_by_capability(monkeypatch, cls, literal) -> None:
+    """A filter of unknown name that declares nothing sends the victim search to the literal
+    selection; the same filter declaring IgnoresNodePods keeps the fast path. The victims
+    are the same."""
+    calls = []
+    reference = default_preemption.select_victims_reference
+
+    def counted(*args):
+        calls.append(args[3].name)
+        return reference(*args)
+
+    monkeypatch.setattr(default_preemption, "select_victims_reference", counted)
+    profile = _with_filter(monkeypatch, cls)
+    cl = cluster([node("n", cpu=1000)], [pod("low", 800, node="n", priority=0)])
+    out = preempt(cl, pod("p", 500, priority=100), profile=profile, settings=DEFAULT_SETTINGS)
+    assert [v.name for v in out.victims] == ["low"]
+    assert calls == (["n"] if literal else [])

@@ -10,8 +10,7 @@ import pytest
 
 from service.engine import objects as m
 from service.ingest.errors import IngestError
-from service.ingest.kube import snapshot_from_objects
-from tests.conftest import kube_list, node, pod
+from tests.conftest import kube_list, node, pod, snapshot_from_objects
 
 CLASS = {
     "apiVersion": "resource.k8s.io/v1",

@@ -13,8 +13,8 @@ import pytest
 
 from service.engine import objects as m
 from service.ingest.errors import IngestError
-from service.ingest.kube import pod_from_object, snapshot_from_objects
-from tests.conftest import kube_list, node, pod
+from service.ingest.kube import pod_from_object
+from tests.conftest import kube_list, node, pod, snapshot_from_objects
 
 PV = {
     "kind": "PersistentVolume",

@@ -3,7 +3,7 @@ kept at ingest (``ingest/kube/workloads.py``)."""
 
 from __future__ import annotations
 
-from service.ingest.kube import snapshot_from_objects
+from tests.conftest import snapshot_from_objects
 
 
 def test_namespaces_services_and_controllers_are_kept() -> None:

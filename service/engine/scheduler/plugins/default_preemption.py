@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from service.engine.objects import Pod
+from service.engine.objects import ContainerPort, Pod
 from service.engine.ports import HostPorts
 from service.engine.quantity import MAX_INT64
 from service.engine.scheduler.framework import (
@@ -30,7 +30,6 @@ from service.engine.scheduler.framework import (
     Status,
     node_info_pods_of,
 )
-from service.engine.scheduler.plugins.node_ports import wanted_ports
 from service.engine.scheduler.snapshot import SchedulerView
 
 if TYPE_CHECKING:
@@ -142,21 +141,8 @@ def _potential_victims(ctx: CycleState, ni: NodeInfo) -> list[PodInfo]:
     return victims
 
 
-def _fit_inputs(ctx: CycleState) -> tuple[tuple[tuple[str, int], ...], list]:
-    """The resources NodeResourcesFit checks and the host ports the pod wants, read once per
-    cycle (every node of the dry run asks)."""
-    found = ctx.data.get("DefaultPreemption/inputs")
-    if found is None:
-        found = ctx.data["DefaultPreemption/inputs"] = (
-            ctx.read("NodeResourcesFit").checks,
-            wanted_ports(ctx),
-        )
-    return found
-
-
-def _wanted_conflict(ctx: CycleState, pi: PodInfo) -> bool:
-    """Whether ``pi``'s host ports collide with a port the preemptor wants."""
-    wanted = _fit_inputs(ctx)[1]
+def _wanted_conflict(wanted: Sequence[ContainerPort], pi: PodInfo) -> bool:
+    """Whether ``pi``'s host ports collide with one of the ports the preemptor wants."""
     if not wanted or not pi.has_ports or pi.pod is None:
         return False
     own = pi.host_ports
@@ -172,29 +158,29 @@ def select_victims_on_node(
     then fits (filters with nominated pods), reprieve the PDB-violating victims first, then
     the others, most important first, keeping each one the preemptor still fits with.
 
-    NodePorts and NodeResourcesFit depend on the node's pods and both only get stricter as
-    pods are added; InterPodAffinity and PodTopologySpread too, but where none of the node's
-    potential victims changes their state their verdict is the same with or without them, and
-    likewise the volume filters where they say so (``keeps_verdict``). So
-    a reprieve test is the pass-1 check of those two, done here on running sums (or, with no PDB-violating victim, by bisecting the
-    node's prefix sums for the next pod that no longer fits). ``select_victims_reference``
-    runs the filters literally for every reprieve; both give the same answer.
+    The fast path: the filters that depend on the node's pods through sums (``SumsRequests``:
+    requests and pod count; ``SumsHostPorts``: host ports) only get stricter as pods are
+    added; a filter that ignores the node's pods (``IgnoresNodePods``) never changes; one
+    that counts pods (``CountsPods``) none of the node's potential victims is among, or that
+    keeps its verdict whichever of them are on the node (``KeepsVerdict``), answers as with
+    every victim gone. Where the framework finds every filter left so (``reprieve_on_sums_at``),
+    a reprieve test is the summed filters' pass-1 check, done here on running sums (or, with
+    no PDB-violating victim, by bisecting the node's prefix sums for the next pod that no
+    longer fits). ``select_victims_reference`` runs the filters literally for every reprieve
+    and gives the same answer; it is used where the fast path does not apply
+    (``_fast_path_applies``).
     """
-    if ctx.removed.get(ni.name):
-        return select_victims_reference(fwk, ctx, view, ni)
     order = ni.pods_by_importance()
     n = len(order)
     first = ni.first_below(ctx.priority)
-    if not fwk.reprieve_on_sums_at(ctx, ni, order[first:]):
+    additions = ctx.nominated.get(ni.name) or ()
+    if not _fast_path_applies(fwk, ctx, ni, order[first:], additions):
         return select_victims_reference(fwk, ctx, view, ni)
     if first == n:
         return [], 0, Status(UNRESOLVABLE, (MSG_NO_VICTIMS,))
 
-    checks, wanted = _fit_inputs(ctx)
+    checks, wanted = fwk.summed_inputs(ctx)
     cums = [ni.cumulative(name) for name, _ in checks]
-    additions = ctx.nominated.get(ni.name) or ()
-    if _may_wrap(checks, cums, additions):
-        return select_victims_reference(fwk, ctx, view, ni)
     requested = {
         name: ni.requested.get(name, 0) - (cum[n] - cum[first])
         for (name, _), cum in zip(checks, cums, strict=True)
@@ -236,7 +222,7 @@ def select_victims_on_node(
     slots = alloc.get("pods", 0) - (first + len(additions)) - 1
 
     conflicts = [
-        pos for pos, pi in ni.port_positions() if pos >= first and _wanted_conflict(ctx, pi)
+        pos for pos, pi in ni.port_positions() if pos >= first and _wanted_conflict(wanted, pi)
     ]
     if violating_at:
         return _reprieve_linear(order, cums, remaining, slots, first, violating_at, conflicts)
@@ -266,6 +252,25 @@ def select_victims_on_node(
             skipped[r] += cum[fail + 1] - cum[fail]
         start = fail + 1
     return victims, 0, Status(SUCCESS)
+
+
+def _fast_path_applies(
+    fwk: Framework,
+    ctx: CycleState,
+    ni: NodeInfo,
+    victims: Sequence[PodInfo],
+    additions: Sequence[PodInfo],
+) -> bool:
+    """Whether the fast path gives the literal answer on this node: no hold took a pod off
+    it for this pod (the sums are the node's own pods'), the framework finds every filter
+    left summed or unmoved by these victims (``Framework.reprieve_on_sums_at``, from the
+    plugins' capabilities), and no sum leaves int64 (``_may_wrap``)."""
+    if ctx.removed.get(ni.name):
+        return False
+    if not fwk.reprieve_on_sums_at(ctx, ni, victims):
+        return False
+    checks = fwk.summed_inputs(ctx)[0]
+    return not _may_wrap(checks, [ni.cumulative(name) for name, _ in checks], additions)
 
 
 def _may_wrap(
@@ -367,8 +372,8 @@ def select_victims_reference(
 ) -> tuple[list[PodInfo], int, Status]:
     """SelectVictimsOnNode done literally: a node copy re-filtered (with nominated pods) for
     every reprieve, its aggregate and a copy of the cycle state kept in step (the plugins'
-    RemovePod / AddPod: pod affinity and spreading counts). Used when a filter other than NodePorts and NodeResourcesFit depends on the
-    node's pods, when a hold takes a predecessor off the node, and to check the fast path."""
+    RemovePod / AddPod: pod affinity and spreading counts). Used where the fast path does
+    not apply (``_fast_path_applies``), and by the tests as the fast path's oracle."""
     potential = _potential_victims(ctx, ni)
     if not potential:
         return [], 0, Status(UNRESOLVABLE, (MSG_NO_VICTIMS,))

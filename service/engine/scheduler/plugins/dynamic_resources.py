@@ -38,11 +38,13 @@ from service.engine.scheduler.framework import (
     SKIPPED,
     UNRESOLVABLE,
     CycleState,
+    IgnoresNodePods,
     NodeInfo,
     NodeInfoPods,
-    Plugin,
+    PreFilterPlugin,
     PreFilterResult,
     ScoreError,
+    ScoreExtensions,
     Status,
     prefilter_state_missing,
 )
@@ -138,7 +140,7 @@ def allocation_of(state: CycleState, node_name: str) -> dict[str, list[Allocated
     return {c.name: list(r) for c, r in zip(s.to_allocate, found, strict=True)}
 
 
-class DynamicResources(Plugin):
+class DynamicResources(IgnoresNodePods, PreFilterPlugin, ScoreExtensions):
     name = "DynamicResources"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:

@@ -21,7 +21,12 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from service.engine.scheduler.framework import MAX_NODE_SCORE, CycleState, NodeInfo, Plugin
+from service.engine.scheduler.framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    NodeInfo,
+    ScorePlugin,
+)
 
 __all__ = [
     "ImageLocality",
@@ -99,7 +104,7 @@ def image_states(nodes: Sequence[NodeInfo], key: object) -> ImageStates:
     return found
 
 
-class ImageLocality(Plugin):
+class ImageLocality(ScorePlugin):
     name = "ImageLocality"
 
     def _per_node(self, state: CycleState) -> tuple[dict[int, int], int]:

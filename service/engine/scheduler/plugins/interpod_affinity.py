@@ -34,14 +34,19 @@ from service.engine.scheduler.framework import (
     SKIPPED,
     UNRESOLVABLE,
     UNSCHEDULABLE,
+    CountsPods,
     CycleState,
+    FilterPlugin,
     NodeInfo,
-    Plugin,
     PodInfo,
     PreFilterResult,
+    PreScorePlugin,
+    ReadsWholePods,
+    ScoreExtensions,
     Status,
 )
 from service.engine.scheduler.profile import InterPodAffinityArgs
+from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.version import EngineSettings
 
 __all__ = [
@@ -221,7 +226,7 @@ class _PreFilterState:
                 _add(self.anti_counts, node, t.topology_key, multiplier)
 
 
-class InterPodAffinity(Plugin):
+class InterPodAffinity(CountsPods, FilterPlugin, PreScorePlugin, ScoreExtensions, ReadsWholePods):
     name = "InterPodAffinity"
 
     def __init__(
@@ -280,6 +285,17 @@ class InterPodAffinity(Plugin):
     def remove_pod(self, state: CycleState, removed: PodInfo, ni: NodeInfo) -> None:
         s: _PreFilterState = state.data[self.name]
         s.update_with_pod(removed.pod, self._terms(state, removed), ni.node, -1)
+
+    def reads_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
+        """The other pods' labels and terms are read when the pod has affinity terms or a pod
+        in the view has (anti-)affinity terms of its own."""
+        return bool(
+            pod.pod_affinity_required
+            or pod.pod_anti_affinity_required
+            or pod.pod_affinity_preferred
+            or pod.pod_anti_affinity_preferred
+            or view.inter_pod_affinity_in_use
+        )
 
     def counted_pods(self, state: CycleState) -> frozenset[int] | None:
         """The ids of the view's pods whose AddPod / RemovePod may change the state: those

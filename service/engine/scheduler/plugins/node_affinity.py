@@ -24,9 +24,12 @@ from service.engine.scheduler.framework import (
     SKIPPED,
     UNRESOLVABLE,
     CycleState,
+    IgnoresNodePods,
     NodeInfo,
-    Plugin,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    ScoreExtensions,
     Status,
 )
 from service.engine.scheduler.plugins.helper import default_normalize_score
@@ -56,7 +59,7 @@ def preferred_score(terms: Sequence[PreferredSchedulingTerm], node: Node) -> int
     )
 
 
-class NodeAffinity(Plugin):
+class NodeAffinity(PreFilterPlugin, IgnoresNodePods, PreScorePlugin, ScoreExtensions):
     name = "NodeAffinity"
 
     def __init__(self, args: NodeAffinityArgs | None = None, *, settings: EngineSettings) -> None:

@@ -3,14 +3,21 @@ only."""
 
 from __future__ import annotations
 
-from service.engine.scheduler.framework import UNRESOLVABLE, CycleState, NodeInfo, Plugin, Status
+from service.engine.scheduler.framework import (
+    UNRESOLVABLE,
+    CanPassEveryNode,
+    CycleState,
+    IgnoresNodePods,
+    NodeInfo,
+    Status,
+)
 
 __all__ = ["ERR_REASON_NODE_NAME", "NodeName"]
 
 ERR_REASON_NODE_NAME = "node(s) didn't match the requested node name"
 
 
-class NodeName(Plugin):
+class NodeName(CanPassEveryNode, IgnoresNodePods):
     name = "NodeName"
 
     def can_reject(self, state: CycleState) -> bool:

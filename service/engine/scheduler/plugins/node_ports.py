@@ -16,23 +16,19 @@ from service.engine.scheduler.framework import (
     CycleState,
     NodeInfo,
     NodeInfoPods,
-    Plugin,
+    PreFilterPlugin,
     PreFilterResult,
     Status,
+    SumsHostPorts,
     prefilter_state_missing,
 )
 
-__all__ = ["ERR_REASON_NODE_PORTS", "NodePorts", "wanted_ports"]
+__all__ = ["ERR_REASON_NODE_PORTS", "NodePorts"]
 
 ERR_REASON_NODE_PORTS = "node(s) didn't have free ports for the requested pod ports"
 
 
-def wanted_ports(state: CycleState) -> list[ContainerPort]:
-    """The pod's host ports as PreFilter stored them (empty when the plugin skipped)."""
-    return state.read(NodePorts.name) or []
-
-
-class NodePorts(Plugin):
+class NodePorts(PreFilterPlugin, SumsHostPorts):
     name = "NodePorts"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
@@ -42,6 +38,10 @@ class NodePorts(Plugin):
             return None, SKIPPED
         state.write(self.name, ports)
         return None, OK
+
+    def host_ports_wanted(self, state: CycleState) -> list[ContainerPort]:
+        """The pod's host ports as PreFilter stored them (empty when the plugin skipped)."""
+        return state.read(self.name) or []
 
     def filter(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> Status | None:
         wanted = state.read(self.name)

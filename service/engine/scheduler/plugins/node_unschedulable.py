@@ -4,7 +4,13 @@ v1.35): Filter only."""
 from __future__ import annotations
 
 from service.engine.objects import Taint
-from service.engine.scheduler.framework import UNRESOLVABLE, CycleState, NodeInfo, Plugin, Status
+from service.engine.scheduler.framework import (
+    UNRESOLVABLE,
+    CycleState,
+    IgnoresNodePods,
+    NodeInfo,
+    Status,
+)
 from service.engine.tolerations import tolerates_any
 
 __all__ = ["ERR_REASON_UNSCHEDULABLE", "NodeUnschedulable"]
@@ -13,7 +19,7 @@ ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 _UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 
 
-class NodeUnschedulable(Plugin):
+class NodeUnschedulable(IgnoresNodePods):
     name = "NodeUnschedulable"
 
     def filter(self, state: CycleState, ni: NodeInfo, ns: object) -> Status | None:

@@ -40,13 +40,15 @@ from service.engine.scheduler.framework import (
     UNRESOLVABLE,
     UNSCHEDULABLE,
     CycleState,
+    KeepsVerdict,
     NodeInfo,
     NodeInfoPods,
-    Plugin,
     PodInfo,
+    PreFilterPlugin,
     PreFilterResult,
     Status,
 )
+from service.engine.scheduler.plugins.helper import ReadsPodVolumes
 
 if TYPE_CHECKING:
     from service.engine.scheduler.snapshot import SchedulerView
@@ -230,7 +232,7 @@ def _volume_limits(csi_node: CSINode | None) -> dict[str, int]:
     }
 
 
-class NodeVolumeLimits(Plugin):
+class NodeVolumeLimits(PreFilterPlugin, KeepsVerdict, ReadsPodVolumes):
     name = "NodeVolumeLimits"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:

@@ -35,14 +35,19 @@ from service.engine.scheduler.framework import (
     SKIPPED,
     UNRESOLVABLE,
     UNSCHEDULABLE,
+    CountsPods,
     CycleState,
+    FilterPlugin,
     NodeInfo,
-    Plugin,
     PodInfo,
     PreFilterResult,
+    PreScorePlugin,
+    ReadsWholePods,
+    ScoreExtensions,
     Status,
 )
 from service.engine.scheduler.profile import SYSTEM_DEFAULT_CONSTRAINTS, PodTopologySpreadArgs
+from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.tolerations import find_untolerated
 from service.engine.version import EngineSettings
 
@@ -270,7 +275,7 @@ class _PreScoreState:
     matching: list[dict[str, int]]  # per constraint, node name -> its matching pods
 
 
-class PodTopologySpread(Plugin):
+class PodTopologySpread(CountsPods, FilterPlugin, PreScorePlugin, ScoreExtensions, ReadsWholePods):
     name = "PodTopologySpread"
 
     def __init__(
@@ -328,6 +333,13 @@ class PodTopologySpread(Plugin):
 
     def remove_pod(self, state: CycleState, removed: PodInfo, ni: NodeInfo) -> None:
         state.data[self.name].update_with_pod(removed.pod, state.pod, ni.node, -1)
+
+    def reads_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
+        """The other pods' labels are read when the pod has constraints, or when default
+        constraints apply and its Services or controller select on something."""
+        if pod.topology_spread_constraints:
+            return True
+        return bool(self.defaults) and default_selector(pod, view) is not None
 
     def counted_pods(self, state: CycleState) -> frozenset[int] | None:
         """The ids of the view's pods whose AddPod / RemovePod may change the state (same

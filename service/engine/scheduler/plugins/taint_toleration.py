@@ -18,8 +18,10 @@ from service.engine.scheduler.framework import (
     OK,
     UNRESOLVABLE,
     CycleState,
+    IgnoresNodePods,
     NodeInfo,
-    Plugin,
+    PreScorePlugin,
+    ScoreExtensions,
     Status,
 )
 from service.engine.scheduler.plugins.helper import default_normalize_score
@@ -32,7 +34,7 @@ _DO_NOT_SCHEDULE = ("NoSchedule", "NoExecute")
 _PREFER_NO_SCHEDULE = "PreferNoSchedule"
 
 
-class TaintToleration(Plugin):
+class TaintToleration(IgnoresNodePods, PreScorePlugin, ScoreExtensions):
     name = "TaintToleration"
 
     def filter(self, state: CycleState, ni: NodeInfo, ns: object) -> Status | None:

@@ -31,13 +31,16 @@ from service.engine.scheduler.framework import (
     SKIPPED,
     UNRESOLVABLE,
     CycleState,
+    KeepsVerdict,
     NodeInfo,
-    Plugin,
     PodInfo,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
     Status,
     prefilter_state_missing,
 )
+from service.engine.scheduler.plugins.helper import ReadsPodVolumes
 from service.engine.scheduler.storage import (
     Storage,
     claim_name,
@@ -163,7 +166,7 @@ def _topology_matches(terms: Sequence[TopologySelectorTerm], labels: dict[str, s
     return False
 
 
-class VolumeBinding(Plugin):
+class VolumeBinding(PreFilterPlugin, KeepsVerdict, PreScorePlugin, ReadsPodVolumes):
     name = "VolumeBinding"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:

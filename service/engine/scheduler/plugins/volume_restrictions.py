@@ -16,14 +16,16 @@ from service.engine.scheduler.framework import (
     UNRESOLVABLE,
     UNSCHEDULABLE,
     CycleState,
+    KeepsVerdict,
     NodeInfo,
     NodeInfoPods,
-    Plugin,
     PodInfo,
+    PreFilterExtensions,
     PreFilterResult,
     Status,
     prefilter_state_missing,
 )
+from service.engine.scheduler.plugins.helper import ReadsPodVolumes
 from service.engine.scheduler.storage import pvc_not_found
 
 __all__ = [
@@ -85,7 +87,7 @@ class _PreFilterState:
                 self.conflicts += sign
 
 
-class VolumeRestrictions(Plugin):
+class VolumeRestrictions(PreFilterExtensions, KeepsVerdict, ReadsPodVolumes):
     name = "VolumeRestrictions"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:

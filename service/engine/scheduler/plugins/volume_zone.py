@@ -13,12 +13,14 @@ from service.engine.scheduler.framework import (
     SKIPPED,
     UNRESOLVABLE,
     CycleState,
+    KeepsVerdict,
     NodeInfo,
-    Plugin,
     PodInfo,
+    PreFilterPlugin,
     PreFilterResult,
     Status,
 )
+from service.engine.scheduler.plugins.helper import ReadsPodVolumes
 from service.engine.scheduler.storage import (
     pv_not_found,
     pvc_not_found,
@@ -72,7 +74,7 @@ def pv_topologies(pv: PersistentVolume) -> list[PVTopology]:
     return found
 
 
-class VolumeZone(Plugin):
+class VolumeZone(PreFilterPlugin, KeepsVerdict, ReadsPodVolumes):
     name = "VolumeZone"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:

@@ -9,8 +9,8 @@ from service.engine.objects import Cluster
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import preempt
 from service.engine.version import settings_for
-from service.ingest.kube import pod_from_object, snapshot_from_objects
-from tests.conftest import node, pod
+from service.ingest.kube import pod_from_object
+from tests.conftest import node, pod, snapshot_from_objects
 from tests.engine.dra.test_allocator import CLASS, GPU, _claim, _gpu, _slice
 
 UNRESOLVABLE = "UnschedulableAndUnresolvable"

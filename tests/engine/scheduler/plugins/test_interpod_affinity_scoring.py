@@ -15,7 +15,8 @@ from service.engine.scheduler.profile import InterPodAffinityArgs
 from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import pod_from_object, snapshot_from_objects
+from service.ingest.kube import pod_from_object
+from tests.conftest import snapshot_from_objects
 from tests.engine.scheduler.plugins.helpers import only
 
 RG_CHINA = {"region": "China"}

@@ -28,7 +28,8 @@ from service.engine.scheduler.plugins.volume_binding import (
 )
 from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import pod_from_object, snapshot_from_objects
+from service.ingest.kube import pod_from_object
+from tests.conftest import snapshot_from_objects
 from tests.engine.scheduler.plugins.volumes import (
     BIND_COMPLETED,
     HOSTNAME,

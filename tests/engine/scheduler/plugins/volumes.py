@@ -9,7 +9,8 @@ from service.engine.scheduler.framework import OK, CycleState, Status
 from service.engine.scheduler.plugins import REGISTRY
 from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.version import DEFAULT_SETTINGS
-from service.ingest.kube import pod_from_object, snapshot_from_objects
+from service.ingest.kube import pod_from_object
+from tests.conftest import snapshot_from_objects
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"

@@ -12,7 +12,8 @@ from service.engine.scheduler.framework import (
     CycleState,
     NodeInfo,
     NodeInfoPods,
-    Plugin,
+    PreScorePlugin,
+    ScorePlugin,
     Status,
 )
 from service.engine.scheduler.plugins.noderesources.resource_allocation import (
@@ -24,7 +25,7 @@ from service.engine.version import EngineSettings
 __all__ = ["NodeResourcesBalancedAllocation"]
 
 
-class NodeResourcesBalancedAllocation(Plugin):
+class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     name = "NodeResourcesBalancedAllocation"
 
     def __init__(

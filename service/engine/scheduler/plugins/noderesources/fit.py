@@ -20,9 +20,12 @@ from service.engine.scheduler.framework import (
     CycleState,
     NodeInfo,
     NodeInfoPods,
-    Plugin,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
     Status,
+    SumsRequests,
     prefilter_state_missing,
 )
 from service.engine.scheduler.plugins.noderesources.resource_allocation import (
@@ -104,7 +107,7 @@ def fits_request(
     return out
 
 
-class NodeResourcesFit(Plugin):
+class NodeResourcesFit(PreFilterPlugin, SumsRequests, PreScorePlugin, ScorePlugin):
     name = "NodeResourcesFit"
 
     def __init__(
@@ -119,6 +122,10 @@ class NodeResourcesFit(Plugin):
         """computePodResourceRequest: the effective request the pod's PodInfo holds."""
         state.write(self.name, fit_state(state.info.requests, self.args))
         return None, OK
+
+    def requests_checked(self, state: CycleState) -> Sequence[tuple[str, int]]:
+        """The resources Filter checks, with the pod's request of each (PreFilter's state)."""
+        return state.read(self.name).checks
 
     def filter(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> Status | None:
         """Unschedulable with every shortfall; UnschedulableAndUnresolvable when any of them

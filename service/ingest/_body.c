@@ -1,6 +1,7 @@
 /*
- * _jsonkeys: the first key that a JSON text repeats within one object, found in one pass
- * over the bytes without building any Python object.
+ * _body: the C half of reading a request body (body.py): the first key that a JSON text
+ * repeats within one object, found in one pass over the bytes without building any Python
+ * object, and the thread that drops a spooled body's pages while it is parsed.
  *
  * first_problem(buffer) -> None, ("duplicate", path) for the first repeated key, or, when no
  * key repeats, ("nul", path) for the first string (key or value) that spells \u0000 (a
@@ -487,7 +488,7 @@ done:
 /* ---- releasing a file mapping's pages while it is parsed ---- */
 
 #define RELEASE_EVERY_NS 2000000L /* 2 ms: msgspec reads a few MiB in that time */
-#define RELEASER "service.ingest._jsonkeys.releaser"
+#define RELEASER "service.ingest._body.releaser"
 
 typedef struct {
     Py_buffer view;            /* held: the mapping cannot be closed under the thread */
@@ -606,7 +607,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_jsonkeys", "Repeated keys and NUL characters in JSON, at C speed.", -1, methods,
+    PyModuleDef_HEAD_INIT, "_body", "Reading request bodies at C speed: repeated keys, NUL, page release.", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__jsonkeys(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__body(void) { return PyModule_Create(&module); }
