@@ -11,7 +11,7 @@ from flask import current_app, request
 
 from service.api.errors import ApiError
 from service.api.load import hold_large_body_slot
-from service.ingest.body import reject_duplicate_keys
+from service.ingest.body import YAML_TYPES, reject_duplicate_keys, yaml_as_json
 from service.ingest.spool import Spool
 
 DEFAULT_LIMIT = 50
@@ -59,25 +59,46 @@ def read_body(limit: int, spool_over: int | None = None) -> bytearray | mmap.mma
         return spool.result()
 
 
-def json_body() -> dict:
-    """The body as a JSON object. orjson bounds nesting (1024), so deep bodies are a 400."""
+def reject_content_encoding() -> None:
+    """A body sent compressed where the route reads it as it is: 415 (gzip is taken by
+    ``POST /v1/snapshots`` alone)."""
+    encoding = (request.headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding != "identity":
+        raise ApiError(
+            415,
+            f"unsupported Content-Encoding {encoding[:40]}: this route takes the body as it is",
+            [{"path": "Content-Encoding", "message": "only identity is taken here"}],
+        )
+
+
+def _large_body_past(size: int) -> None:
+    if size > current_app.config["VERDICT"].LARGE_BODY_BYTES:
+        hold_large_body_slot()
+
+
+def json_body(*, yaml: bool = False) -> dict:
+    """The body as a JSON object (or, with ``yaml``, a YAML mapping read as its JSON form,
+    ``ingest.yaml_json``): bounded in size as it streams, chunked or not, and in depth
+    (orjson's 1024 levels; YAML's the same), so deep or huge bodies are a 400 or 413."""
     content_type = (request.mimetype or "application/json").lower()
-    if content_type not in (
-        "application/json",
-        "application/problem+json",
-    ) and not content_type.endswith("+json"):
-        raise ApiError(415, f"expected application/json, got {content_type}")
-    data = bytes(read_body(MAX_JSON_BYTES))
+    is_yaml = yaml and content_type in YAML_TYPES
+    is_json = content_type in ("application/json", "application/problem+json")
+    if not (is_yaml or is_json or content_type.endswith("+json")):
+        wanted = "application/json or application/yaml" if yaml else "application/json"
+        raise ApiError(415, f"expected {wanted}, got {content_type}")
+    reject_content_encoding()
+    data = read_body(MAX_JSON_BYTES)
+    if is_yaml:
+        data = yaml_as_json(data, limit=MAX_JSON_BYTES, on_grow=_large_body_past)
     try:
-        body = orjson.loads(data) if data else None
+        body = orjson.loads(memoryview(data)) if data else None
     except orjson.JSONDecodeError as exc:
         raise ApiError(
             400, f"invalid JSON: {exc}", [{"path": "body", "message": str(exc)}]
         ) from None
     if not isinstance(body, dict):
-        raise ApiError(
-            400, "expected a JSON object", [{"path": "body", "message": "expected a JSON object"}]
-        )
+        what = "a mapping" if is_yaml else "a JSON object"
+        raise ApiError(400, f"expected {what}", [{"path": "body", "message": f"expected {what}"}])
     reject_duplicate_keys(data)  # and NUL characters
     return body
 

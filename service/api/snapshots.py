@@ -28,7 +28,7 @@ from service.decisions.cluster import (
 )
 from service.engine.objects import Cluster, Snapshot
 from service.engine.summary import node_view, pod_view
-from service.ingest.body import YAML_TYPES, gunzip
+from service.ingest.body import YAML_TYPES, gunzip, yaml_as_json
 from service.store import snapshots as store
 from service.store.models import SnapshotRow
 from service.store.records import as_utc, iso
@@ -72,6 +72,11 @@ def read_snapshot_body() -> tuple[bytes, str]:
             spool_over=large,
         )
     INGEST_BYTES.observe(len(data))
+    if content_type in YAML_TYPES:  # read as its JSON form, counted as JSON is
+        data = yaml_as_json(
+            data, limit=limit, on_grow=lambda size: size > large and hold_large_body_slot()
+        )
+        content_type = "application/json"
     return data, content_type
 
 
