@@ -160,18 +160,27 @@ def invalid_cursor() -> ApiError:
     )
 
 
+MAX_POSITION = 2**63 - 1  # the databases' BIGINT: a larger number never reaches them
+
+
+def position(text: str) -> int | None:
+    """A sequence number or an offset written in ASCII digits, up to MAX_POSITION; None for
+    anything else (``int`` would take '²'-like digits, signs, spaces and underscores)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 19:
+        return None
+    value = int(text)
+    return value if value <= MAX_POSITION else None
+
+
 def int_cursor() -> int | None:
     """A cursor that carries a position (a sequence number or an offset)."""
     cursor = decode_cursor()
     if cursor is None:
         return None
-    try:
-        position = int(cursor)
-    except ValueError:
-        raise invalid_cursor() from None
-    if position < 0:
+    value = position(cursor)
+    if value is None:
         raise invalid_cursor()
-    return position
+    return value
 
 
 TIME_HINT = (
@@ -180,9 +189,19 @@ TIME_HINT = (
 )
 
 
+def in_utc(moment: datetime) -> datetime | None:
+    """``moment`` (with an offset) as a UTC instant, None when that instant lies outside
+    the years 1-9999 (``9999-12-31T23:59:59-14:00``) and no database could hold it."""
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        return None
+
+
 def time_arg(name: str) -> datetime | None:
     """A query time: RFC 3339 with an offset, or a date (midnight UTC). A malformed one says
-    how to write it; a '+' sent unescaped arrives as a space, which the message points at."""
+    how to write it; a '+' sent unescaped arrives as a space, which the message points at.
+    One whose instant is out of range (years 1-9999 in UTC) is a 400 naming it too."""
     raw = request.args.get(name)
     if raw is None:
         return None
@@ -192,6 +211,9 @@ def time_arg(name: str) -> datetime | None:
         moment = None
     if moment is not None and len(raw) == 10:  # a date
         return moment.replace(tzinfo=UTC)
+    if moment is not None and moment.tzinfo is not None and in_utc(moment) is None:
+        problem = "out of range: its instant in UTC is past the year 9999 or before the year 1"
+        raise ApiError(400, f"{name}: {problem}", [{"path": name, "message": problem}])
     if moment is None or moment.tzinfo is None:
         problem = "not an RFC 3339 time" if moment is None else "missing time zone"
         if " " in raw:

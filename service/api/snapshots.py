@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
 from flask import Blueprint, Response, current_app, g, request, url_for
 from sqlalchemy import and_, or_, select
@@ -14,6 +15,7 @@ from service.api.requests import (
     check_args,
     decode_cursor,
     encode_cursor,
+    in_utc,
     int_cursor,
     invalid_cursor,
     limit_arg,
@@ -120,11 +122,12 @@ def list_snapshots():
     if cursor:
         stamp, _, last_id = cursor.partition("|")
         try:
-            from datetime import datetime
-
-            moment = datetime.fromisoformat(stamp)
+            stamped = datetime.fromisoformat(stamp)
         except ValueError:
             raise invalid_cursor() from None
+        moment = in_utc(stamped) if stamped.tzinfo is not None else None
+        if moment is None:
+            raise invalid_cursor()
         query = query.where(
             or_(
                 SnapshotRow.created_at < moment,

@@ -337,3 +337,31 @@ def test_a_bare_list_without_an_items_array_is_a_422(api):
     response = api.post("/v1/snapshots", json=body, role="decide", validate=False)
     assert response.status_code == 422
     assert response.json["errors"][0]["path"] == "items"
+
+
+@pytest.mark.parametrize(
+    ("raw", "path"),
+    [
+        (b'"n\xff1"', "items[0].metadata.name"),  # a byte that starts no UTF-8 sequence
+        (b'"n\xed\xa0\x80"', "items[0].metadata.name"),  # an encoded surrogate
+    ],
+)
+def test_invalid_utf8_in_a_list_item_s_name_is_a_422_naming_it(api, raw, path):
+    """msgspec checks UTF-8 only in the strings it keeps, and raised past the API: a 500 on
+    both databases (issue 24)."""
+    body = orjson.dumps(kube_list(node("n1"))).replace(b'"n1"', raw)
+    response = api.post(
+        "/v1/snapshots", data=body, content_type="application/json", role="decide", validate=False
+    )
+    assert response.status_code == 422, response.json
+    assert response.json["errors"][0]["path"] == path
+    assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
+def test_a_list_of_millions_of_bad_items_stops_at_the_errors_reported(api):
+    """Each error past the 50 an answer reports only cost time (a minute for 8 million)."""
+    body = b'{"kind":"List","items":[' + b"1," * 2_000_000 + b"1]}"
+    response = api.post("/v1/snapshots", data=body, content_type="application/json", role="decide")
+    assert response.status_code == 422
+    assert len(response.json["errors"]) == 50
+    assert response.json["errors"][-1]["path"] == "items[49]"
