@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import BeforeValidator, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 GIB = 1024**3
@@ -31,6 +31,24 @@ def default_instance_path() -> Path:
     return Path(base) / "verdict"
 
 
+# The words the README documents, and no others: pydantic alone would also take 't', 'f',
+# 'y' and 'n', so VERDICT_AUTH_ENABLED=n would have turned auth off.
+BOOLEAN_WORDS = {
+    "true": True, "1": True, "yes": True, "on": True,
+    "false": False, "0": False, "no": False, "off": False,
+}  # fmt: skip
+
+
+def _boolean_word(value):
+    if isinstance(value, str):
+        word = BOOLEAN_WORDS.get(value.strip().lower())
+        if word is None:
+            raise ValueError("Input should be one of true/false/1/0/yes/no/on/off")
+        return word
+    return value
+
+
+Boolean = Annotated[bool, BeforeValidator(_boolean_word)]
 NonNegative = Annotated[int, Field(ge=0)]
 Positive = Annotated[int, Field(gt=0)]
 
@@ -43,7 +61,7 @@ class Settings(BaseSettings):
     # SQLAlchemy URL; default: a SQLite file in the instance folder.
     DATABASE_URL: str = ""
     # Auth on by default. Off means development mode: only loopback clients are served.
-    AUTH_ENABLED: bool = True
+    AUTH_ENABLED: Boolean = True
     # Largest snapshot body accepted, after gzip decompression.
     MAX_BODY_BYTES: Positive = GIB
     # Bodies over this size are decoded by at most LARGE_BODY_SLOTS requests at a time per
@@ -64,9 +82,9 @@ class Settings(BaseSettings):
     PRELOAD_SNAPSHOTS: NonNegative = 1
     PRELOAD_INTERVAL: Positive = 10
     # Apply migrations on start when the database is empty (SQLite default: on).
-    AUTO_MIGRATE: bool = True
+    AUTO_MIGRATE: Boolean = True
     LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
-    TESTING: bool = False
+    TESTING: Boolean = False
     # The instance (data) folder; default: default_instance_path().
     INSTANCE_PATH: str = ""
     # Signed checkpoints: the Ed25519 private key (PKCS#8 PEM) as a file path or inline, never
