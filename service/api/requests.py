@@ -87,7 +87,9 @@ def json_body(*, yaml: bool = False) -> dict:
         wanted = "application/json or application/yaml" if yaml else "application/json"
         raise ApiError(415, f"expected {wanted}, got {content_type}")
     reject_content_encoding()
-    data = read_body(MAX_JSON_BYTES)
+    # Past the large-body size the body is spooled to a file and read mapped, as snapshot
+    # bodies are: a body refused at the limit never sat in the worker's memory.
+    data = read_body(MAX_JSON_BYTES, spool_over=current_app.config["VERDICT"].LARGE_BODY_BYTES)
     if is_yaml:
         data = yaml_as_json(data, limit=MAX_JSON_BYTES, on_grow=_large_body_past)
     try:
