@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     # worker; past that, 503 with Retry-After (bounded memory, issue 14).
     LARGE_BODY_BYTES: Positive = 16 * MIB
     LARGE_BODY_SLOTS: Positive = 1
+    # Nodes (scalars, starts and ends of mappings and sequences) read from one YAML body:
+    # each costs about a microsecond, some thirty times JSON; past this, 413 (issue 24).
+    MAX_YAML_NODES: Positive = 500_000
     # Requests in flight per worker beyond which new ones are shed with 503 + Retry-After
     # (0: no bound). Shedding needs more gunicorn threads than this (default 4).
     MAX_IN_FLIGHT: NonNegative = 2

@@ -89,9 +89,15 @@ def json_body(*, yaml: bool = False) -> dict:
     reject_content_encoding()
     # Past the large-body size the body is spooled to a file and read mapped, as snapshot
     # bodies are: a body refused at the limit never sat in the worker's memory.
-    data = read_body(MAX_JSON_BYTES, spool_over=current_app.config["VERDICT"].LARGE_BODY_BYTES)
+    settings = current_app.config["VERDICT"]
+    data = read_body(MAX_JSON_BYTES, spool_over=settings.LARGE_BODY_BYTES)
     if is_yaml:
-        data = yaml_as_json(data, limit=MAX_JSON_BYTES, on_grow=_large_body_past)
+        data = yaml_as_json(
+            data,
+            limit=MAX_JSON_BYTES,
+            on_grow=_large_body_past,
+            max_nodes=settings.MAX_YAML_NODES,
+        )
     try:
         body = orjson.loads(memoryview(data)) if data else None
     except orjson.JSONDecodeError as exc:

@@ -77,7 +77,10 @@ def read_snapshot_body() -> tuple[bytes, str]:
     INGEST_BYTES.observe(len(data))
     if content_type in YAML_TYPES:  # read as its JSON form, counted as JSON is
         data = yaml_as_json(
-            data, limit=limit, on_grow=lambda size: size > large and hold_large_body_slot()
+            data,
+            limit=limit,
+            on_grow=lambda size: size > large and hold_large_body_slot(),
+            max_nodes=current_app.config["VERDICT"].MAX_YAML_NODES,
         )
         content_type = "application/json"
     return data, content_type

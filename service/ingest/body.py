@@ -22,7 +22,7 @@ from service.ingest.errors import MAX_REPORTED_ERRORS, FieldError, IngestError
 from service.ingest.kube import SnapshotBuilder, decode_json
 from service.ingest.names import label_errors
 from service.ingest.spool import FileMapping, Spool
-from service.ingest.yaml_json import yaml_to_json
+from service.ingest.yaml_json import MAX_EVENTS, yaml_to_json
 
 try:  # the C scanner (repeated keys, NUL), built at install where a C compiler is found
     from service.ingest._jsonkeys import first_problem as _first_problem
@@ -277,12 +277,14 @@ def reject_nul(data: bytes | bytearray | str) -> None:
         raise _nul_error(path or "body")
 
 
-def yaml_as_json(data, *, limit: int, on_grow=None):
+def yaml_as_json(data, *, limit: int, on_grow=None, max_nodes: int = MAX_EVENTS):
     """A YAML body as JSON text (``yaml_json.yaml_to_json``), its JSON counted against
-    ``limit`` and spooled past SPOOL_BYTES as gzip's output is; a spooled input's pages are
-    dropped as it is read (``released``)."""
+    ``limit`` and spooled past SPOOL_BYTES as gzip's output is, its events (nodes) against
+    ``max_nodes``; a spooled input's pages are dropped as it is read (``released``)."""
     with released(data):
-        return yaml_to_json(data, limit=limit, on_grow=on_grow, spool_over=SPOOL_BYTES)
+        return yaml_to_json(
+            data, limit=limit, on_grow=on_grow, spool_over=SPOOL_BYTES, max_events=max_nodes
+        )
 
 
 def _objects(builder: SnapshotBuilder, raw: msgspec.Raw, prefix: str) -> None:

@@ -36,6 +36,9 @@ from yaml._yaml import CParser
 from service.ingest.errors import IngestError
 from service.ingest.spool import Spool
 
+# Events (nodes) read from one body by default: about half a second of a worker's CPU, and
+# a YAML text of 6 to 8 MiB as kubectl writes it (VERDICT_MAX_YAML_NODES for the API).
+MAX_EVENTS = 500_000
 MAX_DEPTH = 1024  # orjson's nesting bound for JSON bodies (1024 levels pass, 1025 do not)
 FLUSH_BYTES = 1 << 16  # JSON text gathered before it is written to the spool
 READ_BYTES = 1 << 16  # input handed to libyaml per read
@@ -168,9 +171,19 @@ class _Output:
             self.on_grow(self.size)
 
 
-def _convert(parser: CParser, out: _Output, spool: Spool) -> None:
+def _too_many_events(max_events: int) -> IngestError:
+    return IngestError.one(
+        "body",
+        f"YAML body too large: over {max_events} nodes (each costs about a microsecond to "
+        "read, some thirty times what JSON costs); send it as JSON",
+        status=413,
+    )
+
+
+def _convert(parser: CParser, out: _Output, spool: Spool, max_events: int) -> None:
     """The events of ``parser`` written to ``out`` as JSON text; a document-list frame at
-    the bottom of the stack counts the non-empty documents."""
+    the bottom of the stack counts the non-empty documents. Past ``max_events`` events, a
+    413: the CPU a YAML body costs is bounded as its memory is."""
     scalar_cache: dict[tuple, bytes] = {}
     buffer = bytearray(b" ")  # becomes "[" if the stream holds several documents
     stack = [_Frame(False)]
@@ -180,9 +193,13 @@ def _convert(parser: CParser, out: _Output, spool: Spool) -> None:
     mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
     mapping_end, sequence_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
     stream_end = yaml.StreamEndEvent
+    events = 0
     try:
         while True:
             event = get_event()
+            events += 1
+            if events > max_events:
+                raise _too_many_events(max_events)
             kind = event.__class__
             if kind is scalar_event:
                 if event.anchor is not None:
@@ -256,16 +273,18 @@ def yaml_to_json(
     limit: int,
     on_grow: Callable[[int], object] | None = None,
     spool_over: int | None = None,
+    max_events: int = MAX_EVENTS,
 ):
     """A YAML body (bytes, bytearray or a mapped spool) as JSON text: a bytearray, or past
     ``spool_over`` bytes a read-only mapping of a temporary file. 413 once the JSON passes
-    ``limit`` bytes; 400 naming the place of the first construct refused (see the module)
-    or of invalid YAML."""
+    ``limit`` bytes or past ``max_events`` events (scalars, starts and ends of collections);
+    400 naming the place of the first construct refused (see the module) or of invalid
+    YAML."""
     reader = _Reader(data)
     parser = CParser(reader)
     try:
         with Spool(spool_over) as spool:
-            _convert(parser, _Output(spool, limit, on_grow), spool)
+            _convert(parser, _Output(spool, limit, on_grow), spool, max_events)
             return spool.result()
     except yaml.YAMLError as exc:
         raise IngestError.one("body", f"invalid YAML: {exc}", status=400) from None

@@ -365,3 +365,14 @@ def test_a_list_of_millions_of_bad_items_stops_at_the_errors_reported(api):
     assert response.status_code == 422
     assert len(response.json["errors"]) == 50
     assert response.json["errors"][-1]["path"] == "items[49]"
+
+
+def test_a_yaml_body_past_max_yaml_nodes_is_a_413_for_snapshots_and_decisions(api, app):
+    """Each YAML node costs about a microsecond to read: the CPU is bounded as memory is."""
+    app.config["VERDICT"].MAX_YAML_NODES = 100
+    body = b"kind: List\nitems:\n" + b"- {kind: Node, metadata: {name: n}}\n" * 20
+    for path in ("/v1/snapshots", "/v1/decisions/admission"):
+        response = api.post(path, data=body, content_type="application/yaml", role="decide")
+        assert response.status_code == 413, response.json
+        assert "send it as JSON" in response.json["errors"][0]["message"]
+    assert api.get("/v1/snapshots", role="read").json["items"] == []

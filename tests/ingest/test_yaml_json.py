@@ -112,3 +112,11 @@ def test_a_mapped_input_is_read_in_pieces(tmp_path):
     path.write_bytes(b"items:\n" + b"- {kind: Pod}\n" * 10_000)
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
         assert len(as_json(m)["items"]) == 10_000
+
+
+def test_past_max_events_a_413_before_the_rest_is_read():
+    text = "items:\n" + "- a\n" * 1000
+    assert len(as_json(text, max_events=1010)["items"]) == 1000
+    with pytest.raises(IngestError) as caught:
+        yaml_to_json(text.encode(), limit=LIMIT, max_events=500)
+    assert caught.value.status == 413 and "send it as JSON" in caught.value.errors[0].message
