@@ -376,3 +376,22 @@ def test_a_yaml_body_past_max_yaml_nodes_is_a_413_for_snapshots_and_decisions(ap
         assert response.status_code == 413, response.json
         assert "send it as JSON" in response.json["errors"][0]["message"]
     assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
+def test_a_yaml_body_whose_json_passes_the_large_body_size_needs_a_slot(api, app):
+    """YAML is counted as the JSON it becomes: a body under LARGE_BODY_BYTES whose JSON is
+    over it takes a large-body slot (here none is free: 503)."""
+    app.config["VERDICT"].LARGE_BODY_BYTES = 1000
+    body = b"[" + b"a," * 400 + b"a]"  # 803 bytes of YAML, 1,605 of JSON
+    assert len(body) < 1000
+    slots = app.extensions["verdict.large_bodies"]
+    assert slots.take()  # the worker's only slot, held by another body
+    try:
+        response = api.post(
+            "/v1/snapshots", data=body, content_type="application/yaml", role="decide"
+        )
+        assert response.status_code == 503 and response.headers["Retry-After"] == "5"
+    finally:
+        slots.give_back()
+    response = api.post("/v1/snapshots", data=body, content_type="application/yaml", role="decide")
+    assert response.status_code == 422  # with the slot free, read (and refused: not objects)
