@@ -14,7 +14,6 @@ from pathlib import Path
 
 import click
 import orjson
-import yaml
 
 # The decision kinds, as the URL names them (POST /v1/decisions/<kind>); checked against the
 # registry when a decision is computed, listed here so that `--help` stays fast.
@@ -65,10 +64,18 @@ def _read_file(path: str) -> tuple[bytes, str]:
 
 def _read_object(path: str, option: str):
     """A JSON or YAML mapping from a file; a file that is neither names ``option``."""
+    from service.ingest.body import YAML_JSON_LIMIT
+    from service.ingest.errors import IngestError
+    from service.ingest.yaml_json import yaml_to_json
+
     data, content_type = _read_file(path)
     try:
-        value = yaml.safe_load(data) if content_type == "application/yaml" else orjson.loads(data)
-    except (yaml.YAMLError, orjson.JSONDecodeError) as exc:
+        if content_type == "application/yaml":  # read as the API reads YAML bodies
+            data = bytes(yaml_to_json(data, limit=YAML_JSON_LIMIT))
+        value = orjson.loads(data)
+    except IngestError as exc:
+        raise click.BadParameter(f"{path}: {exc}", param_hint=option) from None
+    except orjson.JSONDecodeError as exc:
         raise click.BadParameter(
             f"{path} is not valid JSON or YAML: {exc}", param_hint=option
         ) from None

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import BeforeValidator, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 GIB = 1024**3
@@ -34,6 +34,24 @@ def default_instance_path() -> Path:
     return Path(base) / "verdict"
 
 
+# The words the README documents, and no others: pydantic alone would also take 't', 'f',
+# 'y' and 'n', so VERDICT_AUTH_ENABLED=n would have turned auth off.
+BOOLEAN_WORDS = {
+    "true": True, "1": True, "yes": True, "on": True,
+    "false": False, "0": False, "no": False, "off": False,
+}  # fmt: skip
+
+
+def _boolean_word(value):
+    if isinstance(value, str):
+        word = BOOLEAN_WORDS.get(value.strip().lower())
+        if word is None:
+            raise ValueError("Input should be one of true/false/1/0/yes/no/on/off")
+        return word
+    return value
+
+
+Boolean = Annotated[bool, BeforeValidator(_boolean_word)]
 NonNegative = Annotated[int, Field(ge=0)]
 Positive = Annotated[int, Field(gt=0)]
 
@@ -46,13 +64,16 @@ class Settings(BaseSettings):
     # SQLAlchemy URL; default: a SQLite file in the instance folder.
     DATABASE_URL: str = ""
     # Auth on by default. Off means development mode: only loopback clients are served.
-    AUTH_ENABLED: bool = True
+    AUTH_ENABLED: Boolean = True
     # Largest snapshot body accepted, after gzip decompression.
     MAX_BODY_BYTES: Positive = GIB
     # Bodies over this size are decoded by at most LARGE_BODY_SLOTS requests at a time per
     # worker; past that, 503 with Retry-After (bounded memory, issue 14).
     LARGE_BODY_BYTES: Positive = 16 * MIB
     LARGE_BODY_SLOTS: Positive = 1
+    # Nodes (scalars, starts and ends of mappings and sequences) read from one YAML body:
+    # each costs about a microsecond, some thirty times JSON; past this, 413 (issue 24).
+    MAX_YAML_NODES: Positive = 500_000
     # Requests in flight per worker beyond which new ones are shed with 503 + Retry-After
     # (0: no bound). Shedding needs more gunicorn threads than this (default 4).
     MAX_IN_FLIGHT: NonNegative = 2
@@ -67,9 +88,9 @@ class Settings(BaseSettings):
     PRELOAD_SNAPSHOTS: NonNegative = 1
     PRELOAD_INTERVAL: Positive = 10
     # Apply migrations on start when the database is empty (SQLite default: on).
-    AUTO_MIGRATE: bool = True
+    AUTO_MIGRATE: Boolean = True
     LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
-    TESTING: bool = False
+    TESTING: Boolean = False
     # The instance (data) folder; default: default_instance_path().
     INSTANCE_PATH: str = ""
     # Signed checkpoints: the Ed25519 private key (PKCS#8 PEM) as a file path or inline, never

@@ -30,6 +30,14 @@ def _clean_env(monkeypatch, tmp_path):
         ("VERDICT_AUTH_ENABLED", "ture"),
         ("VERDICT_AUTH_ENABLED", "enabled"),
         ("VERDICT_AUTH_ENABLED", ""),
+        # pydantic's own bool takes these; the README lists true/false/1/0/yes/no/on/off
+        ("VERDICT_AUTH_ENABLED", "f"),
+        ("VERDICT_AUTH_ENABLED", "n"),
+        ("VERDICT_AUTH_ENABLED", "N"),
+        ("VERDICT_AUTH_ENABLED", "t"),
+        ("VERDICT_AUTH_ENABLED", "y"),
+        ("VERDICT_AUTH_ENABLED", "disabled"),
+        ("VERDICT_AUTO_MIGRATE", "n"),
         ("VERDICT_TESTING", "maybe"),
         ("VERDICT_MAX_BODY_BYTES", "1GB"),
         ("VERDICT_MAX_BODY_BYTES", "0"),
@@ -47,8 +55,14 @@ def test_a_malformed_value_is_refused_naming_the_variable(monkeypatch, name, val
     assert isinstance(err.value, ValueError)
 
 
-@pytest.mark.parametrize(("value", "enabled"), [("true", True), ("false", False), ("0", False)])
-def test_booleans_take_the_usual_spellings(monkeypatch, value, enabled):
+@pytest.mark.parametrize(
+    ("value", "enabled"),
+    [
+        *[(word, True) for word in ("true", "1", "yes", "on", "TRUE", "On")],
+        *[(word, False) for word in ("false", "0", "no", "off", "False", "OFF")],
+    ],
+)
+def test_booleans_take_the_documented_words(monkeypatch, value, enabled):
     monkeypatch.setenv("VERDICT_AUTH_ENABLED", value)
     assert Settings.from_env().AUTH_ENABLED is enabled
 
@@ -113,15 +127,18 @@ def test_development_mode_says_so_at_every_start(tmp_path):
         logging.getLogger("verdict").removeHandler(collect)
 
 
-def test_verdict_serve_refuses_to_start_on_a_typo(tmp_path):
+@pytest.mark.parametrize("word", ["ture", "f", "n"])
+def test_verdict_serve_refuses_to_start_on_a_typo(tmp_path, word):
+    """Only the documented words turn auth off: 'f' and 'n' did too (issue 24)."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("VERDICT_")},
         "VERDICT_INSTANCE_PATH": str(tmp_path),
-        "VERDICT_AUTH_ENABLED": "ture",
+        "VERDICT_AUTH_ENABLED": word,
     }
     verdict = Path(sys.executable).with_name("verdict")
     done = subprocess.run(
         [str(verdict), "serve", "--port", "18080"], env=env, capture_output=True, timeout=60
     )
     assert done.returncode != 0
-    assert b"VERDICT_AUTH_ENABLED='ture'" in done.stderr
+    assert f"VERDICT_AUTH_ENABLED='{word}'".encode() in done.stderr
+    assert b"true/false/1/0/yes/no/on/off" in done.stderr

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import logging
 
-import orjson
-from flask import Blueprint, g, request, url_for
+from flask import Blueprint, g, url_for
 
 from service.api.errors import ApiError
 from service.api.metrics import DECISIONS, count_cache, decision_outcome
-from service.api.requests import MAX_JSON_BYTES, json_body
+from service.api.requests import json_body
 from service.api.responses import negotiated
 from service.decisions import KINDS
 from service.decisions.cluster import (
@@ -22,7 +21,6 @@ from service.decisions.cluster import (
 from service.decisions.run import check_snapshot_reference, compute, decision_params
 from service.engine.version import ENGINE_VERSION
 from service.extensions import extensions
-from service.ingest.body import YAML_TYPES, yaml_to_json
 from service.store import records
 from service.store import snapshots as store
 
@@ -86,26 +84,11 @@ def record_decision(kind_name: str, body: dict):
     return row
 
 
-def decision_body() -> dict:
-    """The request body: JSON, or YAML (read as snapshots are: no anchors, bounded size)."""
-    mimetype = (request.mimetype or "application/json").lower()
-    if mimetype not in YAML_TYPES:
-        if mimetype != "application/json" and not mimetype.endswith("+json"):
-            raise ApiError(415, f"expected application/json or application/yaml, got {mimetype}")
-        return json_body()
-    if request.content_length and request.content_length > MAX_JSON_BYTES:
-        raise ApiError(413, f"body exceeds {MAX_JSON_BYTES} bytes")
-    body = orjson.loads(yaml_to_json(request.get_data(cache=True)))
-    if not isinstance(body, dict):
-        raise ApiError(
-            400, "expected a mapping", [{"path": "body", "message": "expected a mapping"}]
-        )
-    return body
 
 
 @bp.post("/<kind_name>")
 def create_decision(kind_name: str):
-    body = decision_body()
+    body = json_body(yaml=True)
     row = record_decision(kind_name, body)
     response = negotiated(records.to_json(row), 201)
     response.headers["X-Decision-ID"] = row.id

@@ -11,7 +11,7 @@ from flask import current_app, request
 
 from service.api.errors import ApiError
 from service.api.load import hold_large_body_slot
-from service.ingest.body import reject_duplicate_keys
+from service.ingest.body import YAML_TYPES, reject_duplicate_keys, yaml_as_json
 from service.ingest.spool import Spool
 
 DEFAULT_LIMIT = 50
@@ -59,25 +59,54 @@ def read_body(limit: int, spool_over: int | None = None) -> bytearray | mmap.mma
         return spool.result()
 
 
-def json_body() -> dict:
-    """The body as a JSON object. orjson bounds nesting (1024), so deep bodies are a 400."""
+def reject_content_encoding() -> None:
+    """A body sent compressed where the route reads it as it is: 415 (gzip is taken by
+    ``POST /v1/snapshots`` alone)."""
+    encoding = (request.headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding != "identity":
+        raise ApiError(
+            415,
+            f"unsupported Content-Encoding {encoding[:40]}: this route takes the body as it is",
+            [{"path": "Content-Encoding", "message": "only identity is taken here"}],
+        )
+
+
+def _large_body_past(size: int) -> None:
+    if size > current_app.config["VERDICT"].LARGE_BODY_BYTES:
+        hold_large_body_slot()
+
+
+def json_body(*, yaml: bool = False) -> dict:
+    """The body as a JSON object (or, with ``yaml``, a YAML mapping read as its JSON form,
+    ``ingest.yaml_json``): bounded in size as it streams, chunked or not, and in depth
+    (orjson's 1024 levels; YAML's the same), so deep or huge bodies are a 400 or 413."""
     content_type = (request.mimetype or "application/json").lower()
-    if content_type not in (
-        "application/json",
-        "application/problem+json",
-    ) and not content_type.endswith("+json"):
-        raise ApiError(415, f"expected application/json, got {content_type}")
-    data = bytes(read_body(MAX_JSON_BYTES))
+    is_yaml = yaml and content_type in YAML_TYPES
+    is_json = content_type in ("application/json", "application/problem+json")
+    if not (is_yaml or is_json or content_type.endswith("+json")):
+        wanted = "application/json or application/yaml" if yaml else "application/json"
+        raise ApiError(415, f"expected {wanted}, got {content_type}")
+    reject_content_encoding()
+    # Past the large-body size the body is spooled to a file and read mapped, as snapshot
+    # bodies are: a body refused at the limit never sat in the worker's memory.
+    settings = current_app.config["VERDICT"]
+    data = read_body(MAX_JSON_BYTES, spool_over=settings.LARGE_BODY_BYTES)
+    if is_yaml:
+        data = yaml_as_json(
+            data,
+            limit=MAX_JSON_BYTES,
+            on_grow=_large_body_past,
+            max_nodes=settings.MAX_YAML_NODES,
+        )
     try:
-        body = orjson.loads(data) if data else None
+        body = orjson.loads(memoryview(data)) if data else None
     except orjson.JSONDecodeError as exc:
         raise ApiError(
             400, f"invalid JSON: {exc}", [{"path": "body", "message": str(exc)}]
         ) from None
     if not isinstance(body, dict):
-        raise ApiError(
-            400, "expected a JSON object", [{"path": "body", "message": "expected a JSON object"}]
-        )
+        what = "a mapping" if is_yaml else "a JSON object"
+        raise ApiError(400, f"expected {what}", [{"path": "body", "message": f"expected {what}"}])
     reject_duplicate_keys(data)  # and NUL characters
     return body
 
@@ -139,18 +168,27 @@ def invalid_cursor() -> ApiError:
     )
 
 
+MAX_POSITION = 2**63 - 1  # the databases' BIGINT: a larger number never reaches them
+
+
+def position(text: str) -> int | None:
+    """A sequence number or an offset written in ASCII digits, up to MAX_POSITION; None for
+    anything else (``int`` would take '²'-like digits, signs, spaces and underscores)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 19:
+        return None
+    value = int(text)
+    return value if value <= MAX_POSITION else None
+
+
 def int_cursor() -> int | None:
     """A cursor that carries a position (a sequence number or an offset)."""
     cursor = decode_cursor()
     if cursor is None:
         return None
-    try:
-        position = int(cursor)
-    except ValueError:
-        raise invalid_cursor() from None
-    if position < 0:
+    value = position(cursor)
+    if value is None:
         raise invalid_cursor()
-    return position
+    return value
 
 
 TIME_HINT = (
@@ -159,9 +197,19 @@ TIME_HINT = (
 )
 
 
+def in_utc(moment: datetime) -> datetime | None:
+    """``moment`` (with an offset) as a UTC instant, None when that instant lies outside
+    the years 1-9999 (``9999-12-31T23:59:59-14:00``) and no database could hold it."""
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        return None
+
+
 def time_arg(name: str) -> datetime | None:
     """A query time: RFC 3339 with an offset, or a date (midnight UTC). A malformed one says
-    how to write it; a '+' sent unescaped arrives as a space, which the message points at."""
+    how to write it; a '+' sent unescaped arrives as a space, which the message points at.
+    One whose instant is out of range (years 1-9999 in UTC) is a 400 naming it too."""
     raw = request.args.get(name)
     if raw is None:
         return None
@@ -171,6 +219,9 @@ def time_arg(name: str) -> datetime | None:
         moment = None
     if moment is not None and len(raw) == 10:  # a date
         return moment.replace(tzinfo=UTC)
+    if moment is not None and moment.tzinfo is not None and in_utc(moment) is None:
+        problem = "out of range: its instant in UTC is past the year 9999 or before the year 1"
+        raise ApiError(400, f"{name}: {problem}", [{"path": name, "message": problem}])
     if moment is None or moment.tzinfo is None:
         problem = "not an RFC 3339 time" if moment is None else "missing time zone"
         if " " in raw:

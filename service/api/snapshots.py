@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
 from flask import Blueprint, Response, current_app, g, request, url_for
 from sqlalchemy import and_, or_, select
@@ -14,6 +15,7 @@ from service.api.requests import (
     check_args,
     decode_cursor,
     encode_cursor,
+    in_utc,
     int_cursor,
     invalid_cursor,
     limit_arg,
@@ -30,7 +32,7 @@ from service.engine.objects import Cluster, Snapshot
 from service.engine.summary import node_view, pod_view
 from service.engine.version import DEFAULT_SETTINGS
 from service.extensions import extensions
-from service.ingest.body import YAML_TYPES, gunzip
+from service.ingest.body import YAML_TYPES, gunzip, yaml_as_json
 from service.store import snapshots as store
 from service.store.models import SnapshotRow
 from service.store.records import as_utc, iso
@@ -74,6 +76,14 @@ def read_snapshot_body() -> tuple[bytes, str]:
             spool_over=large,
         )
     INGEST_BYTES.observe(len(data))
+    if content_type in YAML_TYPES:  # read as its JSON form, counted as JSON is
+        data = yaml_as_json(
+            data,
+            limit=limit,
+            on_grow=lambda size: size > large and hold_large_body_slot(),
+            max_nodes=current_app.config["VERDICT"].MAX_YAML_NODES,
+        )
+        content_type = "application/json"
     return data, content_type
 
 
@@ -115,11 +125,12 @@ def list_snapshots():
     if cursor:
         stamp, _, last_id = cursor.partition("|")
         try:
-            from datetime import datetime
-
-            moment = datetime.fromisoformat(stamp)
+            stamped = datetime.fromisoformat(stamp)
         except ValueError:
             raise invalid_cursor() from None
+        moment = in_utc(stamped) if stamped.tzinfo is not None else None
+        if moment is None:
+            raise invalid_cursor()
         query = query.where(
             or_(
                 SnapshotRow.created_at < moment,

@@ -21,6 +21,7 @@ from sqlalchemy import select
 
 from service.api.errors import ApiError
 from service.api.metrics import count_cache
+from service.api.requests import in_utc, position
 from service.console import csrf, explain, setup
 from service.decisions import KINDS
 from service.decisions.cluster import SnapshotReference, resolve_cluster
@@ -170,6 +171,8 @@ def _time_filter(name: str) -> datetime | None:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise ConsoleError(400, f"{name}: not a time (e.g. 2026-11-20T10:00:00Z)") from None
+    if moment.tzinfo is not None and in_utc(moment) is None:
+        raise ConsoleError(400, f"{name}: out of range (its instant in UTC is past the year 9999)")
     return records.as_utc(moment)
 
 
@@ -195,10 +198,11 @@ def _filters() -> records.Filters:
 def decisions():
     filters = _filters()
     before = request.args.get("before")
-    if before is not None and not before.isdigit():
+    seq = position(before) if before else None
+    if before is not None and seq is None:
         raise ConsoleError(400, "before: not a page this console made")
     with _db().session() as db_session:
-        rows = records.page(db_session, filters, PAGE_SIZE + 1, int(before) if before else None)
+        rows = records.page(db_session, filters, PAGE_SIZE + 1, seq)
     items = [
         {
             "id": r.id,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import mmap
-import re
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,15 +15,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import msgspec
-import orjson
-import yaml
 
 from service.engine.objects import Snapshot
 from service.ingest import wire
-from service.ingest.errors import FieldError, IngestError
+from service.ingest.errors import MAX_REPORTED_ERRORS, FieldError, IngestError
 from service.ingest.kube import SnapshotBuilder, decode_json
 from service.ingest.names import label_errors
 from service.ingest.spool import FileMapping, Spool
+from service.ingest.yaml_json import MAX_EVENTS, yaml_to_json
 
 try:  # the C half (repeated keys, NUL, page release), built at install where a C compiler is
     from service.ingest._body import first_problem as _first_problem
@@ -36,8 +34,6 @@ except ImportError:  # pragma: no cover - installed without a C compiler
 NATIVE = _first_problem is not None
 
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
-# kubectl never prints YAML anchors or aliases; refusing them rules out alias bombs.
-_YAML_ANCHOR = re.compile(rb"(?:^|[\s\[\{,:\-])&[^\s\[\]\{\},]+")
 
 
 @dataclass
@@ -49,6 +45,9 @@ class ParsedSnapshot:
     captured_at: datetime | None = None
 
 
+# The JSON a YAML snapshot given outside the API (the CLI's files) may become; the API
+# counts it against VERDICT_MAX_BODY_BYTES instead.
+YAML_JSON_LIMIT = 1 << 30
 GUNZIP_PIECE = 1 << 20  # output per step
 GUNZIP_INPUT = 1 << 16  # input per step (the unconsumed tail is copied at every step)
 SPOOL_BYTES = 16 << 20  # inflated output past this goes to a temporary file, not memory
@@ -280,61 +279,14 @@ def reject_nul(data: bytes | bytearray | str) -> None:
         raise _nul_error(path or "body")
 
 
-def _yaml_repeat_path(node: yaml.Node, path: str) -> str | None:
-    """The path of the first repeated mapping key in a composed YAML document."""
-    if isinstance(node, yaml.MappingNode):
-        seen = set()
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
-            here = f"{path}.{key}" if path else key
-            if key in seen:
-                return here
-            seen.add(key)
-            found = _yaml_repeat_path(value_node, here)
-            if found:
-                return found
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            found = _yaml_repeat_path(item, f"{path}[{i}]")
-            if found:
-                return found
-    return None
-
-
-def _load_yaml(data: bytes) -> list:
-    """Every non-empty document, each refused (400, path named) if a mapping repeats a key."""
-    loader = yaml.CSafeLoader(data)
-    docs = []
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            repeat = _yaml_repeat_path(node, "")
-            if repeat:
-                raise _duplicate_error(repeat)
-            doc = loader.construct_document(node)
-            if doc is not None:
-                docs.append(doc)
-    finally:
-        loader.dispose()
-    return docs
-
-
-def yaml_to_json(data: bytes) -> bytes:
-    if _YAML_ANCHOR.search(data):
-        raise IngestError.one("body", "YAML anchors and aliases are not supported", status=400)
-    try:
-        docs = _load_yaml(data)
-    except yaml.YAMLError as exc:
-        raise IngestError.one("body", f"invalid YAML: {exc}", status=400) from None
-    except RecursionError:
-        raise IngestError.one("body", "YAML nested too deeply", status=400) from None
-    document = docs[0] if len(docs) == 1 else docs
-    try:
-        return orjson.dumps(document)
-    except (orjson.JSONEncodeError, TypeError) as exc:
-        raise IngestError.one(
-            "body", f"YAML value not representable as JSON: {exc}", status=400
-        ) from None
+def yaml_as_json(data, *, limit: int, on_grow=None, max_nodes: int = MAX_EVENTS):
+    """A YAML body as JSON text (``yaml_json.yaml_to_json``), its JSON counted against
+    ``limit`` and spooled past SPOOL_BYTES as gzip's output is, its events (nodes) against
+    ``max_nodes``; a spooled input's pages are dropped as it is read (``released``)."""
+    with released(data):
+        return yaml_to_json(
+            data, limit=limit, on_grow=on_grow, spool_over=SPOOL_BYTES, max_events=max_nodes
+        )
 
 
 def _objects(builder: SnapshotBuilder, raw: msgspec.Raw, prefix: str) -> None:
@@ -353,8 +305,16 @@ def _objects(builder: SnapshotBuilder, raw: msgspec.Raw, prefix: str) -> None:
             builder.add_json_item(raw, prefix)
             return
         items, item_prefix = listing.items, f"{prefix}.items"
+    _add_items(builder, items, item_prefix)
+
+
+def _add_items(builder: SnapshotBuilder, items: list[msgspec.Raw], prefix: str) -> None:
+    """Each item into ``builder``, stopping once it holds as many errors as an answer
+    reports: a list of millions of bad items costs no more than its first ones."""
     for i, item in enumerate(items):
-        builder.add_json_item(item, f"{item_prefix}[{i}]")
+        builder.add_json_item(item, f"{prefix}[{i}]")
+        if len(builder.errors) >= MAX_REPORTED_ERRORS:
+            return
 
 
 # Longest snapshot name and cluster the database columns hold (store/models.py).
@@ -383,16 +343,14 @@ def parse_snapshot(data: bytes, *, content_type: str = "application/json") -> Pa
     """A POST /v1/snapshots body (already decompressed) → the normalized snapshot. A spooled
     body's pages are dropped as it is read (``released``): the worker's peak holds the
     normalized snapshot and a few MiB of the body, not the body."""
-    with released(data):
-        return _parse_snapshot(data, content_type)
-
-
-def _parse_snapshot(data, content_type: str) -> ParsedSnapshot:
     if content_type.split(";")[0].strip().lower() in YAML_TYPES:
-        data = yaml_to_json(bytes(data))
-        reject_nul(data)
-    else:
-        reject_duplicate_keys(data)  # and NUL characters
+        data = yaml_as_json(data, limit=YAML_JSON_LIMIT)
+    with released(data):
+        return _parse_snapshot(data)
+
+
+def _parse_snapshot(data) -> ParsedSnapshot:
+    reject_duplicate_keys(data)  # and NUL characters
     stripped = bytes(data[:64]).lstrip()
     if not stripped:
         raise IngestError.one("body", "empty body", status=400)
@@ -402,8 +360,7 @@ def _parse_snapshot(data, content_type: str) -> ParsedSnapshot:
         return ParsedSnapshot(snapshot=builder.build())
     envelope = decode_json(data, wire.Envelope, "")
     if envelope.items is not None:
-        for i, item in enumerate(envelope.items):
-            builder.add_json_item(item, f"items[{i}]")
+        _add_items(builder, envelope.items, "items")
     elif envelope.objects:
         _objects(builder, envelope.objects, "objects")
     elif envelope.kind.endswith("List"):

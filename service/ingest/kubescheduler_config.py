@@ -56,14 +56,16 @@ from service.engine.scheduler.profile import (
     merge_plugins,
 )
 from service.ingest import wire
-from service.ingest.body import yaml_to_json
 from service.ingest.errors import IngestError
 from service.ingest.kube import node_selector_term, preferred_terms
+from service.ingest.yaml_json import yaml_to_json
 
 __all__ = ["API_VERSION", "SchedulerConfigError", "scheduler_profiles"]
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
+# The JSON form of a YAML text is at most a few times its size (quotes, braces, "null").
+_YAML_JSON_FACTOR = 8
 _INT32 = (-(2**31), 2**31 - 1)
 _TOP_FIELDS = {
     "apiVersion",
@@ -152,7 +154,8 @@ def _document(raw: Any, path: str) -> dict:
     """The configuration as an object: given as one, or as its YAML / JSON text."""
     if isinstance(raw, str):
         try:
-            raw = orjson.loads(yaml_to_json(raw.encode()))
+            text = raw.encode()
+            raw = orjson.loads(yaml_to_json(text, limit=_YAML_JSON_FACTOR * len(text) + 2))
         except IngestError as exc:
             raise SchedulerConfigError([(path, exc.errors[0].message)]) from None
     if not isinstance(raw, dict):

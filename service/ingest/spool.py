@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import mmap
+import os
 import tempfile
 from contextlib import contextmanager
 
@@ -67,6 +68,15 @@ class Spool:
                 self._file.write(chunk)
         else:
             self._buffer += chunk
+
+    def replace_first_byte(self, byte: bytes) -> None:
+        """Overwrite the first byte written (a placeholder whose value was known later)."""
+        if self._file is None:
+            self._buffer[0:1] = byte
+        else:
+            with _room():
+                self._file.flush()
+                os.pwrite(self._file.fileno(), byte, 0)
 
     def result(self) -> bytearray | FileMapping:
         if self._file is None:

@@ -54,6 +54,17 @@ def test_a_malformed_time_says_how_to_write_one(api, raw, hint):
     assert hint in message and "2026-11-20T10:00:00Z" in message and "%2B" in message
 
 
+@pytest.mark.parametrize("name", ["since", "until"])
+@pytest.mark.parametrize("raw", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00%2B14:00"])
+def test_a_time_whose_instant_is_out_of_range_is_named(api, name, raw):
+    """Past the year 9999 (or before the year 1) in UTC: no database holds it (issue 24)."""
+    for path in ("/v1/decisions", "/v1/decisions/export")[: 2 if name == "since" else 1]:
+        response = api.get(f"{path}?{name}={raw}")
+        assert response.status_code == 400, response.json
+        assert response.json["errors"][0]["path"] == name
+        assert "out of range" in response.json["errors"][0]["message"]
+
+
 def test_forged_or_garbage_cursors_are_400(api):
     from service.api.requests import encode_cursor
 
@@ -64,7 +75,17 @@ def test_forged_or_garbage_cursors_are_400(api):
         f"/v1/snapshots/{snap}/nodes",
         "/v1/snapshots",
     ):
-        for cursor in (encode_cursor("-5"), encode_cursor("abc"), "%%%"):
+        for cursor in (
+            encode_cursor("-5"),
+            encode_cursor("abc"),
+            "%%%",
+            encode_cursor(str(2**63)),  # past the databases' BIGINT: was a 500
+            encode_cursor("12345678901234567890123"),
+            encode_cursor("\u00b2"),  # a digit to str.isdigit
+            encode_cursor("+5"),
+            encode_cursor("9999-12-31T23:59:59-14:00|x"),  # out of range in UTC
+            encode_cursor("2026-11-20T10:00:00|x"),  # no offset
+        ):
             response = api.get(f"{path}?cursor={cursor}", role="read")
             assert response.status_code == 400, (path, cursor)
             assert response.json["errors"] == [

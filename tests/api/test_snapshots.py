@@ -343,6 +343,64 @@ def test_a_bare_list_without_an_items_array_is_a_422(api):
     assert response.json["errors"][0]["path"] == "items"
 
 
+@pytest.mark.parametrize(
+    ("raw", "path"),
+    [
+        (b'"n\xff1"', "items[0].metadata.name"),  # a byte that starts no UTF-8 sequence
+        (b'"n\xed\xa0\x80"', "items[0].metadata.name"),  # an encoded surrogate
+    ],
+)
+def test_invalid_utf8_in_a_list_item_s_name_is_a_422_naming_it(api, raw, path):
+    """msgspec checks UTF-8 only in the strings it keeps, and raised past the API: a 500 on
+    both databases (issue 24)."""
+    body = orjson.dumps(kube_list(node("n1"))).replace(b'"n1"', raw)
+    response = api.post(
+        "/v1/snapshots", data=body, content_type="application/json", role="decide", validate=False
+    )
+    assert response.status_code == 422, response.json
+    assert response.json["errors"][0]["path"] == path
+    assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
+def test_a_list_of_millions_of_bad_items_stops_at_the_errors_reported(api):
+    """Each error past the 50 an answer reports only cost time (a minute for 8 million)."""
+    body = b'{"kind":"List","items":[' + b"1," * 2_000_000 + b"1]}"
+    response = api.post("/v1/snapshots", data=body, content_type="application/json", role="decide")
+    assert response.status_code == 422
+    assert len(response.json["errors"]) == 50
+    assert response.json["errors"][-1]["path"] == "items[49]"
+
+
+def test_a_yaml_body_past_max_yaml_nodes_is_a_413_for_snapshots_and_decisions(api, app):
+    """Each YAML node costs about a microsecond to read: the CPU is bounded as memory is."""
+    app.config["VERDICT"].MAX_YAML_NODES = 100
+    body = b"kind: List\nitems:\n" + b"- {kind: Node, metadata: {name: n}}\n" * 20
+    for path in ("/v1/snapshots", "/v1/decisions/admission"):
+        response = api.post(path, data=body, content_type="application/yaml", role="decide")
+        assert response.status_code == 413, response.json
+        assert "send it as JSON" in response.json["errors"][0]["message"]
+    assert api.get("/v1/snapshots", role="read").json["items"] == []
+
+
+def test_a_yaml_body_whose_json_passes_the_large_body_size_needs_a_slot(api, app):
+    """YAML is counted as the JSON it becomes: a body under LARGE_BODY_BYTES whose JSON is
+    over it takes a large-body slot (here none is free: 503)."""
+    app.config["VERDICT"].LARGE_BODY_BYTES = 1000
+    body = b"[" + b"a," * 400 + b"a]"  # 803 bytes of YAML, 1,605 of JSON
+    assert len(body) < 1000
+    slots = app.extensions["verdict.large_bodies"]
+    assert slots.take()  # the worker's only slot, held by another body
+    try:
+        response = api.post(
+            "/v1/snapshots", data=body, content_type="application/yaml", role="decide"
+        )
+        assert response.status_code == 503 and response.headers["Retry-After"] == "5"
+    finally:
+        slots.give_back()
+    response = api.post("/v1/snapshots", data=body, content_type="application/yaml", role="decide")
+    assert response.status_code == 422  # with the slot free, read (and refused: not objects)
+
+
 @pytest.mark.parametrize("stamp", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"])
 def test_a_captured_at_outside_the_utc_range_is_a_422_naming_it(api, stamp):
     """capturedAt is stored and compared in UTC: an instant past year 9999 (or before year 1)

@@ -171,6 +171,24 @@ def test_filters_and_keyset_paging(console_app, secrets, seeded, monkeypatch):
     assert client.get("/console/decisions?kind=nope").status_code == 400
 
 
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("before=%C2%B2", "before"),  # '²' is a digit to str.isdigit, not to int()
+        ("before=12345678901234567890123", "before"),  # past the databases' BIGINT
+        ("before=9223372036854775808", "before"),
+        ("before=%2B5", "before"),
+        ("since=9999-12-31T23:59:59-14:00", "since"),  # past the year 9999 in UTC
+        ("until=0001-01-01T00:00:00%2B14:00", "until"),  # before the year 1
+    ],
+)
+def test_paging_and_times_out_of_range_are_a_400_naming_them(console_app, secrets, query, named):
+    """These were 500s on both databases (issue 24)."""
+    client, _ = _signed_in(console_app, secrets["read"])
+    response = client.get(f"/console/decisions?{query}")
+    assert response.status_code == 400 and f"{named}:" in _text(response)
+
+
 def test_replay_is_allowed_to_the_read_role(console_app, secrets, seeded):
     _, ids = seeded
     client, _ = _signed_in(console_app, secrets["read"])

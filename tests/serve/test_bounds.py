@@ -9,6 +9,7 @@ import gzip
 import http.client
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ MIB = 1024 * 1024
 
 
 @pytest.fixture
-def bounded_server(tmp_path):
+def bounded(tmp_path):
     """One worker, small limits; auth off (loopback development mode)."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("VERDICT_")},
@@ -32,14 +33,29 @@ def bounded_server(tmp_path):
         "VERDICT_PRELOAD_SNAPSHOTS": "0",
     }
     with serving(env, "--workers", "1") as served:
-        yield served.port
+        yield served
 
 
-def _open_chunked(port: int, path: str, first: bytes, headers=None) -> http.client.HTTPConnection:
+@pytest.fixture
+def bounded_server(bounded):
+    """The bounded server's port."""
+    return bounded.port
+
+
+def _workers(served) -> set[int]:
+    """The pids of the server's worker processes (gunicorn's master's children)."""
+    pid = served.process.pid
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return {int(child) for child in children}
+
+
+def _open_chunked(
+    port: int, path: str, first: bytes, headers=None, content_type: str = "application/json"
+) -> http.client.HTTPConnection:
     """A chunked POST whose first chunk is sent and whose end is not (yet)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     conn.putrequest("POST", path)
-    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Content-Type", content_type)
     conn.putheader("Transfer-Encoding", "chunked")
     for key, value in (headers or {}).items():
         conn.putheader(key, value)
@@ -75,6 +91,44 @@ def test_a_chunked_decision_body_is_stopped_at_its_limit(bounded_server):
         _send_chunk(conn, b" " * MIB)
     status, body, _ = _finish(conn)
     assert status == 413, body
+
+
+def test_a_chunked_yaml_decision_body_is_stopped_at_its_limit(bounded_server):
+    """YAML decision bodies were read whole with get_data(), only Content-Length checked."""
+    conn = _open_chunked(
+        bounded_server,
+        "/v1/decisions/admission",
+        b"a: [" + b" " * MIB,
+        content_type="application/yaml",
+    )
+    for _ in range(70):
+        _send_chunk(conn, b"0, " * (MIB // 3))
+    status, body, _ = _finish(conn)
+    assert status == 413, body
+
+
+@pytest.mark.parametrize("path", ["/v1/snapshots", "/v1/decisions/admission"])
+def test_yaml_nested_30000_deep_is_a_400_and_the_worker_lives(bounded, path):
+    """It crashed the worker (SIGSEGV: the C composer recursed) with its other requests."""
+    base = bounded.base
+    workers = _workers(bounded)
+    for body in (b"[" * 30_000 + b"]" * 30_000, b"- " * 30_000 + b"x", b"{a: " * 30_000 + b"b"):
+        status, answer, _ = call(
+            f"{base}{path}", "POST", body, {"Content-Type": "application/yaml"}
+        )
+        assert status == 400 and b"nested too deeply" in answer, answer
+    assert call(f"{base}/healthz")[0] == 200
+    assert _workers(bounded) == workers and len(workers) == 1
+
+
+def test_a_gzip_decision_body_is_a_415(bounded_server):
+    status, body, _ = call(
+        f"http://127.0.0.1:{bounded_server}/v1/decisions/admission",
+        "POST",
+        gzip.compress(b"{}"),
+        {"Content-Type": "application/json", "Content-Encoding": "gzip"},
+    )
+    assert status == 415 and b"Content-Encoding" in body
 
 
 def test_a_gzip_bomb_stops_inflating_at_the_limit(bounded_server):

@@ -3,6 +3,7 @@ families' conversions share: the Interner, names, quantities as base-unit intege
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 from typing import Any
@@ -43,6 +44,41 @@ def decode_json(data: bytes | memoryview, kind: type, prefix: str = "") -> Any:
         raise _validation_error(exc, prefix) from None
     except RecursionError:
         raise IngestError.one(prefix or "body", "JSON nested too deeply", status=400) from None
+    except UnicodeDecodeError:  # msgspec checks UTF-8 only in the strings it keeps
+        path = _join(prefix, _invalid_utf8_path(data))
+        raise IngestError.one(path or "body", "not valid UTF-8") from None
+
+
+def _join(prefix: str, path: str) -> str:
+    if not path:
+        return prefix
+    return f"{prefix}{'' if path.startswith('[') or not prefix else '.'}{path}"
+
+
+def _invalid_utf8_path(data) -> str:
+    """The path of the first key or string holding bytes that are not UTF-8 (found by
+    reading them as U+FFFD), or "" if none is found. Only after a decode has failed."""
+    try:
+        tree = json.loads(bytes(data).decode("utf-8", "replace"), object_pairs_hook=_KeyedPairs)
+    except (ValueError, RecursionError):
+        return ""
+    stack: list[tuple[str, Any]] = [("", tree)]
+    while stack:  # depth first, in document order, without recursion
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if "\ufffd" in value:
+                return path
+        elif isinstance(value, _KeyedPairs):
+            for key, item in reversed(value):
+                here = f"{path}.{key}" if path else key
+                stack.append((here, "\ufffd" if "\ufffd" in key else item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+    return ""
+
+
+class _KeyedPairs(list):
+    """A JSON object kept as its (key, value) pairs."""
 
 
 def convert_object(obj: Any, kind: type, prefix: str = "") -> Any:
