@@ -52,7 +52,8 @@ def decide(cluster: Cluster, request: dict) -> dict:
     except ConfigError as exc:
         raise DecisionInputError(f"config.{exc.path}", exc.message) from None
     now, source = resolve_now(cluster, request)
-    return {**node_eviction_rate(cluster, now, config), "nowSource": source}
+    result = node_eviction_rate(cluster, now, config, settings=request["settings"])
+    return {**result, "nowSource": source}
 
 
 def subjects(request: dict, result: dict) -> Subjects:

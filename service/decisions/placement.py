@@ -47,7 +47,6 @@ from service.decisions.schemas import (
 )
 from service.engine.objects import Cluster
 from service.engine.scheduler.placement import PlacementOutcome, place
-from service.engine.version import DEFAULT_SETTINGS
 
 __all__ = ["DECISION", "PlacementRequestSchema", "decide", "scoring_profile", "subjects"]
 
@@ -131,7 +130,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
         cluster,
         request["pod"],
         profile=request.get("profile") or scoring_profile(request.get("scoring")),
-        settings=request.get("settings", DEFAULT_SETTINGS),
+        settings=request["settings"],
         start_index=(request.get("options") or {}).get("startIndex"),
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),

@@ -21,7 +21,7 @@ from service.engine.resources import (
     is_pod_level_requests_set,
     is_pod_level_resources_set,
 )
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "BESTEFFORT_OOM_SCORE_ADJ",
@@ -129,7 +129,7 @@ def _shape_qos(pod: Pod, settings: EngineSettings) -> str:
     return BEST_EFFORT
 
 
-def compute_pod_qos(pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS) -> str:
+def compute_pod_qos(pod: Pod, *, settings: EngineSettings) -> str:
     """ComputePodQOS from the spec alone (ignores ``status.qosClass``).
 
     ``settings.qos_algorithm``: "shape" (k8s 1.37) or "aggregate" (k8s up to 1.36,
@@ -145,7 +145,7 @@ def compute_pod_qos(pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS) ->
     return _shape_qos(pod, settings)
 
 
-def get_pod_qos(pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS) -> str:
+def get_pod_qos(pod: Pod, *, settings: EngineSettings) -> str:
     """GetPodQOS (pkg/apis/core/v1/helper/qos, k8s 1.35): ``status.qosClass`` when the API
     server set it (it never changes, even across resizes), else ComputePodQOS."""
     if pod.qos_class:
@@ -246,7 +246,7 @@ def _containers(pod: Pod) -> tuple[Container, ...]:
 
 
 def oom_score_adjusts(
-    pod: Pod, memory_capacity: int, *, settings: EngineSettings = DEFAULT_SETTINGS
+    pod: Pod, memory_capacity: int, *, settings: EngineSettings
 ) -> dict[str, int]:
     """The OOM score adjust the kubelet gives each container (regular, then init and sidecar,
     in spec order): pkg/kubelet/qos/policy.go GetContainerOOMScoreAdjust (k8s 1.35).
@@ -271,7 +271,7 @@ def container_oom_score_adjust(
     container_name: str,
     memory_capacity: int,
     *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> int:
     """GetContainerOOMScoreAdjust for one named container (see ``oom_score_adjusts``)."""
     return oom_score_adjusts(pod, memory_capacity, settings=settings)[container_name]

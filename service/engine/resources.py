@@ -36,7 +36,7 @@ from service.engine.quantity import (
     parse_quantity,
     to_base_units,
 )
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "DEFAULT_CPU_REQUEST_MILLI",
@@ -250,7 +250,7 @@ def pod_requests(
     *,
     exclude_overhead: bool = False,
     skip_container_level: bool = False,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> dict[str, int]:
     """Effective pod requests: component-helpers ``resource.PodRequests`` (k8s 1.35, spec
     only).
@@ -283,7 +283,7 @@ def pod_limits(
     pod: Pod,
     *,
     exclude_overhead: bool = False,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> dict[str, int]:
     """Effective pod limits: component-helpers ``resource.PodLimits`` (k8s 1.35, spec only).
 
@@ -326,7 +326,7 @@ def exact_pod_requests(
     *,
     exclude_overhead: bool = False,
     skip_container_level: bool = False,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> dict:
     """``pod_requests`` in exact Quantities, as component-helpers ``resource.PodRequests``
     computes them (Add, and Cmp for the init-container peak), for printing: a single
@@ -349,9 +349,7 @@ def exact_pod_requests(
     return reqs
 
 
-def exact_pod_limits(
-    pod: Pod, *, exclude_overhead: bool = False, settings: EngineSettings = DEFAULT_SETTINGS
-) -> dict:
+def exact_pod_limits(pod: Pod, *, exclude_overhead: bool = False, settings: EngineSettings) -> dict:
     """``pod_limits`` in exact Quantities (component-helpers ``resource.PodLimits``)."""
     formats = pod.formats
     limits = _aggregate(
@@ -384,9 +382,7 @@ def _non_zero(c: Container) -> ResourceList:
     return filled
 
 
-def pod_requests_non_zero(
-    pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS
-) -> dict[str, int]:
+def pod_requests_non_zero(pod: Pod, *, settings: EngineSettings) -> dict[str, int]:
     """The scheduler's non-zero pod request: PodRequests with
     ``NonMissingContainerRequests`` = {cpu: 100m, memory: 200Mi}, as the scheduler's
     framework.NewResource / calculateResource (k8s 1.35) compute it.
@@ -435,7 +431,7 @@ def _exact_pod_requests_non_zero(pod: Pod, settings: EngineSettings) -> dict:
 
 
 def scheduler_pod_requests(
-    pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS
+    pod: Pod, *, settings: EngineSettings
 ) -> tuple[dict[str, int], int, int]:
     """``(pod_requests(pod), non-zero cpu, non-zero memory)``: what the scheduler's
     NodeInfo.AddPod (calculateResource, k8s 1.35) adds for a pod, computed with as little
@@ -538,9 +534,7 @@ def _requests_and_non_zero(
     return total, nz_cpu, nz_mem
 
 
-def kubelet_resource_requests(
-    pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS
-) -> dict[str, int]:
+def kubelet_resource_requests(pod: Pod, *, settings: EngineSettings) -> dict[str, int]:
     """The requests behind the kubelet getter ``GetResourceRequestQuantity`` (k8s 1.35)
     before overhead: with the gate on and pod-level resources set, only the supported
     pod-level requests; otherwise PodRequests without overhead (the pod-level override
@@ -559,7 +553,7 @@ def resource_request(
     pod: Pod,
     name: str,
     *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
     requests: dict[str, int] | None = None,
 ) -> int:
     """The kubelet's per-resource getter: pkg/api/v1/resource ``GetResourceRequest`` over

@@ -10,6 +10,7 @@ import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
+from service.engine.version import DEFAULT_SETTINGS
 from tests.contract import load_spec, validate_exchange, validate_instance
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -243,7 +244,10 @@ RECORDS = {
                 }
             ],
             "critical": True,
-            "preemption": {"victims": [pod_ref("batch", qos="BestEffort")], "message": "ok"},
+            "preemption": {
+                "victims": [pod_ref("batch", qos="BestEffort", settings=DEFAULT_SETTINGS)],
+                "message": "ok",
+            },
             "message": "admitted after preempting 1 pod",
         },
     ),
@@ -252,10 +256,14 @@ RECORDS = {
         {
             "eligible": True,
             "nominatedNodeName": "node-a",
-            "victims": [pod_ref("batch", priority=10)],
+            "victims": [pod_ref("batch", priority=10, settings=DEFAULT_SETTINGS)],
             "numPDBViolations": 0,
             "candidates": [
-                {"nodeName": "node-a", "victims": [pod_ref("batch")], "numPDBViolations": 0}
+                {
+                    "nodeName": "node-a",
+                    "victims": [pod_ref("batch", settings=DEFAULT_SETTINGS)],
+                    "numPDBViolations": 0,
+                }
             ],
             "nodes": {
                 "node-a": {"status": "Unschedulable", "reasons": ["Insufficient cpu"]},
@@ -311,21 +319,21 @@ RECORDS = {
             "starvedResource": "memory",
             "ranking": [
                 {
-                    "pod": pod_ref("batch"),
+                    "pod": pod_ref("batch", settings=DEFAULT_SETTINGS),
                     "exceedsRequests": True,
                     "priority": 0,
                     "usage": "1Gi",
                     "request": "0",
                 },
                 {
-                    "pod": pod_ref("new"),
+                    "pod": pod_ref("new", settings=DEFAULT_SETTINGS),
                     "exceedsRequests": False,
                     "priority": 0,
                     "usage": None,
                     "request": "128Mi",
                 },
             ],
-            "victim": pod_ref("batch"),
+            "victim": pod_ref("batch", settings=DEFAULT_SETTINGS),
             "gracePeriodSeconds": 1,
             "message": "The node was low on resource: memory. ",
             "nodeAllocatable": {"cpu": "4", "memory": "8Gi"},
@@ -363,8 +371,16 @@ RECORDS = {
                 },
             ],
             "pods": [
-                {"pod": pod_ref("web"), "evictAt": CREATED, "reason": "untolerated taint"},
-                {"pod": pod_ref("ds"), "evictAt": None, "reason": "tolerates for ever"},
+                {
+                    "pod": pod_ref("web", settings=DEFAULT_SETTINGS),
+                    "evictAt": CREATED,
+                    "reason": "untolerated taint",
+                },
+                {
+                    "pod": pod_ref("ds", settings=DEFAULT_SETTINGS),
+                    "evictAt": None,
+                    "reason": "tolerates for ever",
+                },
             ],
         },
     ),

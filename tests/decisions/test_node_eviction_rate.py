@@ -11,6 +11,7 @@ from marshmallow import ValidationError
 from service.decisions import KINDS, DecisionInputError
 from service.decisions.node_eviction_rate import NodeEvictionRateRequestSchema, decide
 from service.decisions.run import compute
+from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.nodelifecycle.helpers import (
     DEFAULTS,
     UNREACHABLE,
@@ -36,7 +37,7 @@ def _cluster(captured: float | None = 0.0):
 
 
 def _load(body: dict) -> dict:
-    return NodeEvictionRateRequestSchema().load(body)
+    return NodeEvictionRateRequestSchema().load(body) | {"settings": DEFAULT_SETTINGS}
 
 
 def test_registered():

@@ -59,7 +59,7 @@ from service.engine.scheduler.runtime import (
     filter_error,
 )
 from service.engine.scheduler.snapshot import SchedulerView, scheduler_view
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "MSG_NOT_HELPFUL",
@@ -344,7 +344,7 @@ def preempt(
     pod: Pod,
     *,
     profile: Profile = DEFAULT_PROFILE,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
     args: DefaultPreemptionArgs | None = None,
     offset: int = 0,
     node_statuses: Mapping[str, str] | None = None,
@@ -361,10 +361,10 @@ def preempt(
     random start (taken modulo the number of potential nodes). ``args`` overrides the
     profile's DefaultPreemptionArgs.
     """
-    view = scheduler_view(cluster)
+    view = scheduler_view(cluster, settings)
     fwk = Framework(profile, settings)
     if fwk.needs_whole_pods(pod, view):
-        view = scheduler_view(cluster, whole_pods=True)
+        view = scheduler_view(cluster, settings, whole_pods=True)
     if args is None:
         args = fwk.preemption_args or DefaultPreemptionArgs()
     ctx = fwk.cycle_state(pod, view, scoring=False)
