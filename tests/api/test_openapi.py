@@ -10,7 +10,6 @@ import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
-from service.engine.version import DEFAULT_SETTINGS
 from tests.contract import load_spec, validate_exchange, validate_instance
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -245,7 +244,7 @@ RECORDS = {
             ],
             "critical": True,
             "preemption": {
-                "victims": [pod_ref("batch", qos="BestEffort", settings=DEFAULT_SETTINGS)],
+                "victims": [pod_ref("batch", qos="BestEffort")],
                 "message": "ok",
             },
             "message": "admitted after preempting 1 pod",
@@ -256,12 +255,12 @@ RECORDS = {
         {
             "eligible": True,
             "nominatedNodeName": "node-a",
-            "victims": [pod_ref("batch", priority=10, settings=DEFAULT_SETTINGS)],
+            "victims": [pod_ref("batch", priority=10)],
             "numPDBViolations": 0,
             "candidates": [
                 {
                     "nodeName": "node-a",
-                    "victims": [pod_ref("batch", settings=DEFAULT_SETTINGS)],
+                    "victims": [pod_ref("batch")],
                     "numPDBViolations": 0,
                 }
             ],
@@ -319,21 +318,21 @@ RECORDS = {
             "starvedResource": "memory",
             "ranking": [
                 {
-                    "pod": pod_ref("batch", settings=DEFAULT_SETTINGS),
+                    "pod": pod_ref("batch"),
                     "exceedsRequests": True,
                     "priority": 0,
                     "usage": "1Gi",
                     "request": "0",
                 },
                 {
-                    "pod": pod_ref("new", settings=DEFAULT_SETTINGS),
+                    "pod": pod_ref("new"),
                     "exceedsRequests": False,
                     "priority": 0,
                     "usage": None,
                     "request": "128Mi",
                 },
             ],
-            "victim": pod_ref("batch", settings=DEFAULT_SETTINGS),
+            "victim": pod_ref("batch"),
             "gracePeriodSeconds": 1,
             "message": "The node was low on resource: memory. ",
             "nodeAllocatable": {"cpu": "4", "memory": "8Gi"},
@@ -372,12 +371,12 @@ RECORDS = {
             ],
             "pods": [
                 {
-                    "pod": pod_ref("web", settings=DEFAULT_SETTINGS),
+                    "pod": pod_ref("web"),
                     "evictAt": CREATED,
                     "reason": "untolerated taint",
                 },
                 {
-                    "pod": pod_ref("ds", settings=DEFAULT_SETTINGS),
+                    "pod": pod_ref("ds"),
                     "evictAt": None,
                     "reason": "tolerates for ever",
                 },
