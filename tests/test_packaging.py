@@ -21,6 +21,7 @@ DISTRIBUTIONS = {
     "pydantic_settings": "pydantic-settings",
     "pythonjsonlogger": "python-json-logger",
     "openapi_core": "openapi-core",
+    "cel": "common-expression-language",
 }
 
 

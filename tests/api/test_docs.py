@@ -87,3 +87,14 @@ def test_the_bare_address_points_to_the_docs_and_the_console(api):
     assert {"/docs", "/openapi.json", "/console/"} <= set(
         re.findall(r'href="([^"]+)"', browser.get_data(as_text=True))
     )
+
+
+def test_docs_page_forbids_framing_and_foreign_scripts(api):
+    response = api.get("/docs", role=None)
+    policy = dict(
+        part.strip().split(" ", 1)
+        for part in response.headers["Content-Security-Policy"].split(";")
+    )
+    assert policy["frame-ancestors"] == "'none'" and response.headers["X-Frame-Options"] == "DENY"
+    assert policy["script-src"] == "'self'" and policy["connect-src"] == "'self'"
+    assert policy["default-src"] == "'none'"
