@@ -121,6 +121,16 @@ def preemption_words(request: dict, victim: dict) -> tuple[str, str]:
     )
 
 
+def tie_numbers(result: dict) -> dict[int, int]:
+    """Ranking index → the number (from 1) of the tie group it is in, for the rows the
+    kubelet's comparison cannot order."""
+    numbers = {}
+    for number, group in enumerate(result.get("tieGroups") or [], start=1):
+        for index in range(group["first"], group["last"] + 1):
+            numbers[index] = number
+    return numbers
+
+
 def context(kind: str, result: dict, request: dict | None = None) -> dict:
     """Extra template values for the kind's section."""
     result = result or {}
@@ -132,7 +142,7 @@ def context(kind: str, result: dict, request: dict | None = None) -> dict:
             "chart": charts.placement_scores(nodes, plugins),
         }
     if kind == "eviction":
-        return {"signals": eviction_signals(result)}
+        return {"signals": eviction_signals(result), "ties": tie_numbers(result)}
     if kind == "node-eviction-rate":
         zones = {z.get("key"): zone_label(z) for z in result.get("zones") or []}
         return {

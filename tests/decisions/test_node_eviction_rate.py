@@ -79,6 +79,7 @@ def test_now_defaults_to_captured_at_and_the_result_has_the_api_shape():
         "taint": UNREACHABLE,
         "taintedAt": at(-60),
         "projected": False,  # the taint is already there
+        "slotGroup": None,
     }
     # Stale but still Ready=True in the snapshot: marked Unknown at now, queued 5 s later.
     assert nodes["silent"]["taintedAt"] == at(5) and nodes["silent"]["projected"] is True
