@@ -1,7 +1,10 @@
 # Verdict: gunicorn, non-root, migrations applied at start (verdict serve does it).
 # Installed from a wheel as users install it (the build puts the top-level migrations/ and
 # openapi/ inside the package); the repository itself is not in the image.
-FROM python:3.11-slim AS build
+# The base image is pinned to an exact release (Python and Debian), so that a rebuild gets the
+# same interpreter; bump it deliberately.
+ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
+FROM ${PYTHON_IMAGE} AS build
 # A C compiler for the duplicate-key scanner (service/ingest/_body.c); the runtime image
 # gets the built wheel and needs none.
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
@@ -13,9 +16,12 @@ COPY migrations ./migrations
 COPY openapi ./openapi
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /dist .
 
-FROM python:3.11-slim
+FROM ${PYTHON_IMAGE}
+# `verdict serve` reads its options from VERDICT_HOST, VERDICT_PORT, VERDICT_WORKERS and
+# VERDICT_THREADS, so `docker run -e VERDICT_WORKERS=4 ...` takes effect: the CMD sets none.
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
-    VERDICT_INSTANCE_PATH=/var/lib/verdict
+    VERDICT_INSTANCE_PATH=/var/lib/verdict \
+    VERDICT_HOST=0.0.0.0 VERDICT_PORT=8080
 COPY requirements.lock /tmp/requirements.lock
 COPY --from=build /dist /tmp/dist
 RUN pip install --no-cache-dir -c /tmp/requirements.lock /tmp/dist/verdict-*.whl \
@@ -31,5 +37,5 @@ USER 10001:10001
 WORKDIR /var/lib/verdict
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=4)"
-CMD ["verdict", "serve", "--host", "0.0.0.0", "--port", "8080", "--workers", "2"]
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:${VERDICT_PORT}/healthz', timeout=4)"
+CMD ["verdict", "serve"]

@@ -659,13 +659,10 @@ def audit_keygen(output: str) -> int:
     """Write a new Ed25519 private key (PEM) and print its public key."""
     from service.store import checkpoints
 
-    pem = checkpoints.generate_pem()
     try:
-        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        pem = checkpoints.write_new_key(Path(output))
     except FileExistsError:
         raise click.BadParameter(f"{output} exists", param_hint="--output") from None
-    with os.fdopen(fd, "w") as handle:
-        handle.write(pem)
     public = checkpoints.parse_private_pem(pem, output).public_key()
     sys.stdout.write(f"keyId {checkpoints.key_id(public)}\n{checkpoints.public_pem(public)}")
     return 0

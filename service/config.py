@@ -7,6 +7,7 @@ A value that does not parse stops the service with a SettingsError naming the va
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -95,7 +96,8 @@ class Settings(BaseSettings):
     INSTANCE_PATH: str = ""
     # Signed checkpoints: the Ed25519 private key (PKCS#8 PEM) as a file path or inline, never
     # in the database; interval signing (seconds, 0 = on demand only) into CHECKPOINT_DIR
-    # (default: <instance>/checkpoints).
+    # (default: <instance>/checkpoints). The embedded default (no DATABASE_URL) makes its own
+    # key on first start, beside its database: <instance>/checkpoint-key.pem (mode 0600).
     CHECKPOINT_KEY_FILE: str = ""
     CHECKPOINT_KEY: str = ""
     CHECKPOINT_INTERVAL: NonNegative = 0
@@ -138,7 +140,32 @@ class Settings(BaseSettings):
         if not settings.DATABASE_URL:
             Path(settings.INSTANCE_PATH).mkdir(mode=0o700, parents=True, exist_ok=True)
             settings.DATABASE_URL = f"sqlite:///{Path(settings.INSTANCE_PATH) / 'verdict.db'}"
+            if not settings.CHECKPOINT_KEY and not settings.CHECKPOINT_KEY_FILE:
+                settings.CHECKPOINT_KEY_FILE = str(embedded_checkpoint_key(settings.INSTANCE_PATH))
         return settings
+
+
+EMBEDDED_KEY_NAME = "checkpoint-key.pem"
+
+
+def embedded_checkpoint_key(instance_path: str) -> Path:
+    """The embedded default's checkpoint key, beside its database and outside it, made on
+    first start (mode 0600) with a line on stderr saying where. A deployment with a database
+    of its own sets VERDICT_CHECKPOINT_KEY_FILE (or _KEY) instead, and nothing is made."""
+    from service.store.checkpoints import write_new_key
+
+    path = Path(instance_path) / EMBEDDED_KEY_NAME
+    if not path.exists():
+        try:
+            write_new_key(path)
+        except FileExistsError:  # another process of this instance made it first
+            return path
+        print(
+            f"verdict: made a checkpoint signing key at {path} (mode 0600), kept outside the "
+            "database; back it up, and set VERDICT_CHECKPOINT_KEY_FILE to use your own",
+            file=sys.stderr,
+        )
+    return path
 
 
 DATABASE_URL_FORMS = "sqlite:////absolute/path/verdict.db or postgresql://user:password@host/db"

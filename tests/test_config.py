@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from service.app import create_app
@@ -142,3 +143,46 @@ def test_verdict_serve_refuses_to_start_on_a_typo(tmp_path, word):
     assert done.returncode != 0
     assert f"VERDICT_AUTH_ENABLED='{word}'".encode() in done.stderr
     assert b"true/false/1/0/yes/no/on/off" in done.stderr
+
+
+def _verdict(env: dict, *argv: str) -> subprocess.CompletedProcess:
+    verdict = Path(sys.executable).with_name("verdict")
+    return subprocess.run([str(verdict), *argv], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_embedded_default_makes_its_checkpoint_key_on_first_start(tmp_path):
+    """Beside the database, outside it, mode 0600, said where once; then reused."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("VERDICT_")},
+        "VERDICT_INSTANCE_PATH": str(tmp_path),
+    }
+    first = _verdict(env, "db", "upgrade")
+    key = tmp_path / "checkpoint-key.pem"
+    assert first.returncode == 0, first.stderr
+    assert f"made a checkpoint signing key at {key} (mode 0600)" in first.stderr
+    assert key.stat().st_mode & 0o777 == 0o600 and (tmp_path / "verdict.db").exists()
+    signed = _verdict(env, "audit", "checkpoint")
+    assert signed.returncode == 0, signed.stderr
+    assert "made a checkpoint" not in signed.stderr
+    checkpoint = orjson.loads(signed.stdout)
+    public = _verdict(env, "audit", "public-key")
+    assert public.stdout.splitlines()[0] == f"keyId {checkpoint['keyId']}"
+    assert "made a checkpoint" not in public.stderr
+    assert b"PRIVATE KEY" not in (tmp_path / "verdict.db").read_bytes()
+
+
+def test_a_deployment_with_its_own_database_keeps_setting_its_own_key(tmp_path):
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("VERDICT_")},
+        "VERDICT_INSTANCE_PATH": str(tmp_path),
+        "VERDICT_DATABASE_URL": f"sqlite:///{tmp_path / 'own.db'}",
+    }
+    assert _verdict(env, "db", "upgrade").returncode == 0
+    done = _verdict(env, "audit", "checkpoint")
+    assert done.returncode == 1 and "no checkpoint key" in done.stderr
+    assert not (tmp_path / "checkpoint-key.pem").exists()
+    own = tmp_path / "own.pem"
+    assert _verdict(env, "audit", "keygen", "--output", str(own)).returncode == 0
+    settings = Settings.from_env({"INSTANCE_PATH": str(tmp_path), "CHECKPOINT_KEY_FILE": str(own)})
+    assert settings.CHECKPOINT_KEY_FILE == str(own)
+    assert not (tmp_path / "checkpoint-key.pem").exists()

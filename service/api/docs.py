@@ -15,7 +15,7 @@ from pathlib import Path
 
 import flask_swagger_ui
 import yaml
-from flask import Blueprint, Response, send_from_directory, url_for
+from flask import Blueprint, Response, request, send_from_directory, url_for
 
 from service.bundled import openapi_path
 
@@ -28,6 +28,7 @@ bp = Blueprint("docs", __name__)
 # Endpoints the auth layer lets through without an API key.
 PUBLIC_ENDPOINTS = frozenset(
     {
+        "docs.index",
         "docs.openapi_json",
         "docs.swagger_ui",
         "docs.swagger_initializer",
@@ -96,6 +97,36 @@ def _escape(text: str) -> str:
     return (
         text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     )
+
+
+_INDEX = """<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Verdict</title></head>
+<body>
+<h1>Verdict</h1>
+<p>The decisions Kubernetes itself would make on a given cluster state.</p>
+<ul>
+<li><a href="{docs}">API documentation</a> (interactive; the contract as <a href="{openapi}">OpenAPI JSON</a>)</li>
+<li><a href="{console}">Console</a>: the decision history, for auditors (sign in with an API key)</li>
+</ul>
+</body>
+</html>
+"""
+
+
+@bp.get("/")
+def index() -> Response:
+    """A pointer to the docs and the console, for whoever opens the bare address."""
+    links = {
+        "name": "Verdict",
+        "docs": url_for("docs.swagger_ui"),
+        "openapi": url_for("docs.openapi_json"),
+        "console": url_for("console.index"),
+    }
+    if request.accept_mimetypes.best_match(["application/json", "text/html"]) == "text/html":
+        page = _INDEX.format(**{k: _escape(v) for k, v in links.items()})
+        return Response(page, mimetype="text/html")
+    return Response(json.dumps(links), mimetype="application/json")
 
 
 @bp.get("/openapi.json")

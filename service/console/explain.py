@@ -41,7 +41,10 @@ def summary(kind: str, result: dict) -> str:
 
 def placement_nodes(result: dict) -> tuple[list[dict], list[str]]:
     """Nodes as a list (a dict keyed by node name is accepted too) and every score plugin any
-    node has, in first-seen order: new plugins show up without code changes."""
+    node has, in first-seen order: new plugins show up without code changes. Each node carries
+    the plugins' weights (the result's top-level ``weights``; per node in older shapes), so
+    that a total can be rebuilt from the page."""
+    weights = result.get("weights") or {}
     raw = result.get("nodes") or []
     if isinstance(raw, dict):
         raw = [{"nodeName": name, **(value or {})} for name, value in raw.items()]
@@ -57,11 +60,23 @@ def placement_nodes(result: dict) -> tuple[list[dict], list[str]]:
                 "reasons": entry.get("reasons") or [],
                 "scores": scores,
                 "rawScores": entry.get("rawScores") or {},
-                "weights": entry.get("weights") or {},
+                "weights": entry.get("weights") or weights,
                 "total": entry.get("total"),
             }
         )
     return nodes, list(plugins)
+
+
+def zone_label(zone: dict) -> str:
+    """A zone as a person names it, region and zone, not the controller's internal key
+    (``region:\\x00:zone``)."""
+    region, name = zone.get("region") or "", zone.get("zone") or ""
+    if not region and not name:
+        key = zone.get("key") or ""
+        region, _, name = key.partition(":\x00:")
+    if not region and not name:
+        return "(no zone labels)"
+    return f"region {region or '(none)'}, zone {name or '(none)'}"
 
 
 def eviction_signals(result: dict) -> list[dict]:
@@ -97,7 +112,9 @@ def preemption_words(request: dict, victim: dict) -> tuple[str, str]:
     (preemption.go PreemptPod, "Preempted by pod <uid> on node <node>") and the message of the
     DisruptionTarget condition (reason PreemptionByScheduler) it sets before deleting it."""
     pod = request.get("pod") or {}
-    uid = (pod.get("metadata") or {}).get("uid") or "<the pending pod's uid>"
+    metadata = pod.get("metadata") or {}
+    # Without a uid in the request the pod is named as the API's answer names it.
+    uid = metadata.get("uid") or f"{metadata.get('namespace') or 'default'}/{metadata.get('name')}"
     scheduler = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
     return (
         f"Preempted by pod {uid} on node {victim.get('nodeName')}",
@@ -128,8 +145,14 @@ def context(kind: str, result: dict, request: dict | None = None) -> dict:
     if kind == "eviction":
         return {"signals": eviction_signals(result), "ties": tie_numbers(result)}
     if kind == "node-eviction-rate":
+        zones = {z.get("key"): zone_label(z) for z in result.get("zones") or []}
         return {
-            "chart": charts.eviction_timeline(result.get("nodes") or [], result.get("pods") or [])
+            "zones": zones,
+            "chart": charts.eviction_timeline(
+                result.get("nodes") or [],
+                result.get("pods") or [],
+                result.get("now") or (request or {}).get("now"),
+            ),
         }
     if kind == "preemption":
         nodes = result.get("nodes") or {}

@@ -203,6 +203,7 @@ def decisions():
         raise ConsoleError(400, "before: not a page this console made")
     with _db().session() as db_session:
         rows = records.page(db_session, filters, PAGE_SIZE + 1, seq)
+        named = keys.callers(db_session, [r.key_id for r in rows[:PAGE_SIZE]])
     items = [
         {
             "id": r.id,
@@ -210,6 +211,7 @@ def decisions():
             "createdAt": records.iso(r.created_at),
             "snapshotId": r.snapshot_id,
             "keyId": r.key_id,
+            "caller": _caller(named.get(r.key_id), r.key_id),
             "summary": explain.summary(r.kind, r.result),
             "subject": _subject(r.request),
         }
@@ -242,12 +244,24 @@ def _subject(req: dict) -> str:
     return " ".join(parts)
 
 
+def _caller(key: ApiKey | None, key_id: str | None) -> str:
+    """Who made a record, as a person reads it: the key's name and role (its id when the key
+    has no name); "development mode" for records made with auth off."""
+    if key_id is None:
+        return "development mode (no key)"
+    if key is None:
+        return f"key {key_id} (deleted)"
+    revoked = ", revoked" if key.revoked_at else ""
+    return f"{key.name or key.id} ({key.role}{revoked})"
+
+
 def _record(decision_id: str):
     with _db().session() as db_session:
         row = records.get(db_session, decision_id)
-    if row is None:
-        raise ConsoleError(404, f"There is no decision {decision_id}.")
-    return row
+        if row is None:
+            raise ConsoleError(404, f"There is no decision {decision_id}.")
+        caller = _caller(keys.callers(db_session, [row.key_id]).get(row.key_id), row.key_id)
+    return row, caller
 
 
 def _pretty(value) -> str:
@@ -256,15 +270,17 @@ def _pretty(value) -> str:
 
 @bp.get("/decisions/<decision_id>")
 def decision(decision_id: str):
-    row = _record(decision_id)
+    row, caller = _record(decision_id)
     result, req = row.result or {}, row.request or {}
     values = {
         "record": records.to_json(row),
+        "caller": caller,
         "result": result,
         "req": req,
         "kubernetes_version": req.get("kubernetesVersion") or result.get("kubernetesVersion"),
         "request_json": _pretty({k: v for k, v in req.items() if k != "snapshot"}),
         "pod_name": explain.pod_name,
+        "zone_label": explain.zone_label,
         "replayable": row.kind in KINDS and row.snapshot_id is not None,
     }
     try:

@@ -112,7 +112,7 @@ def result_json(outcome: PlacementOutcome) -> dict:
             "its replacement."
         )
     message += not_modelled_sentence(outcome.not_modelled)
-    message += " Ties go to the first node in snapshot order."
+    message += _tie_sentence(outcome)
     result = {
         "selectedNode": outcome.selected_node,
         "nodes": nodes,
@@ -129,6 +129,22 @@ def result_json(outcome: PlacementOutcome) -> dict:
         result["numNodesToFind"] = outcome.num_nodes_to_find
         result["nextStartIndex"] = outcome.next_start_index
     return result
+
+
+def _tie_sentence(outcome: PlacementOutcome) -> str:
+    """Said only when it applies: several nodes share the top total, where kube-scheduler's
+    selectHost picks at random and Verdict takes the first in snapshot order."""
+    if outcome.selected_node is None:
+        return ""
+    totals = [n.total for n in outcome.nodes if n.feasible and n.total is not None]
+    tied = [n.node_name for n in outcome.nodes if n.feasible and totals and n.total == max(totals)]
+    if len(tied) < 2:
+        return ""
+    names = ", ".join(f'"{name}"' for name in tied)
+    return (
+        f" {len(tied)} nodes tie at the top total ({names}): kube-scheduler picks one of them "
+        "at random; Verdict takes the first in snapshot order."
+    )
 
 
 def decide(cluster: Cluster, request: dict) -> dict:

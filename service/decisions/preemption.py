@@ -135,7 +135,9 @@ def result_json(
         else:
             entry["preemption"] = "NotPotential"
         nodes[name] = entry
-    message = outcome.message + not_modelled_sentence(outcome.not_modelled)
+    message = (outcome.message or _nomination_sentence(outcome)) + not_modelled_sentence(
+        outcome.not_modelled
+    )
     result = {
         "eligible": outcome.eligible,
         "nominatedNodeName": outcome.nominated_node_name,
@@ -163,6 +165,22 @@ def result_json(
     if outcome.cycle_error is not None:
         result["cycleError"] = cycle_error_json(outcome.cycle_error)
     return result
+
+
+def _nomination_sentence(outcome) -> str:
+    """The scheduler's PostFilter says nothing when it succeeds; the answer says what it
+    decided, in one sentence."""
+    if not outcome.nominated_node_name:
+        return ""
+    count = len(outcome.victims)
+    victims = f"{count} pod{'s' if count != 1 else ''} of lower priority"
+    return (
+        f'"{outcome.nominated_node_name}" is nominated: preempting {victims} there makes the pod '
+        f"fit ({len(outcome.candidates)} candidate node"
+        f"{'s' if len(outcome.candidates) != 1 else ''} considered, "
+        f"{outcome.num_pdb_violations} PodDisruptionBudget violation"
+        f"{'s' if outcome.num_pdb_violations != 1 else ''})."
+    )
 
 
 def decide(cluster: Cluster, request: dict) -> dict:

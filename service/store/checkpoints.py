@@ -20,6 +20,7 @@ import binascii
 import fcntl
 import hashlib
 import logging
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -74,6 +75,23 @@ def generate_pem() -> str:
         )
         .decode()
     )
+
+
+def write_new_key(path: Path) -> str:
+    """Write a new private key to ``path`` (mode 0600) and return its PEM; FileExistsError when
+    the file is there. The file appears whole or not at all (written aside, then linked), so
+    that processes starting together never read half a key."""
+    pem = generate_pem()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    aside = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(pem)
+        os.link(aside, path)
+    finally:
+        aside.unlink(missing_ok=True)
+    return pem
 
 
 def parse_private_pem(text: str, origin: str) -> Ed25519PrivateKey:

@@ -53,5 +53,13 @@ def revoke(session: Session, key_id: str) -> bool:
     return True
 
 
+def callers(session: Session, key_ids) -> dict[str, ApiKey]:
+    """The keys ``key_ids`` name (revoked ones included), to show a record's caller by name."""
+    wanted = {key_id for key_id in key_ids if key_id}
+    if not wanted:
+        return {}
+    return {key.id: key for key in session.scalars(select(ApiKey).where(ApiKey.id.in_(wanted)))}
+
+
 def list_keys(session: Session) -> list[ApiKey]:
     return list(session.scalars(select(ApiKey).order_by(ApiKey.created_at)))

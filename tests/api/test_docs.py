@@ -73,6 +73,22 @@ def test_swagger_ui_5_reads_the_31_document_itself(api):
     assert api.get("/docs/assets/openapi-3.0.json", role=None, validate=False).status_code == 404
 
 
+def test_the_bare_address_points_to_the_docs_and_the_console(api):
+    """Public; JSON for an API client, a page of links for a browser."""
+    as_json = api.get("/", role=None)
+    assert as_json.status_code == 200 and as_json.json == {
+        "name": "Verdict",
+        "docs": "/docs",
+        "openapi": "/openapi.json",
+        "console": "/console/",
+    }
+    browser = api.get("/", role=None, headers={"Accept": "text/html,*/*;q=0.8"})
+    assert browser.mimetype == "text/html"
+    assert {"/docs", "/openapi.json", "/console/"} <= set(
+        re.findall(r'href="([^"]+)"', browser.get_data(as_text=True))
+    )
+
+
 def test_docs_page_forbids_framing_and_foreign_scripts(api):
     response = api.get("/docs", role=None)
     policy = dict(

@@ -84,7 +84,7 @@ READ_ONLY_POSTS = {"/v1/decisions/{id}/replay"}  # changes nothing: auditors may
 def test_security_roles():
     """Public operations say so; every other operation needs exactly one documented role."""
     spec = load_spec()
-    public = {"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"}
+    public = {"/", "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"}
     expected_role = {"get": "read", "post": "decide", "delete": "admin"}
     for path, method, op in operations(spec):
         if path in public:

@@ -12,12 +12,14 @@ import pytest
 
 from tests.conftest import kube_list, node, pod
 
+ZONE_LABELS = {"topology.kubernetes.io/region": "eu-1", "topology.kubernetes.io/zone": "z1"}
+
 
 def envelope() -> dict:
     not_ready = node(
         "n2",
         cpu="1",
-        labels={"topology.kubernetes.io/zone": "z1"},
+        labels=ZONE_LABELS,
         status={
             "conditions": [
                 {
@@ -34,7 +36,7 @@ def envelope() -> dict:
         "cluster": "test-cluster",
         "capturedAt": "2026-11-20T10:00:00Z",
         "objects": kube_list(
-            node("n1", cpu="2", labels={"topology.kubernetes.io/zone": "z1"}),
+            node("n1", cpu="2", labels=ZONE_LABELS),
             not_ready,
             pod("busy", "n1", cpu="1500m", memory="1Gi", priority=0),
             pod("stranded", "n2", cpu="100m", memory="64Mi", priority=0),
@@ -62,6 +64,7 @@ def envelope() -> dict:
 
 def requests(snapshot_id: str) -> dict[str, dict]:
     pending = pod("pending", cpu="1", memory="64Mi", priority=100)
+    del pending["metadata"]["uid"]  # a pod asked about before it exists has no uid yet
     return {
         "admission": {
             "snapshotId": snapshot_id,

@@ -36,12 +36,15 @@ def server(tmp_path_factory):
         yield _seeded(served.base, env, home)
 
 
+KEY_NAMES = {"read": "Rita Reader", "decide": "Dana Decider"}
+
+
 def _seeded(base: str, env: dict, home) -> dict:
     """Keys of the read and decide roles, and the console's sample data posted through the API."""
     secrets = {}
     for role in ("read", "decide"):
         created = subprocess.run(
-            [VERDICT, "keys", "create", "--role", role],
+            [VERDICT, "keys", "create", "--role", role, "--name", KEY_NAMES[role]],
             env=env,
             capture_output=True,
             text=True,
@@ -163,6 +166,67 @@ def test_chain_sign_and_verify_a_checkpoint(page, server, tmp_path):
     page.get_by_label("Or upload a checkpoint file").set_input_files(str(tampered))
     page.get_by_role("button", name="Verify").click()
     assert "signature does not verify" in page.get_by_role("alert").inner_text()
+
+
+def test_the_placement_page_shows_the_weights_a_total_is_rebuilt_from(page, server):
+    page.goto(f"{server['base']}/console/decisions/{server['ids']['placement']}")
+    table = page.locator("table", has_text="scores per plugin")
+    headers = table.locator("thead th").all_inner_texts()
+    assert "TaintToleration (weight 3)" in headers and "NodeResourcesFit (weight 1)" in headers
+    chosen = table.locator("tr.chosen td").all_inner_texts()
+    plugin_cells, total = chosen[1:-2], int(chosen[-2])
+    rebuilt = 0
+    for cell in plugin_cells:
+        if cell:
+            score, _, weight = cell.partition(" ×")
+            rebuilt += int(score.split(" (raw")[0]) * int(weight)
+    assert rebuilt == total and total > 0
+
+
+def test_the_caller_is_the_keys_name(page, server):
+    page.goto(f"{server['base']}/console/decisions")
+    callers = page.locator("table.list tbody tr td:last-child").all_inner_texts()
+    assert callers and set(callers) == {"Dana Decider (decide)"}
+    page.goto(f"{server['base']}/console/decisions/{server['ids']['eviction']}")
+    caller = page.locator("dt:has-text('Caller') + dd").inner_text()
+    assert caller.startswith("Dana Decider (decide)") and "key id" in caller
+
+
+def test_the_eviction_timeline_has_a_time_axis_and_a_now_mark(page, server):
+    page.goto(f"{server['base']}/console/decisions/{server['ids']['node-eviction-rate']}")
+    svg = page.locator("figure.chart svg.timeline")
+    assert svg.is_visible()
+    ticks = svg.locator("text.tick").all_text_contents()
+    assert len(ticks) >= 3 and all(len(t) == 8 and t.count(":") == 2 for t in ticks)
+    now = svg.locator("g.now")
+    assert now.locator("text").text_content() == "now 10:00:30"
+    now_x = now.locator("line").bounding_box()["x"]
+    axis = svg.locator("g.axis > line").first.bounding_box()
+    assert axis["x"] < now_x < axis["x"] + axis["width"]
+    # n2's taint is already there (before now, filled); the stranded pod goes at now.
+    tainted = svg.locator("g.event.tainted rect").first
+    assert tainted.bounding_box()["x"] < now_x and tainted.get_attribute("fill") != "white"
+    zones = page.locator("table", has_text="Zones").inner_text()
+    assert "region eu-1, zone z1" in zones and "::" not in page.locator("main").inner_text()
+
+
+def test_the_preemption_page_names_a_pod_without_uid_by_name(page, server):
+    page.goto(f"{server['base']}/console/decisions/{server['ids']['preemption']}")
+    victims = page.locator("table", has_text="Victims on the nominated node").inner_text()
+    assert "Preempted by pod default/pending on node n1" in victims
+    assert "uid" not in victims and "<" not in victims
+
+
+def test_the_bare_address_points_to_the_docs_and_the_console(browser, server):
+    context = browser.new_context()
+    tab = context.new_page()
+    tab.goto(server["base"] + "/")
+    assert tab.get_by_role("link", name="API documentation").get_attribute("href") == "/docs"
+    tab.get_by_role("link", name="Console").click()
+    tab.wait_for_url("**/console/sign-in**")
+    how = tab.locator("#get-a-key").inner_text()
+    assert "verdict keys create --role read" in how
+    context.close()
 
 
 def test_snapshot_pages_and_sign_out(page, server):

@@ -137,7 +137,8 @@ def test_each_kind_is_explained(console_app, secrets, seeded):
     preemption = _text(client.get(f"/console/decisions/{ids['preemption']}"))
     assert "Nominated node: n1" in preemption and "default/busy" in preemption
     assert "n2 Unschedulable Insufficient cpu Candidate" in preemption
-    assert "Preempted by pod uid-default-pending on node n1" in preemption
+    assert "Preempted by pod default/pending on node n1" in preemption
+    assert "uid" not in preemption.split("Victims on the nominated node")[1].split("Candidates")[0]
     assert "default-scheduler: preempting to accommodate a higher priority pod" in preemption
     placement = client.get(f"/console/decisions/{ids['placement']}")
     html = placement.get_data(as_text=True)
@@ -148,6 +149,7 @@ def test_each_kind_is_explained(console_app, secrets, seeded):
     rate = client.get(f"/console/decisions/{ids['node-eviction-rate']}")
     assert "<svg" in rate.get_data(as_text=True)
     assert "default/stranded 2026-11-20T10:00:30Z" in _text(rate)
+    assert "region eu-1, zone z1" in _text(rate) and "eu-1::z1" not in _text(rate)
     assert snapshot_id in admission and "0.1.0" in admission  # snapshot and engine version
 
 

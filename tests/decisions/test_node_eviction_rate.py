@@ -11,9 +11,11 @@ from marshmallow import ValidationError
 from service.decisions import KINDS, DecisionInputError
 from service.decisions.node_eviction_rate import NodeEvictionRateRequestSchema, decide
 from service.decisions.run import compute
+from service.engine.nodelifecycle.clock import to_ns
 from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.nodelifecycle.helpers import (
     DEFAULTS,
+    T0,
     UNREACHABLE,
     at,
     cluster,
@@ -46,8 +48,17 @@ def test_registered():
 
 def test_now_defaults_to_captured_at_and_the_result_has_the_api_shape():
     result = decide(_cluster(), _load({}))
-    assert set(result) == {"zones", "allZonesFullyDisrupted", "nodes", "pods", "nowSource"}
-    assert result["nowSource"] == "capturedAt"
+    assert set(result) == {
+        "zones",
+        "allZonesFullyDisrupted",
+        "nodes",
+        "pods",
+        "now",
+        "nowSource",
+        "warnings",
+    }
+    assert result["nowSource"] == "capturedAt" and result["now"] == at(0)
+    assert result["warnings"] == []
     assert result["zones"] == [
         {
             "key": "r1:\x00:a",
@@ -67,14 +78,16 @@ def test_now_defaults_to_captured_at_and_the_result_has_the_api_shape():
         "ready": "Unknown",
         "taint": UNREACHABLE,
         "taintedAt": at(-60),
+        "projected": False,  # the taint is already there
         "slotGroup": None,
     }
     # Stale but still Ready=True in the snapshot: marked Unknown at now, queued 5 s later.
-    assert nodes["silent"]["taintedAt"] == at(5)
+    assert nodes["silent"]["taintedAt"] == at(5) and nodes["silent"]["projected"] is True
     pods = {p["pod"]["name"]: p for p in result["pods"]}
     assert set(pods) == {"web", "bare"}  # pods on untainted healthy nodes are not listed
     assert pods["web"]["evictAt"] == at(240)
     assert pods["bare"]["evictAt"] == at(5)
+    assert pods["web"]["projected"] is True and pods["bare"]["projected"] is True
     assert pods["web"]["pod"] == {
         "namespace": "default",
         "name": "web",
@@ -151,3 +164,30 @@ def test_naive_now_is_utc():
     loaded["now"] = datetime(2024, 1, 1)  # as if a caller passed a naive datetime
     aware = dict(loaded, now=datetime(2024, 1, 1, tzinfo=UTC))
     assert decide(_cluster(), loaded) == decide(_cluster(), aware)
+
+
+def test_a_now_before_the_capture_is_warned_about():
+    result = decide(_cluster(), _load({"now": at(-3 * 86400)}))
+    assert result["nowSource"] == "request"
+    [warning] = result["warnings"]
+    assert warning.startswith(f"now ({at(-3 * 86400)}) is 3 days before the snapshot was captured")
+    assert decide(_cluster(), _load({"now": at(60)}))["warnings"] == []
+
+
+def test_the_storage_time_standing_in_for_now_is_warned_about():
+    outcome = compute(KINDS["node-eviction-rate"], _cluster(captured=None), {}, stored_at=T0)
+    assert outcome.result["nowSource"] == "createdAt"
+    [warning] = outcome.result["warnings"]
+    assert "no capture time, so now is when it was stored" in warning
+    assert "verdict capture" in warning
+
+
+def test_only_times_after_now_are_projected():
+    """A sub-second time is compared exactly (the engine formats nanoseconds)."""
+    from service.decisions.node_eviction_rate import _later
+
+    now = to_ns(datetime(2026, 1, 1, tzinfo=UTC))
+    assert _later("2026-01-01T00:00:00.000000001Z", now)
+    assert not _later("2026-01-01T00:00:00Z", now)
+    assert not _later("2025-12-31T23:59:59.999999999Z", now)
+    assert not _later(None, now)

@@ -292,6 +292,20 @@ def test_a_filter_error_fails_the_cycle(api) -> None:
     assert response.json["result"]["candidates"] == []
 
 
+def test_the_tie_sentence_only_where_nodes_tie() -> None:
+    """Said when feasible nodes share the top total; never on an unschedulable pod."""
+    twins = [_node("a"), _node("b")]
+    tied = _place({"pod": _pod("p", "1", "1Gi")}, twins).result
+    assert tied["selectedNode"] == "a"
+    assert '2 nodes tie at the top total ("a", "b")' in tied["message"]
+    assert "Verdict takes the first in snapshot order" in tied["message"]
+    apart = _place({"pod": _pod("p", "1", "1Gi")}).result
+    assert "tie" not in apart["message"]
+    nowhere = _place({"pod": _pod("p", "64", "1Gi")}).result
+    assert nowhere["selectedNode"] is None and "tie" not in nowhere["message"]
+    assert "snapshot order" not in nowhere["message"]
+
+
 def test_the_result_names_the_devices_allocated_per_claim(api) -> None:
     """DynamicResources' allocation on each feasible node and for the selected one, as the
     OpenAPI document describes it (the test client checks the answer against it)."""

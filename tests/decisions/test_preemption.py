@@ -101,7 +101,11 @@ def test_result_shape_and_choice() -> None:
         "reasons": ["Insufficient cpu"],
         "preemption": "Candidate",
     }
-    assert r["message"] == ""
+    # PostFilter says nothing on success; the answer still says what was decided.
+    assert r["message"] == (
+        '"n1" is nominated: preempting 1 pod of lower priority there makes the pod fit '
+        "(2 candidate nodes considered, 0 PodDisruptionBudget violations)."
+    )
     assert r["numCandidates"] == 2 and r["offset"] == 0
     assert out.subjects.node_names == ["n1"]
     assert out.subjects.pods == ["default/p", "default/low"]
