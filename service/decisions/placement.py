@@ -43,6 +43,7 @@ from service.decisions.schemas import (
     ScoringSchema,
     StrictSchema,
     holds_from_request,
+    scheduler_profile,
     scoring_profile,
 )
 from service.engine.objects import Cluster
@@ -111,11 +112,12 @@ def result_json(outcome: PlacementOutcome) -> dict:
 
 
 def decide(cluster: Cluster, request: dict) -> dict:
+    settings = request.get("settings", DEFAULT_SETTINGS)
     outcome = place(
         cluster,
         request["pod"],
-        profile=request.get("profile") or scoring_profile(request.get("scoring")),
-        settings=request.get("settings", DEFAULT_SETTINGS),
+        profile=request.get("profile") or scheduler_profile(request, settings),
+        settings=settings,
         start_index=(request.get("options") or {}).get("startIndex"),
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),

@@ -53,8 +53,10 @@ from service.engine.scheduler.profile import (
     ScoringStrategy,
     VolumeBindingArgs,
     build_profile,
+    default_plugins,
     merge_plugins,
 )
+from service.engine.version import EngineSettings
 from service.ingest import wire
 from service.ingest.body import yaml_to_json
 from service.ingest.errors import IngestError
@@ -160,8 +162,11 @@ def _document(raw: Any, path: str) -> dict:
     return raw
 
 
-def scheduler_profiles(raw: Any, path: str = "schedulerConfiguration") -> dict[str, Profile]:
-    """The configuration's profiles by schedulerName. Raises SchedulerConfigError."""
+def scheduler_profiles(
+    raw: Any, settings: EngineSettings, path: str = "schedulerConfiguration"
+) -> dict[str, Profile]:
+    """The configuration's profiles by schedulerName, merged with the default plugins of
+    the release ``settings`` mirrors. Raises SchedulerConfigError."""
     doc = _document(raw, path)
     r = _Reader()
     r.obj(doc, "", _TOP_FIELDS)
@@ -179,7 +184,7 @@ def scheduler_profiles(raw: Any, path: str = "schedulerConfiguration") -> dict[s
     first_by_name: dict[str, int] = {}
     for i, item in enumerate(profiles_raw):
         where = f"profiles[{i}]"
-        profile = _profile(r, item, where, percentage)
+        profile = _profile(r, item, where, percentage, settings)
         if profile is None:
             continue
         name = profile.scheduler_name
@@ -222,7 +227,9 @@ def _check_percentage(r: _Reader, value: int | None, path: str) -> None:
         r.fail(path, f"Invalid value: {value}: not in valid range [0-100]")
 
 
-def _profile(r: _Reader, raw: Any, path: str, global_percentage: int | None) -> Profile | None:
+def _profile(
+    r: _Reader, raw: Any, path: str, global_percentage: int | None, settings: EngineSettings
+) -> Profile | None:
     item = r.obj(
         raw, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
     )
@@ -238,9 +245,10 @@ def _profile(r: _Reader, raw: Any, path: str, global_percentage: int | None) -> 
     try:
         return build_profile(
             name,
-            merge_plugins(plugins),
+            merge_plugins(plugins, default_plugins(settings)),
             args,
             percentage if percentage is not None else global_percentage,
+            settings=settings,
         )
     except ProfileError as exc:
         for where, message in exc.errors:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from service.decisions.placement import scoring_profile
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.profile import MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO
+from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.scheduler.helpers import GI, cluster, node, pod
 
 
@@ -35,7 +36,9 @@ def test_default_profile_scores_and_total() -> None:
 def test_most_allocated_packs() -> None:
     nodes = [node("a", cpu=4000, memory=8 * GI), node("b", cpu=4000, memory=8 * GI)]
     pods = [pod("busy", 2000, 4 * GI, node="a")]
-    profile = scoring_profile({"strategy": MOST_ALLOCATED, "balancedAllocation": False})
+    profile = scoring_profile(
+        {"strategy": MOST_ALLOCATED, "balancedAllocation": False}, DEFAULT_SETTINGS
+    )
     out = place(cluster(nodes, pods), pod("p", 1000, GI), profile=profile)
     assert out.selected_node == "a"
     assert _by_name(out)["a"].scores["NodeResourcesFit"] == 68  # 75 and 62 -> 68
@@ -49,7 +52,8 @@ def test_requested_to_capacity_ratio_shape_on_the_user_scale() -> None:
             "strategy": REQUESTED_TO_CAPACITY_RATIO,
             "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}],
             "balancedAllocation": False,
-        }
+        },
+        DEFAULT_SETTINGS,
     )
     out = place(cluster(nodes, []), pod("p", 1000, 2 * GI), profile=profile)
     assert out.nodes[0].scores["NodeResourcesFit"] == 25  # utilization 25 -> 2.5 * 10
