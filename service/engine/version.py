@@ -35,6 +35,18 @@ class EngineSettings:
     # NodeResourcesBalancedAllocation's PreScore skips a best-effort pod (none of the
     # balanced resources requested) since 1.33; 1.32 scores it.
     balanced_allocation_skips_best_effort: bool = True
+    # VolumeBinding's reason for a bound volume whose node affinity the node fails: "node(s)
+    # didn't match PersistentVolume's node affinity" since 1.33, "node(s) had volume node
+    # affinity conflict" in 1.32.
+    volume_conflict_names_pv_affinity: bool = True
+    # VolumeRestrictions' reason for a ReadWriteOncePod claim in use: "node(s) unavailable due
+    # to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another
+    # pod" since 1.34, "node has pod using PersistentVolumeClaim with the same name and
+    # ReadWriteOncePod access mode" before.
+    rwop_reason_says_in_use: bool = True
+    # The scheduler counts the host ports of sidecars (restartable init containers) since
+    # 1.34; before, only the regular containers' (NodePorts and the node's used ports).
+    host_ports_of_sidecars: bool = True
     # NodeResourcesFit marks a node whose allocatable is below the pod's request
     # UnschedulableAndUnresolvable (preemption cannot help there) since 1.34; before, every
     # shortfall is Unschedulable.
@@ -76,6 +88,9 @@ BASELINE = EngineSettings(
     qos_algorithm="aggregate",
     fit_score_pod_level_resources=False,
     balanced_allocation_skips_best_effort=False,
+    volume_conflict_names_pv_affinity=False,
+    host_ports_of_sidecars=False,
+    rwop_reason_says_in_use=False,
     fit_unresolvable_beyond_allocatable=False,
     taint_reason_names_taint=True,
     dynamic_resources=False,
@@ -91,6 +106,16 @@ DIFFERENCES: tuple[Difference, ...] = (
         "NodeResourcesBalancedAllocation no longer scores a best-effort pod (PreScore skips "
         "it), so such a pod's node totals lose that score",
         "kubernetes#129138",
+    ),
+    Difference(
+        "1.33",
+        "scheduler",
+        "volume_conflict_names_pv_affinity",
+        True,
+        "VolumeBinding's reason for a node outside a bound volume's node affinity reads "
+        '"node(s) didn\'t match PersistentVolume\'s node affinity" instead of "node(s) had '
+        'volume node affinity conflict"',
+        "kubernetes#129887",
     ),
     Difference(
         "1.34",
@@ -109,6 +134,26 @@ DIFFERENCES: tuple[Difference, ...] = (
         "PodLevelResources is on by default: a pod's spec.resources counts in kubelet "
         "admission, its QoS class, OOM score adjust and eviction ranking",
         "kubernetes#132999",
+    ),
+    Difference(
+        "1.34",
+        "scheduler",
+        "host_ports_of_sidecars",
+        True,
+        "NodePorts counts the host ports of sidecars (restartable init containers), on the "
+        "pod and on the node's pods (v1.33.3 and earlier count regular containers only)",
+        "kubernetes#132040",
+    ),
+    Difference(
+        "1.34",
+        "scheduler",
+        "rwop_reason_says_in_use",
+        True,
+        "VolumeRestrictions' reason for a ReadWriteOncePod claim another pod uses reads "
+        '"node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode '
+        'already in-use by another pod" instead of "node has pod using '
+        'PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"',
+        "pkg/scheduler/framework/plugins/volumerestrictions (v1.34.1)",
     ),
     Difference(
         "1.34",

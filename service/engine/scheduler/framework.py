@@ -156,7 +156,7 @@ class CycleState:
         self.pod = pod
         self.view = view
         self.settings = settings
-        self.info = info if info is not None else pod_info(pod)
+        self.info = info if info is not None else pod_info(pod, settings)
         self.data: dict[str, Any] = {}
         # PreFilter's verdict: a rejection for every node, and PreFilterResult's node set.
         self.prefilter_status: Status | None = None
@@ -268,9 +268,11 @@ class PodInfo(msgspec.Struct, eq=False, gc=False, array_like=True):
         return f"PodInfo({self.key}, priority={self.priority})"
 
 
-def pod_info(pod: Pod) -> PodInfo:
-    """Precompute what the scheduler reads of a pod (NodeInfo.AddPod's calculateResource).
-    ``requests`` may be shared with the pod's container (``scheduler_pod_requests``).
+def pod_info(pod: Pod, settings: EngineSettings = DEFAULT_SETTINGS) -> PodInfo:
+    """Precompute what the scheduler reads of a pod (NodeInfo.AddPod's calculateResource),
+    as the release ``settings`` mirrors counts it (pod-level resources only with the
+    PodLevelResources gate on). ``requests`` may be shared with the pod's container
+    (``scheduler_pod_requests``).
 
     Runs for every pod of the snapshot when a view is built, so the common shape (one
     container; no init containers, overhead or pod-level resources) is handled here, as
@@ -294,7 +296,7 @@ def pod_info(pod: Pod) -> PodInfo:
                 has_ports = True
                 break
     else:
-        requests, nz_cpu, nz_mem = scheduler_pod_requests(pod)
+        requests, nz_cpu, nz_mem = scheduler_pod_requests(pod, settings=settings)
         cpu = requests.get("cpu")
         memory = requests.get("memory")
         has_ports = bool(wanted_host_ports(pod))

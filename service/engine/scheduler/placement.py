@@ -41,7 +41,7 @@ from service.engine.scheduler.runtime import (
     invalid_score,
     node_state,
 )
-from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.scheduler.snapshot import as_scheduler_sees, scheduler_view
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
 __all__ = ["NodePlacement", "PlacementOutcome", "num_feasible_nodes_to_find", "place"]
@@ -108,10 +108,11 @@ def place(
     holds: Sequence[Hold] = (),
 ) -> PlacementOutcome:
     """Filter and score ``pod`` on the snapshot's nodes; see the module docstring."""
-    view = scheduler_view(cluster)
+    pod = as_scheduler_sees(pod, settings)
+    view = scheduler_view(cluster, settings=settings)
     fwk = Framework(profile, settings)
     if fwk.needs_whole_pods(pod, view):
-        view = scheduler_view(cluster, whole_pods=True)
+        view = scheduler_view(cluster, whole_pods=True, settings=settings)
     state = fwk.cycle_state(pod, view)
     prepare_nominated(state, view)
     plan = apply_holds(

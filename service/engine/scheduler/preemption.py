@@ -58,7 +58,7 @@ from service.engine.scheduler.runtime import (
     Framework,
     filter_error,
 )
-from service.engine.scheduler.snapshot import SchedulerView, scheduler_view
+from service.engine.scheduler.snapshot import SchedulerView, as_scheduler_sees, scheduler_view
 from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
 __all__ = [
@@ -361,10 +361,11 @@ def preempt(
     random start (taken modulo the number of potential nodes). ``args`` overrides the
     profile's DefaultPreemptionArgs.
     """
-    view = scheduler_view(cluster)
+    pod = as_scheduler_sees(pod, settings)
+    view = scheduler_view(cluster, settings=settings)
     fwk = Framework(profile, settings)
     if fwk.needs_whole_pods(pod, view):
-        view = scheduler_view(cluster, whole_pods=True)
+        view = scheduler_view(cluster, whole_pods=True, settings=settings)
     if args is None:
         args = fwk.preemption_args or DefaultPreemptionArgs()
     ctx = fwk.cycle_state(pod, view, scoring=False)

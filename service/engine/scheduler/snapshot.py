@@ -27,10 +27,12 @@ from service.engine.objects import (
     Service,
     WorkloadController,
 )
+from service.engine.ports import without_sidecar_host_ports
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
 from service.engine.scheduler.storage import EMPTY_STORAGE, Storage
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
-__all__ = ["PdbInfo", "SchedulerView", "install_view", "scheduler_view"]
+__all__ = ["PdbInfo", "SchedulerView", "as_scheduler_sees", "install_view", "scheduler_view"]
 
 T = TypeVar("T")
 
@@ -121,7 +123,9 @@ class SchedulerView:
 
     storage: Storage = EMPTY_STORAGE
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, settings: EngineSettings = DEFAULT_SETTINGS) -> None:
+        """The view as the release ``settings`` mirrors counts pods' requests (see
+        ``scheduler_view``)."""
         snapshot = cluster.snapshot
         nodes = snapshot.nodes
         index = {node.name: i for i, node in enumerate(nodes)}
@@ -129,6 +133,7 @@ class SchedulerView:
         nominated: dict[str, list[PodInfo]] = {}
         terminating_sts: list[tuple[str, PodInfo]] = []
         inter_pod_affinity = False
+        release_sensitive = False
         bound: list[PodInfo] = []
         append_bound = bound.append
         for pod in snapshot.pods:
@@ -141,7 +146,10 @@ class SchedulerView:
                 i = index.get(node_name)
                 if i is None:
                     continue  # bound to a node missing from the snapshot
-                pi = pod_info(pod)
+                if pod.resources is not None or pod.init_containers:
+                    release_sensitive = True
+                    pod = as_scheduler_sees(pod, settings)
+                pi = pod_info(pod, settings)
                 per_node[i].append(pi)
                 append_bound(pi)
                 if pod.unmodelled and "InterPodAffinity" in pod.unmodelled:
@@ -151,7 +159,11 @@ class SchedulerView:
                     if ctrl is not None and ctrl.kind == "StatefulSet":
                         terminating_sts.append((node_name, pi))
             elif pod.nominated_node_name:
-                nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
+                if pod.resources is not None or pod.init_containers:
+                    release_sensitive = True
+                    pod = as_scheduler_sees(pod, settings)
+                info = pod_info(pod, settings)
+                nominated.setdefault(pod.nominated_node_name, []).append(info)
         self._assemble(
             [NodeInfo(node, i, per_node[i]) for i, node in enumerate(nodes)],
             nominated,
@@ -162,6 +174,9 @@ class SchedulerView:
         self._bound = bound  # the nodes' pods in snapshot order
         self._bound_pdbs_done = False
         self.whole_pods = True
+        # Whether a pod here may count differently in another release (pod-level resources,
+        # sidecars' host ports; None: not known, in a restored view).
+        self.release_sensitive: bool | None = release_sensitive
         self.index_workloads(snapshot.namespaces, snapshot.services, snapshot.controllers)
         self.storage = Storage.of(snapshot)
 
@@ -204,6 +219,7 @@ class SchedulerView:
         view._bound = []
         view._bound_pdbs_done = True
         view.whole_pods = False  # most PodInfos carry no Pod: see scheduler_view(whole_pods=)
+        view.release_sensitive = None  # the stored form counts as the newest release
         view.index_workloads(namespaces, services, controllers)
         return view
 
@@ -488,11 +504,20 @@ def install_view(cluster: Cluster, view: SchedulerView) -> None:
         _VIEWS[cluster] = view
 
 
-def scheduler_view(cluster: Cluster, whole_pods: bool = False) -> SchedulerView:
+def scheduler_view(
+    cluster: Cluster, whole_pods: bool = False, settings: EngineSettings = DEFAULT_SETTINGS
+) -> SchedulerView:
     """The SchedulerView of ``cluster``, built at most once per Cluster object (weakly cached:
     it goes when the Cluster goes). ``whole_pods``: the view must hold every pod whole (pod
     affinity reads their labels and terms), so a view restored from its stored form is
-    replaced by one built from the snapshot, decoding it."""
+    replaced by one built from the snapshot, decoding it. A release that counts pods
+    differently from the newest (``settings``: 1.32 and 1.33, without pod-level resources
+    and sidecars' host ports) gets a view of its own, unless no pod of the snapshot is
+    counted differently."""
+    if not settings.pod_level_resources or not settings.host_ports_of_sidecars:
+        view = _VIEWS.get(cluster)
+        if view is None or view.release_sensitive is not False:
+            return _release_view(cluster, settings)
     view = _VIEWS.get(cluster)
     if view is None or (whole_pods and not view.whole_pods):
         with _VIEWS_LOCK:
@@ -501,3 +526,26 @@ def scheduler_view(cluster: Cluster, whole_pods: bool = False) -> SchedulerView:
                 view = SchedulerView(cluster)
                 _VIEWS[cluster] = view
     return view
+
+
+_RELEASE_VIEWS: weakref.WeakKeyDictionary[Cluster, dict[tuple[bool, bool], SchedulerView]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _release_view(cluster: Cluster, settings: EngineSettings) -> SchedulerView:
+    """The view counting pods as the release ``settings`` mirrors does, built once per
+    Cluster and way of counting (the pods whole: it is built from the snapshot)."""
+    key = (settings.pod_level_resources, settings.host_ports_of_sidecars)
+    with _VIEWS_LOCK:
+        views = _RELEASE_VIEWS.setdefault(cluster, {})
+        view = views.get(key)
+        if view is None:
+            view = views[key] = SchedulerView(cluster, settings)
+    return view
+
+
+def as_scheduler_sees(pod: Pod, settings: EngineSettings) -> Pod:
+    """``pod`` as the release's scheduler counts it: without its sidecars' host ports
+    before v1.34 (``settings.host_ports_of_sidecars``, kubernetes#132040)."""
+    return pod if settings.host_ports_of_sidecars else without_sidecar_host_ports(pod)
