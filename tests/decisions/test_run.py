@@ -1,6 +1,7 @@
-"""Validate and decide (decisions/run.py), over HTTP: ``kubernetesVersion`` (unknown releases
-are refused and record nothing; the record names the release used, and a replay decides as
-that release did), and a null snapshot reference is a 422 naming it."""
+"""Validate and decide (decisions/run.py), over HTTP: ``kubernetesVersion`` (every release
+1.32 to 1.37 on every decision kind; unknown releases are refused and record nothing; the
+record names the release used, and a replay decides as that release did), and a null
+snapshot reference is a 422 naming it."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _snapshot(api) -> str:
     return api.post("/v1/snapshots", json=cluster, role="decide").json["id"]
 
 
-@pytest.mark.parametrize("version", ["1.34", "1.36", "latest", 1.35, ""])
+@pytest.mark.parametrize("version", ["1.31", "1.38", "latest", 1.35, "", "v1.35"])
 def test_unknown_version_is_refused_and_records_nothing(api, version):
     snap = _snapshot(api)
     body = {"snapshotId": snap, "pod": INCOMING, "kubernetesVersion": version}
@@ -54,6 +55,36 @@ def test_the_record_names_the_release_and_replays_it(api):
     for record in (old, new):
         replay = api.post(f"/v1/decisions/{record['id']}/replay", role="decide").json
         assert replay["matches"] is True, replay["differences"]
+
+
+KINDS = {
+    "placement": {"pod": INCOMING},
+    "preemption": {"pod": INCOMING},
+    "admission": {"nodeName": "n7", "pod": INCOMING},
+    "node-eviction-rate": {},
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("version", ["1.32", "1.33", "1.34", "1.35", "1.36", "1.37"])
+def test_every_release_on_every_kind(api, kind, version):
+    snap = _snapshot(api)
+    body = {"snapshotId": snap, "kubernetesVersion": version, **KINDS[kind]}
+    record = api.post(f"/v1/decisions/{kind}", json=body, role="decide").json
+    assert record["request"]["kubernetesVersion"] == version
+
+
+def test_pod_level_resources_count_from_1_34(api):
+    """PodLevelResources is on by default from 1.34 (kubernetes#132999): before, the
+    scheduler reads the containers' requests (1Gi and more of memory on a 1Gi node)."""
+    snap = _snapshot(api)
+    feasible = {}
+    for version in ("1.33", "1.34"):
+        body = {"snapshotId": snap, "pod": INCOMING, "kubernetesVersion": version}
+        record = api.post("/v1/decisions/placement", json=body, role="decide").json
+        feasible[version] = record["result"]["nodes"][0]["feasible"]
+        assert api.post(f"/v1/decisions/{record['id']}/replay", role="read").json["matches"]
+    assert feasible == {"1.33": False, "1.34": True}
 
 
 @pytest.mark.parametrize("field", ["snapshotId", "snapshot"])
