@@ -5,13 +5,12 @@ from __future__ import annotations
 import logging
 
 import orjson
-import yaml
-from flask import Blueprint, Response, current_app, g, request, url_for
+from flask import Blueprint, current_app, g, request, url_for
 
 from service.api.errors import ApiError
 from service.api.metrics import DECISIONS, count_cache, decision_outcome
 from service.api.requests import MAX_JSON_BYTES, json_body
-from service.api.responses import json_response
+from service.api.responses import negotiated
 from service.decisions import KINDS
 from service.decisions.cluster import (
     NamedCluster,
@@ -103,7 +102,10 @@ def record_decision(kind_name: str, body: dict):
 
 def decision_body() -> dict:
     """The request body: JSON, or YAML (read as snapshots are: no anchors, bounded size)."""
-    if (request.mimetype or "").lower() not in YAML_TYPES:
+    mimetype = (request.mimetype or "application/json").lower()
+    if mimetype not in YAML_TYPES:
+        if mimetype != "application/json" and not mimetype.endswith("+json"):
+            raise ApiError(415, f"expected application/json or application/yaml, got {mimetype}")
         return json_body()
     if request.content_length and request.content_length > MAX_JSON_BYTES:
         raise ApiError(413, f"body exceeds {MAX_JSON_BYTES} bytes")
@@ -113,15 +115,6 @@ def decision_body() -> dict:
             400, "expected a mapping", [{"path": "body", "message": "expected a mapping"}]
         )
     return body
-
-
-def negotiated(payload, status: int):
-    """JSON, or YAML when the client prefers it (``Accept: application/yaml``)."""
-    best = request.accept_mimetypes.best_match(["application/json", "application/yaml"])
-    if best == "application/yaml":
-        text = yaml.safe_dump(payload, sort_keys=False, allow_unicode=True)
-        return Response(text, status=status, mimetype="application/yaml")
-    return json_response(payload, status)
 
 
 @bp.post("/<kind_name>")

@@ -10,7 +10,7 @@ from flask import Blueprint, Response, current_app, request, stream_with_context
 from service.api.errors import ApiError
 from service.api.metrics import count_cache
 from service.api.requests import check_args, encode_cursor, int_cursor, limit_arg, time_arg
-from service.api.responses import json_response
+from service.api.responses import json_response, negotiated
 from service.decisions import KINDS
 from service.decisions.replay import NotReplayable, replay_record
 from service.store import records
@@ -108,7 +108,7 @@ def _record_or_404(session, decision_id: str):
 def get_decision(decision_id: str):
     with _db().session() as session:
         row = _record_or_404(session, decision_id)
-    response = json_response(records.to_json(row))
+    response = negotiated(records.to_json(row))
     response.headers["ETag"] = f'"{row.record_hash}"'
     return response
 

@@ -1,7 +1,7 @@
 """Decision kind "placement": kube-scheduler filter and score on every node
 (POST /v1/decisions/placement).
 
-Request (API.md): ``{"pod": <v1 Pod>, "scoring": {...}, "holdStatefulSetUpgrades": bool,
+Request (the contract, openapi/openapi.yaml): ``{"pod": <v1 Pod>, "scoring": {...}, "holdStatefulSetUpgrades": bool,
 "holds": [...]}``.
 
 * ``scoring.strategy``: LeastAllocated (default), MostAllocated or RequestedToCapacityRatio;
@@ -48,7 +48,6 @@ from service.decisions.schemas import (
 )
 from service.engine.objects import Cluster
 from service.engine.scheduler.placement import PlacementOutcome, place
-from service.engine.version import DEFAULT_SETTINGS
 
 __all__ = ["DECISION", "PlacementRequestSchema", "decide", "scoring_profile", "subjects"]
 
@@ -112,7 +111,7 @@ def result_json(outcome: PlacementOutcome) -> dict:
 
 
 def decide(cluster: Cluster, request: dict) -> dict:
-    settings = request.get("settings", DEFAULT_SETTINGS)
+    settings = request["settings"]
     outcome = place(
         cluster,
         request["pod"],

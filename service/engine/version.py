@@ -5,6 +5,10 @@ Where Kubernetes changed a decision between releases, the engine reads a switch 
 from the oldest release Verdict knows (1.32) by applying, release by release, the named
 ``Difference``s below: the same table that ``GET /v1/versions`` serves and docs/releases.md
 lists. Every release runs with its default feature gates.
+Every engine entry point takes the settings as a required argument: a caller that forgets
+the release fails instead of answering as the newest one. ``DEFAULT_SETTINGS`` is the newest
+release, named explicitly where Verdict answers as it (the snapshot views, the stored
+scheduler view).
 """
 
 from __future__ import annotations
@@ -221,6 +225,11 @@ def _build_releases() -> dict[str, EngineSettings]:
         changes = {d.setting: d.value for d in DIFFERENCES if d.release == version}
         current = replace(current, kubernetes_version=version, **changes)
         releases[version] = current
+    # The newest is DEFAULT_SETTINGS itself: callers keep fast paths for it by identity.
+    newest = KNOWN_VERSIONS[-1]
+    if releases[newest] != DEFAULT_SETTINGS:
+        raise AssertionError("the newest release's differences do not give DEFAULT_SETTINGS")
+    releases[newest] = DEFAULT_SETTINGS
     return releases
 
 

@@ -24,7 +24,7 @@ from tests.engine.scheduler.helpers import GI, cluster, node
 
 
 def test_the_newest_release_is_the_default() -> None:
-    assert settings_for(KNOWN_VERSIONS[-1]) == DEFAULT_SETTINGS
+    assert settings_for(KNOWN_VERSIONS[-1]) is DEFAULT_SETTINGS
     assert settings_for(KNOWN_VERSIONS[0]) == BASELINE
 
 

@@ -30,9 +30,16 @@ from service.engine.objects import (
 from service.engine.ports import without_sidecar_host_ports
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
 from service.engine.scheduler.storage import EMPTY_STORAGE, Storage
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
-__all__ = ["PdbInfo", "SchedulerView", "as_scheduler_sees", "install_view", "scheduler_view"]
+__all__ = [
+    "PdbInfo",
+    "SchedulerView",
+    "as_scheduler_sees",
+    "install_view",
+    "scheduler_view",
+    "view_release",
+]
 
 T = TypeVar("T")
 
@@ -119,13 +126,13 @@ def _pdb_info(index: int, pdb) -> PdbInfo:
 class SchedulerView:
     """The scheduler's cache/snapshot for one Cluster: NodeInfos in snapshot order, the
     nominator's pods by node, PDBs by namespace, the storage objects the volume plugins
-    read (none in a restored view). Build with ``scheduler_view(cluster)``."""
+    read (none in a restored view), for a release (``settings``: the PodInfos' requests
+    depend on it). Build with ``scheduler_view(cluster, settings)``."""
 
     storage: Storage = EMPTY_STORAGE
 
-    def __init__(self, cluster: Cluster, settings: EngineSettings = DEFAULT_SETTINGS) -> None:
-        """The view as the release ``settings`` mirrors counts pods' requests (see
-        ``scheduler_view``)."""
+    def __init__(self, cluster: Cluster, settings: EngineSettings) -> None:
+        self.settings = settings
         snapshot = cluster.snapshot
         nodes = snapshot.nodes
         index = {node.name: i for i, node in enumerate(nodes)}
@@ -133,7 +140,6 @@ class SchedulerView:
         nominated: dict[str, list[PodInfo]] = {}
         terminating_sts: list[tuple[str, PodInfo]] = []
         inter_pod_affinity = False
-        release_sensitive = False
         bound: list[PodInfo] = []
         append_bound = bound.append
         for pod in snapshot.pods:
@@ -146,8 +152,7 @@ class SchedulerView:
                 i = index.get(node_name)
                 if i is None:
                     continue  # bound to a node missing from the snapshot
-                if pod.resources is not None or pod.init_containers:
-                    release_sensitive = True
+                if pod.init_containers:
                     pod = as_scheduler_sees(pod, settings)
                 pi = pod_info(pod, settings)
                 per_node[i].append(pi)
@@ -159,10 +164,7 @@ class SchedulerView:
                     if ctrl is not None and ctrl.kind == "StatefulSet":
                         terminating_sts.append((node_name, pi))
             elif pod.nominated_node_name:
-                if pod.resources is not None or pod.init_containers:
-                    release_sensitive = True
-                    pod = as_scheduler_sees(pod, settings)
-                info = pod_info(pod, settings)
+                info = pod_info(as_scheduler_sees(pod, settings), settings)
                 nominated.setdefault(pod.nominated_node_name, []).append(info)
         self._assemble(
             [NodeInfo(node, i, per_node[i]) for i, node in enumerate(nodes)],
@@ -174,9 +176,6 @@ class SchedulerView:
         self._bound = bound  # the nodes' pods in snapshot order
         self._bound_pdbs_done = False
         self.whole_pods = True
-        # Whether a pod here may count differently in another release (pod-level resources,
-        # sidecars' host ports; None: not known, in a restored view).
-        self.release_sensitive: bool | None = release_sensitive
         self.index_workloads(snapshot.namespaces, snapshot.services, snapshot.controllers)
         self.storage = Storage.of(snapshot)
 
@@ -195,6 +194,7 @@ class SchedulerView:
             Sequence[Service],
             Sequence[WorkloadController],
         ],
+        settings: EngineSettings,
     ) -> SchedulerView:
         """The view built from parts computed earlier (the store keeps them with each
         snapshot, ``store/scheduler_view.py``), with the same nodes, pods, order and answers
@@ -202,7 +202,8 @@ class SchedulerView:
         order, already holding their matching PDBs; ``node_totals[i]`` its Requested and
         NonZeroRequested sums; ``nominated`` the pods with a nominated node;
         ``terminating_statefulset`` (node index, position in that node's pods) pairs;
-        ``workloads`` the PDBs, namespaces, services and workload controllers."""
+        ``workloads`` the PDBs, namespaces, services and workload controllers; ``settings``
+        the release the PodInfos were derived under."""
         pdbs, namespaces, services, controllers = workloads
         infos = [
             NodeInfo(node, i, pods, totals)
@@ -212,14 +213,14 @@ class SchedulerView:
         ]
         nominated_infos: dict[str, list[PodInfo]] = {}
         for pod in nominated:
-            nominated_infos.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
+            nominated_infos.setdefault(pod.nominated_node_name, []).append(pod_info(pod, settings))
         terminating = [(infos[i].name, infos[i].pods[j]) for i, j in terminating_statefulset]
         view = cls.__new__(cls)
+        view.settings = settings
         view._assemble(infos, nominated_infos, terminating, inter_pod_affinity_in_use, pdbs)
         view._bound = []
         view._bound_pdbs_done = True
         view.whole_pods = False  # most PodInfos carry no Pod: see scheduler_view(whole_pods=)
-        view.release_sensitive = None  # the stored form counts as the newest release
         view.index_workloads(namespaces, services, controllers)
         return view
 
@@ -494,58 +495,49 @@ class SchedulerView:
         return tuple(sorted(info.index for info in candidates if info.matches(labels)))
 
 
-_VIEWS: weakref.WeakKeyDictionary[Cluster, SchedulerView] = weakref.WeakKeyDictionary()
-_VIEWS_LOCK = threading.Lock()
-
-
-def install_view(cluster: Cluster, view: SchedulerView) -> None:
-    """Make ``view`` the SchedulerView of ``cluster`` (one restored from a stored form)."""
-    with _VIEWS_LOCK:
-        _VIEWS[cluster] = view
-
-
-def scheduler_view(
-    cluster: Cluster, whole_pods: bool = False, settings: EngineSettings = DEFAULT_SETTINGS
-) -> SchedulerView:
-    """The SchedulerView of ``cluster``, built at most once per Cluster object (weakly cached:
-    it goes when the Cluster goes). ``whole_pods``: the view must hold every pod whole (pod
-    affinity reads their labels and terms), so a view restored from its stored form is
-    replaced by one built from the snapshot, decoding it. A release that counts pods
-    differently from the newest (``settings``: 1.32 and 1.33, without pod-level resources
-    and sidecars' host ports) gets a view of its own, unless no pod of the snapshot is
-    counted differently."""
-    if not settings.pod_level_resources or not settings.host_ports_of_sidecars:
-        view = _VIEWS.get(cluster)
-        if view is None or view.release_sensitive is not False:
-            return _release_view(cluster, settings)
-    view = _VIEWS.get(cluster)
-    if view is None or (whole_pods and not view.whole_pods):
-        with _VIEWS_LOCK:
-            view = _VIEWS.get(cluster)
-            if view is None or (whole_pods and not view.whole_pods):
-                view = SchedulerView(cluster)
-                _VIEWS[cluster] = view
-    return view
-
-
-_RELEASE_VIEWS: weakref.WeakKeyDictionary[Cluster, dict[tuple[bool, bool], SchedulerView]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _release_view(cluster: Cluster, settings: EngineSettings) -> SchedulerView:
-    """The view counting pods as the release ``settings`` mirrors does, built once per
-    Cluster and way of counting (the pods whole: it is built from the snapshot)."""
-    key = (settings.pod_level_resources, settings.host_ports_of_sidecars)
-    with _VIEWS_LOCK:
-        views = _RELEASE_VIEWS.setdefault(cluster, {})
-        view = views.get(key)
-        if view is None:
-            view = views[key] = SchedulerView(cluster, settings)
-    return view
+def view_release(settings: EngineSettings) -> tuple[bool, ...]:
+    """What a SchedulerView reads of the release: the switches ``scheduler_pod_requests``
+    reads to derive a PodInfo, and whether sidecars' host ports count
+    (``as_scheduler_sees``). Two releases with the same reading share one view."""
+    return (settings.pod_level_resources, settings.host_ports_of_sidecars)
 
 
 def as_scheduler_sees(pod: Pod, settings: EngineSettings) -> Pod:
     """``pod`` as the release's scheduler counts it: without its sidecars' host ports
     before v1.34 (``settings.host_ports_of_sidecars``, kubernetes#132040)."""
     return pod if settings.host_ports_of_sidecars else without_sidecar_host_ports(pod)
+
+
+# Cluster -> view_release -> its SchedulerView.
+_VIEWS: weakref.WeakKeyDictionary[Cluster, dict[tuple[bool, ...], SchedulerView]] = (
+    weakref.WeakKeyDictionary()
+)
+_VIEWS_LOCK = threading.Lock()
+
+
+def install_view(cluster: Cluster, view: SchedulerView) -> None:
+    """Make ``view`` the SchedulerView of ``cluster`` for its release (one restored from a
+    stored form)."""
+    with _VIEWS_LOCK:
+        _VIEWS.setdefault(cluster, {})[view_release(view.settings)] = view
+
+
+def scheduler_view(
+    cluster: Cluster, settings: EngineSettings, whole_pods: bool = False
+) -> SchedulerView:
+    """The SchedulerView of ``cluster`` under ``settings``, built at most once per Cluster
+    object and ``view_release`` (weakly cached: it goes when the Cluster goes).
+    ``whole_pods``: the view must hold every pod whole (pod affinity reads their labels and
+    terms), so a view restored from its stored form is replaced by one built from the
+    snapshot, decoding it."""
+    key = view_release(settings)
+    views = _VIEWS.get(cluster)
+    view = views.get(key) if views is not None else None
+    if view is None or (whole_pods and not view.whole_pods):
+        with _VIEWS_LOCK:
+            views = _VIEWS.setdefault(cluster, {})
+            view = views.get(key)
+            if view is None or (whole_pods and not view.whole_pods):
+                view = SchedulerView(cluster, settings)
+                views[key] = view
+    return view

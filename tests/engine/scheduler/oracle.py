@@ -43,7 +43,7 @@ def releases(*versions: str) -> list:
 
 
 # The oracle's `--profile restricted`: the default filters Verdict modelled first, and only
-# NodeResourcesFit and BalancedAllocation scoring (oracle README).
+# NodeResourcesFit and BalancedAllocation scoring (docs/ORACLES.md).
 _RESTRICTED_SCORES = {"NodeResourcesFit", "NodeResourcesBalancedAllocation"}
 _RESTRICTED = {
     "NodeUnschedulable",
@@ -78,7 +78,7 @@ _IGNORED_SCORES = {"DynamicResources"}
 
 
 def run_oracle(case: dict, profile: str = "full", version: str = "1.35") -> dict:
-    """The real scheduler's answer for ``case`` (the oracle README's input format), as
+    """The real scheduler's answer for ``case`` (the input format of docs/ORACLES.md), as
     ``version`` decides. A cycle that fails is ``{"error": ...}`` (the oracle exits 2)."""
     binary = oracle_path(ORACLES[version])
     if binary is None:
