@@ -97,3 +97,31 @@ def test_a_null_snapshot_reference_is_a_422_naming_it(api, field):
     )
     assert response.status_code == 422
     assert response.json["errors"][0]["path"] == field
+
+
+def test_a_configuration_is_read_as_its_release_reads_it(api):
+    """DynamicResources has a Score step only from 1.35 (kubernetes#134711): enabling it
+    at score is refused under 1.34, as that release's scheduler would refuse to start."""
+    snap = _snapshot(api)
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"plugins": {"score": {"enabled": [{"name": "DynamicResources"}]}}}],
+    }
+    body = {"snapshotId": snap, "pod": INCOMING, "schedulerConfiguration": config}
+    refused = api.post(
+        "/v1/decisions/placement",
+        json={**body, "kubernetesVersion": "1.34"},
+        role="decide",
+        validate=False,
+    )
+    assert refused.status_code == 422, refused.json
+    assert [e["path"] for e in refused.json["errors"]] == [
+        "schedulerConfiguration.profiles[0].plugins.score.enabled[0]"
+    ]
+    assert "does not extend ScorePlugin" in refused.json["errors"][0]["message"]
+    accepted = api.post(
+        "/v1/decisions/placement", json={**body, "kubernetesVersion": "1.35"}, role="decide"
+    )
+    assert accepted.status_code == 201
+    assert len(api.get("/v1/decisions", role="read").json["items"]) == 1
