@@ -3,7 +3,10 @@ differences from the one before, as the engine's table holds them; read role."""
 
 from __future__ import annotations
 
+import yaml
+
 from service.engine.version import DIFFERENCES, KNOWN_VERSIONS
+from tests.contract import SPEC_PATH
 
 
 def test_the_releases_newest_first_with_their_differences(api):
@@ -27,3 +30,11 @@ def test_the_releases_newest_first_with_their_differences(api):
 def test_needs_a_key(api):
     response = api.get("/v1/versions", role=None)
     assert response.status_code == 401
+
+
+def test_the_contract_names_the_same_releases(api):
+    """openapi's kubernetesVersion enum is the engine's list of releases."""
+    spec = yaml.safe_load(SPEC_PATH.read_text())
+    option = spec["components"]["schemas"]["VersionOption"]["properties"]["kubernetesVersion"]
+    assert option["enum"] == list(KNOWN_VERSIONS)
+    assert option["default"] == api.get("/v1/versions", role="read").json["default"]
