@@ -63,6 +63,7 @@ def create_app(config: dict | Settings | None = None) -> Flask:
         metrics,
         ops,
         snapshots,
+        versions,
     )
     from service.api.requests import reject_nul_in_query
     from service.console import views as console
@@ -82,6 +83,7 @@ def create_app(config: dict | Settings | None = None) -> Flask:
         history.bp,
         decisions.bp,
         audit.bp,
+        versions.bp,
         console.bp,
     ):
         app.register_blueprint(blueprint)

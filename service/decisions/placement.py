@@ -46,6 +46,7 @@ from service.decisions.schemas import (
     ScoringSchema,
     StrictSchema,
     holds_from_request,
+    scheduler_profile,
     scoring_profile,
 )
 from service.engine.objects import AllocatedDevice, Cluster
@@ -148,11 +149,12 @@ def _tie_sentence(outcome: PlacementOutcome) -> str:
 
 
 def decide(cluster: Cluster, request: dict) -> dict:
+    settings = request["settings"]
     outcome = place(
         cluster,
         request["pod"],
-        profile=request.get("profile") or scoring_profile(request.get("scoring")),
-        settings=request["settings"],
+        profile=request.get("profile") or scheduler_profile(request, settings),
+        settings=settings,
         start_index=(request.get("options") or {}).get("startIndex"),
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),

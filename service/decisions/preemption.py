@@ -37,12 +37,16 @@ from service.decisions.base import (
     cycle_error_json,
     not_modelled_sentence,
 )
-from service.decisions.schemas import SchedulerRequestSchema, holds_from_request
+from service.decisions.schemas import (
+    SchedulerRequestSchema,
+    holds_from_request,
+    scheduler_profile,
+)
 from service.engine.objects import Cluster
 from service.engine.refs import pod_ref
 from service.engine.scheduler.framework import SUCCESS, PodInfo
 from service.engine.scheduler.preemption import PreemptionOutcome, preempt
-from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs
+from service.engine.scheduler.profile import DefaultPreemptionArgs
 from service.engine.version import EngineSettings
 
 __all__ = ["DECISION", "PreemptionOptionsSchema", "PreemptionRequestSchema", "decide", "subjects"]
@@ -185,13 +189,14 @@ def _nomination_sentence(outcome) -> str:
 
 def decide(cluster: Cluster, request: dict) -> dict:
     options = request.get("options") or {}
+    settings = request["settings"]
     outcome = preempt(
         cluster,
         request["pod"],
-        profile=request.get("profile") or DEFAULT_PROFILE,
+        profile=request.get("profile") or scheduler_profile(request, settings),
         args=_preemption_args(options),
         offset=options.get("offset", 0),
-        settings=request["settings"],
+        settings=settings,
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),
     )

@@ -9,6 +9,7 @@ from marshmallow import Schema, ValidationError
 
 from service.decisions.base import DecisionKind, Subjects
 from service.decisions.priority import admit_priority
+from service.decisions.schemas import scheduler_profile
 from service.engine.objects import Cluster, Pod
 from service.engine.version import DEFAULT_KUBERNETES_VERSION, KNOWN_VERSIONS, settings_for
 
@@ -51,8 +52,11 @@ def compute(
     stored request names the release used, so that a replay decides as it did.
     ``stored_at``: when the snapshot was stored, the last default of ``now``."""
     version = kubernetes_version(params)
+    settings = settings_for(version)
     loaded = _schema(kind).load({k: v for k, v in params.items() if k != VERSION_FIELD})
-    loaded["settings"] = settings_for(version)
+    loaded["settings"] = settings
+    if "schedulerConfiguration" in loaded:  # placement and preemption: the release's profile
+        loaded["profile"] = scheduler_profile(loaded, settings)
     loaded["storedAt"] = stored_at
     if isinstance(loaded.get("pod"), Pod):
         loaded["pod"] = admit_priority(loaded["pod"], cluster)

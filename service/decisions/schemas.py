@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC
 
-from marshmallow import RAISE, Schema, ValidationError, fields, post_load, validates_schema
+from marshmallow import RAISE, Schema, ValidationError, fields, validates_schema
 
 from service.decisions.base import DecisionInputError
 from service.engine.objects import Cluster, Pod
@@ -23,7 +23,6 @@ from service.engine.scheduler.plugins.noderesources.resource_allocation import (
     validate_scoring_strategy,
 )
 from service.engine.scheduler.profile import (
-    DEFAULT_PROFILE,
     DEFAULT_RESOURCES,
     DEFAULT_SCHEDULER_NAME,
     LEAST_ALLOCATED,
@@ -33,7 +32,9 @@ from service.engine.scheduler.profile import (
     Profile,
     ResourceSpec,
     ScoringStrategy,
+    default_profile,
 )
+from service.engine.version import EngineSettings
 from service.ingest.kubescheduler_config import SchedulerConfigError, scheduler_profiles
 
 
@@ -199,20 +200,16 @@ class SchedulerRequestSchema(StrictSchema):
                 {"schedulerConfiguration": ["give scoring or schedulerConfiguration, not both"]}
             )
 
-    @post_load
-    def _profile(self, data: dict, **kwargs) -> dict:
-        data["profile"] = scheduler_profile(data)
-        return data
 
-
-def scheduler_profile(data: dict) -> Profile:
-    """The profile a request's pod is scheduled with: the configuration's profile named by
-    the pod's schedulerName, else the default profile with the ``scoring`` object applied."""
+def scheduler_profile(data: dict, settings: EngineSettings) -> Profile:
+    """The profile a request's pod is scheduled with, as the release ``settings`` mirrors
+    builds it: the configuration's profile named by the pod's schedulerName, else the
+    release's default profile with the ``scoring`` object applied."""
     config = data.get("schedulerConfiguration")
     if config is None:
-        return scoring_profile(data.get("scoring"))
+        return scoring_profile(data.get("scoring"), settings)
     try:
-        profiles = scheduler_profiles(config)
+        profiles = scheduler_profiles(config, settings)
     except SchedulerConfigError as exc:
         raise ValidationError({path: [message] for path, message in exc.errors}) from None
     name = data["pod"].scheduler_name or DEFAULT_SCHEDULER_NAME
@@ -256,15 +253,17 @@ def holds_from_request(cluster: Cluster, request: dict) -> list[Hold]:
     return out
 
 
-def scoring_profile(raw: dict | None) -> Profile:
-    """The default profile with the legacy ``scoring`` object applied: NodeResourcesFit's
-    scoringStrategy, BalancedAllocation's resources, or BalancedAllocation disabled."""
+def scoring_profile(raw: dict | None, settings: EngineSettings) -> Profile:
+    """The release's default profile with the legacy ``scoring`` object applied:
+    NodeResourcesFit's scoringStrategy, BalancedAllocation's resources, or BalancedAllocation
+    disabled."""
+    default = default_profile(settings)
     if not raw:
-        return DEFAULT_PROFILE
+        return default
     resources = raw.get("resources")
     shape = raw.get("shape")
     balanced = raw.get("balancedResources")
-    args = dict(DEFAULT_PROFILE.args)
+    args = dict(default.args)
     args["NodeResourcesFit"] = NodeResourcesFitArgs(
         scoring_strategy=ScoringStrategy(
             type=raw.get("strategy", LEAST_ALLOCATED),
@@ -275,7 +274,7 @@ def scoring_profile(raw: dict | None) -> Profile:
     args["NodeResourcesBalancedAllocation"] = NodeResourcesBalancedAllocationArgs(
         tuple(_specs(balanced)) if balanced else DEFAULT_RESOURCES
     )
-    profile = replace(DEFAULT_PROFILE, args=args)
+    profile = replace(default, args=args)
     if not raw.get("balancedAllocation", True):
         off = "NodeResourcesBalancedAllocation"
         profile = replace(

@@ -3,7 +3,9 @@ them (pkg/scheduler/framework HostPortInfo, plugins/nodeports, k8s 1.35).
 
 The ports of regular containers and of restartable (sidecar) init containers count, on both
 sides (upstream getContainerPorts and NodeInfo's used ports, 1.35; checked against the real
-scheduler: scheduler-oracle.json "sidecar-host-ports-*"). A host port of 0 (or less) is ignored;
+scheduler: scheduler-oracle.json "sidecar-host-ports-*"). Releases before 1.34 count the
+regular containers' only (kubernetes#132040): the scheduler sees their pods through
+``without_sidecar_host_ports``. A host port of 0 (or less) is ignored;
 an empty host IP means 0.0.0.0 and an empty protocol TCP. 0.0.0.0 conflicts with the same
 (protocol, port) on any IP; a specific IP conflicts with itself and with 0.0.0.0.
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import msgspec
+
 from service.engine.objects import Container, ContainerPort, Pod
 
 __all__ = [
@@ -19,6 +23,7 @@ __all__ = [
     "HostPorts",
     "port_containers",
     "wanted_host_ports",
+    "without_sidecar_host_ports",
 ]
 
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
@@ -30,6 +35,18 @@ def port_containers(pod: Pod) -> Iterable[Container]:
     for c in pod.init_containers:
         if c.is_sidecar:
             yield c
+
+
+def without_sidecar_host_ports(pod: Pod) -> Pod:
+    """``pod`` as the scheduler before v1.34 counts its host ports (getContainerPorts and
+    NodeInfo.updateUsedPorts read ``spec.containers`` only): the same pod when no sidecar
+    has a host port, else a copy whose sidecars hold none."""
+    if not any(c.is_sidecar and any(p.host_port > 0 for p in c.ports) for c in pod.init_containers):
+        return pod
+    init = [
+        msgspec.structs.replace(c, ports=()) if c.is_sidecar else c for c in pod.init_containers
+    ]
+    return msgspec.structs.replace(pod, init_containers=tuple(init))
 
 
 def wanted_host_ports(pod: Pod) -> list[ContainerPort]:

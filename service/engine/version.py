@@ -1,48 +1,247 @@
-"""Which Kubernetes behaviour the engine mirrors, in one place.
+"""Which Kubernetes release the engine mirrors, in one place.
 
-Where Kubernetes changed a decision between releases, the engine reads the switch from
-``EngineSettings`` instead of scattering version checks. A request's ``kubernetesVersion``
-picks the release (``settings_for``), and every engine entry point takes the settings as a
-required argument: a caller that forgets the release fails instead of answering as the
-newest one. ``DEFAULT_SETTINGS`` is the newest release, named explicitly where Verdict
-answers as it (the snapshot views, the stored scheduler view).
+Where Kubernetes changed a decision between releases, the engine reads a switch from
+``EngineSettings`` instead of comparing versions. Each release's settings object is built
+from the oldest release Verdict knows (1.32) by applying, release by release, the named
+``Difference``s below: the same table that ``GET /v1/versions`` serves and docs/releases.md
+lists. Every release runs with its default feature gates.
+Every engine entry point takes the settings as a required argument: a caller that forgets
+the release fails instead of answering as the newest one. ``DEFAULT_SETTINGS`` is the newest
+release, named explicitly where Verdict answers as it (the snapshot views, the stored
+scheduler view).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 ENGINE_VERSION = "0.1.0+k8s-1.37"
-DEFAULT_KUBERNETES_VERSION = "1.37"
-KNOWN_VERSIONS = ("1.35", "1.37")
+KNOWN_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
+DEFAULT_KUBERNETES_VERSION = KNOWN_VERSIONS[-1]
+
+COMPONENTS = ("scheduler", "kubelet", "nodelifecycle")
 
 
 @dataclass(frozen=True, slots=True)
 class EngineSettings:
+    """One release's behaviour. The field defaults are the newest release's (1.37)."""
+
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
-    # PodLevelResources feature gate (beta, on by default since 1.34).
+    # PodLevelResources feature gate (alpha off in 1.32/1.33, beta on since 1.34): the pod's
+    # spec.resources counts in the scheduler, kubelet admission, QoS and eviction.
     pod_level_resources: bool = True
     # ComputePodQOS: "shape" (per-container, 1.37) or "aggregate" (up to 1.36).
     qos_algorithm: str = "shape"
-    # NodeResourcesFit's Score reads the incoming pod's pod-level resources (v1.35 builds its
-    # resourceAllocationScorer without them; its Filter and BalancedAllocation read them).
+    # NodeResourcesFit's Score reads the incoming pod's pod-level resources (1.34 and 1.35
+    # build its resourceAllocationScorer without them; its Filter and BalancedAllocation
+    # read them).
     fit_score_pod_level_resources: bool = True
+    # NodeResourcesBalancedAllocation's PreScore skips a best-effort pod (none of the
+    # balanced resources requested) since 1.33; 1.32 scores it.
+    balanced_allocation_skips_best_effort: bool = True
+    # VolumeBinding's reason for a bound volume whose node affinity the node fails: "node(s)
+    # didn't match PersistentVolume's node affinity" since 1.33, "node(s) had volume node
+    # affinity conflict" in 1.32.
+    volume_conflict_names_pv_affinity: bool = True
+    # VolumeRestrictions' reason for a ReadWriteOncePod claim in use: "node(s) unavailable due
+    # to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another
+    # pod" since 1.34, "node has pod using PersistentVolumeClaim with the same name and
+    # ReadWriteOncePod access mode" before.
+    rwop_reason_says_in_use: bool = True
+    # The scheduler counts the host ports of sidecars (restartable init containers) since
+    # 1.34; before, only the regular containers' (NodePorts and the node's used ports).
+    host_ports_of_sidecars: bool = True
+    # NodeResourcesFit marks a node whose allocatable is below the pod's request
+    # UnschedulableAndUnresolvable (preemption cannot help there) since 1.34; before, every
+    # shortfall is Unschedulable.
+    fit_unresolvable_beyond_allocatable: bool = True
+    # TaintToleration's filter reason names the untolerated taint up to 1.34
+    # ("node(s) had untolerated taint {key: value}"); since 1.35 it does not.
+    taint_reason_names_taint: bool = False
+    # DynamicResourceAllocation gate (beta off in 1.32/1.33, GA since 1.34): the
+    # DynamicResources plugin is in the default profile.
+    dynamic_resources: bool = True
+    # DynamicResources has a Score step (default weight 2) since 1.35.
+    dynamic_resources_score: bool = True
 
 
 DEFAULT_SETTINGS = EngineSettings()
 
 
-# Where a release differs from the newest, what it does instead (README "Kubernetes versions").
-_RELEASES = {
-    "1.35": EngineSettings(
-        kubernetes_version="1.35",
-        qos_algorithm="aggregate",
-        fit_score_pod_level_resources=False,
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One behaviour a release changed from the release before it: the engine setting it
+    switches and its value from ``release`` on, which component decides differently, in
+    words, and the upstream change."""
+
+    release: str
+    component: str
+    setting: str
+    value: object
+    summary: str
+    upstream: str
+
+    def as_json(self) -> dict:
+        return {"component": self.component, "summary": self.summary, "upstream": self.upstream}
+
+
+# The oldest release Verdict knows, as it behaves with its default feature gates.
+BASELINE = EngineSettings(
+    kubernetes_version=KNOWN_VERSIONS[0],
+    pod_level_resources=False,
+    qos_algorithm="aggregate",
+    fit_score_pod_level_resources=False,
+    balanced_allocation_skips_best_effort=False,
+    volume_conflict_names_pv_affinity=False,
+    host_ports_of_sidecars=False,
+    rwop_reason_says_in_use=False,
+    fit_unresolvable_beyond_allocatable=False,
+    taint_reason_names_taint=True,
+    dynamic_resources=False,
+    dynamic_resources_score=False,
+)
+
+DIFFERENCES: tuple[Difference, ...] = (
+    Difference(
+        "1.33",
+        "scheduler",
+        "balanced_allocation_skips_best_effort",
+        True,
+        "NodeResourcesBalancedAllocation no longer scores a best-effort pod (PreScore skips "
+        "it), so such a pod's node totals lose that score",
+        "kubernetes#129138",
     ),
-    "1.37": DEFAULT_SETTINGS,
-}
+    Difference(
+        "1.33",
+        "scheduler",
+        "volume_conflict_names_pv_affinity",
+        True,
+        "VolumeBinding's reason for a node outside a bound volume's node affinity reads "
+        '"node(s) didn\'t match PersistentVolume\'s node affinity" instead of "node(s) had '
+        'volume node affinity conflict"',
+        "kubernetes#129887",
+    ),
+    Difference(
+        "1.34",
+        "scheduler",
+        "pod_level_resources",
+        True,
+        "PodLevelResources is on by default: a pod's spec.resources is its request in the "
+        "scheduler's filters and BalancedAllocation",
+        "kubernetes#132999",
+    ),
+    Difference(
+        "1.34",
+        "kubelet",
+        "pod_level_resources",
+        True,
+        "PodLevelResources is on by default: a pod's spec.resources counts in kubelet "
+        "admission, its QoS class, OOM score adjust and eviction ranking",
+        "kubernetes#132999",
+    ),
+    Difference(
+        "1.34",
+        "scheduler",
+        "host_ports_of_sidecars",
+        True,
+        "NodePorts counts the host ports of sidecars (restartable init containers), on the "
+        "pod and on the node's pods (v1.33.3 and earlier count regular containers only)",
+        "kubernetes#132040",
+    ),
+    Difference(
+        "1.34",
+        "scheduler",
+        "rwop_reason_says_in_use",
+        True,
+        "VolumeRestrictions' reason for a ReadWriteOncePod claim another pod uses reads "
+        '"node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode '
+        'already in-use by another pod" instead of "node has pod using '
+        'PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"',
+        "pkg/scheduler/framework/plugins/volumerestrictions (v1.34.1)",
+    ),
+    Difference(
+        "1.34",
+        "scheduler",
+        "fit_unresolvable_beyond_allocatable",
+        True,
+        "NodeResourcesFit marks a node whose allocatable is below the pod's request "
+        "UnschedulableAndUnresolvable, so preemption no longer considers it (potential "
+        "nodes, candidates and the preemption message change)",
+        "kubernetes#131345",
+    ),
+    Difference(
+        "1.34",
+        "scheduler",
+        "dynamic_resources",
+        True,
+        "DynamicResourceAllocation is GA: the DynamicResources plugin is in the default "
+        "profile (before DefaultPreemption), so pods' resource claims are allocated",
+        "kubernetes/enhancements#4381",
+    ),
+    Difference(
+        "1.35",
+        "scheduler",
+        "taint_reason_names_taint",
+        False,
+        "TaintToleration's reason no longer names the taint: \"node(s) had untolerated "
+        'taint(s)" instead of "node(s) had untolerated taint {key: value}"',
+        "kubernetes#134740",
+    ),
+    Difference(
+        "1.35",
+        "scheduler",
+        "dynamic_resources_score",
+        True,
+        "DynamicResources gains a Score step, weight 2 in the default profile",
+        "kubernetes#134711",
+    ),
+    Difference(
+        "1.37",
+        "scheduler",
+        "fit_score_pod_level_resources",
+        True,
+        "NodeResourcesFit's score reads the pod's pod-level resources, as its filter does "
+        "(1.34 to 1.36 score the containers' requests)",
+        "pkg/scheduler/framework/plugins/noderesources/fit.go (v1.37)",
+    ),
+    Difference(
+        "1.37",
+        "kubelet",
+        "qos_algorithm",
+        "shape",
+        "The QoS class is computed per container (each container's requests against its "
+        "limits) instead of from the pod's summed requests and limits; an empty "
+        "spec.resources no longer makes a pod BestEffort",
+        "pkg/apis/core/v1/helper/qos ComputePodQOS (v1.37)",
+    ),
+)
+
+
+def _build_releases() -> dict[str, EngineSettings]:
+    """Each release's settings: the baseline with every difference up to it applied."""
+    releases: dict[str, EngineSettings] = {}
+    current = BASELINE
+    for version in KNOWN_VERSIONS:
+        changes = {d.setting: d.value for d in DIFFERENCES if d.release == version}
+        current = replace(current, kubernetes_version=version, **changes)
+        releases[version] = current
+    # The newest is DEFAULT_SETTINGS itself: callers keep fast paths for it by identity.
+    newest = KNOWN_VERSIONS[-1]
+    if releases[newest] != DEFAULT_SETTINGS:
+        raise AssertionError("the newest release's differences do not give DEFAULT_SETTINGS")
+    releases[newest] = DEFAULT_SETTINGS
+    return releases
+
+
+_RELEASES = _build_releases()
 
 
 def settings_for(version: str) -> EngineSettings:
     """The engine settings of a Kubernetes release Verdict knows (KeyError otherwise)."""
     return _RELEASES[version]
+
+
+def differences_in(version: str) -> tuple[Difference, ...]:
+    """What ``version`` changed from the release before it (KeyError for an unknown one)."""
+    settings_for(version)
+    return tuple(d for d in DIFFERENCES if d.release == version)

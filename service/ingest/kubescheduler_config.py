@@ -53,8 +53,10 @@ from service.engine.scheduler.profile import (
     ScoringStrategy,
     VolumeBindingArgs,
     build_profile,
+    default_plugins,
     merge_plugins,
 )
+from service.engine.version import EngineSettings
 from service.ingest import wire
 from service.ingest.errors import IngestError
 from service.ingest.kube import node_selector_term, preferred_terms
@@ -163,8 +165,11 @@ def _document(raw: Any, path: str) -> dict:
     return raw
 
 
-def scheduler_profiles(raw: Any, path: str = "schedulerConfiguration") -> dict[str, Profile]:
-    """The configuration's profiles by schedulerName. Raises SchedulerConfigError."""
+def scheduler_profiles(
+    raw: Any, settings: EngineSettings, path: str = "schedulerConfiguration"
+) -> dict[str, Profile]:
+    """The configuration's profiles by schedulerName, merged with the default plugins of
+    the release ``settings`` mirrors. Raises SchedulerConfigError."""
     doc = _document(raw, path)
     r = _Reader()
     r.obj(doc, "", _TOP_FIELDS)
@@ -182,7 +187,7 @@ def scheduler_profiles(raw: Any, path: str = "schedulerConfiguration") -> dict[s
     first_by_name: dict[str, int] = {}
     for i, item in enumerate(profiles_raw):
         where = f"profiles[{i}]"
-        profile = _profile(r, item, where, percentage)
+        profile = _profile(r, item, where, percentage, settings)
         if profile is None:
             continue
         name = profile.scheduler_name
@@ -225,7 +230,9 @@ def _check_percentage(r: _Reader, value: int | None, path: str) -> None:
         r.fail(path, f"Invalid value: {value}: not in valid range [0-100]")
 
 
-def _profile(r: _Reader, raw: Any, path: str, global_percentage: int | None) -> Profile | None:
+def _profile(
+    r: _Reader, raw: Any, path: str, global_percentage: int | None, settings: EngineSettings
+) -> Profile | None:
     item = r.obj(
         raw, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
     )
@@ -241,9 +248,10 @@ def _profile(r: _Reader, raw: Any, path: str, global_percentage: int | None) -> 
     try:
         return build_profile(
             name,
-            merge_plugins(plugins),
+            merge_plugins(plugins, default_plugins(settings)),
             args,
             percentage if percentage is not None else global_percentage,
+            settings=settings,
         )
     except ProfileError as exc:
         for where, message in exc.errors:

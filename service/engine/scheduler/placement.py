@@ -42,7 +42,7 @@ from service.engine.scheduler.runtime import (
     invalid_score,
     node_state,
 )
-from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.scheduler.snapshot import as_scheduler_sees, scheduler_view
 from service.engine.version import EngineSettings
 
 __all__ = ["NodePlacement", "PlacementOutcome", "num_feasible_nodes_to_find", "place"]
@@ -111,6 +111,7 @@ def place(
     holds: Sequence[Hold] = (),
 ) -> PlacementOutcome:
     """Filter and score ``pod`` on the snapshot's nodes; see the module docstring."""
+    pod = as_scheduler_sees(pod, settings)
     view = scheduler_view(cluster, settings)
     fwk = Framework(profile, settings)
     if fwk.needs_whole_pods(pod, view):

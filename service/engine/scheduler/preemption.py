@@ -52,7 +52,7 @@ from service.engine.scheduler.plugins.default_preemption import (
 )
 from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs, Profile
 from service.engine.scheduler.runtime import CycleError, Framework, filter_error
-from service.engine.scheduler.snapshot import SchedulerView, scheduler_view
+from service.engine.scheduler.snapshot import SchedulerView, as_scheduler_sees, scheduler_view
 from service.engine.version import EngineSettings
 
 __all__ = [
@@ -356,6 +356,7 @@ def preempt(
     random start (taken modulo the number of potential nodes). ``args`` overrides the
     profile's DefaultPreemptionArgs.
     """
+    pod = as_scheduler_sees(pod, settings)
     view = scheduler_view(cluster, settings)
     fwk = Framework(profile, settings)
     if fwk.needs_whole_pods(pod, view):

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from types import MappingProxyType
 
 from service.engine.objects import NodeSelectorTerm, PreferredSchedulingTerm
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -40,6 +42,9 @@ __all__ = [
     "ScoringStrategy",
     "VolumeBindingArgs",
     "build_profile",
+    "default_plugins",
+    "default_profile",
+    "in_tree_plugins",
     "merge_plugins",
 ]
 
@@ -246,7 +251,8 @@ class PluginSet:
 
 
 # default_plugins.go getDefaultPlugins (v1.35), with DynamicResources (its feature gate on
-# since 1.34) inserted before DefaultPreemption, weight 2, by applyFeatureGates.
+# since 1.34) inserted before DefaultPreemption, weight 2, by applyFeatureGates; other
+# releases: default_plugins(settings).
 DEFAULT_PLUGINS: Mapping[str, PluginSet] = MappingProxyType(
     {
         "multiPoint": PluginSet(
@@ -323,7 +329,10 @@ def _type_name(point: str) -> str:
 
 
 def _expand_point(
-    point: str, plugins: Mapping[str, PluginSet], errors: list[tuple[str, str]]
+    point: str,
+    plugins: Mapping[str, PluginSet],
+    errors: list[tuple[str, str]],
+    in_tree: Mapping[str, tuple[str, ...]],
 ) -> list[str]:
     """updatePluginList and expandMultiPointPlugins for one extension point: the explicit
     plugins re-configured from multiPoint first, then multiPoint's own, then the other
@@ -332,9 +341,9 @@ def _expand_point(
     explicit: list[str] = []
     for i, ref in enumerate(own.enabled):
         where = f"plugins.{point}.enabled[{i}]"
-        if ref.name not in IN_TREE:
+        if ref.name not in in_tree:
             errors.append((where, f'{_type_name(point)} "{ref.name}" does not exist'))
-        elif point not in IN_TREE[ref.name]:
+        elif point not in in_tree[ref.name]:
             errors.append(
                 (where, f'plugin "{ref.name}" does not extend {_type_name(point)} plugin')
             )
@@ -349,13 +358,13 @@ def _expand_point(
     overridden: list[str] = []
     from_multi: list[str] = []
     for i, ref in enumerate(plugins["multiPoint"].enabled):
-        if ref.name not in IN_TREE:
+        if ref.name not in in_tree:
             where = f"plugins.multiPoint.enabled[{i}]"
             message = f'plugin "{ref.name}" does not exist'
             if (where, message) not in errors:
                 errors.append((where, message))
             continue
-        if point not in IN_TREE[ref.name] or ref.name in own.disabled:
+        if point not in in_tree[ref.name] or ref.name in own.disabled:
             continue
         if ref.name in explicit:
             overridden.append(ref.name)
@@ -400,12 +409,15 @@ def build_profile(
     plugins: Mapping[str, PluginSet],
     args: Mapping[str, object],
     percentage_of_nodes_to_score: int | None = None,
+    *,
+    settings: EngineSettings,
 ) -> Profile:
     """frameworkImpl's construction (NewFramework) from merged plugin sets: each extension
     point's plugins in run order, the score weights, the one queue sort and the bind
     plugins checked. Raises ProfileError as the scheduler refuses to start."""
     errors: list[tuple[str, str]] = []
-    points = {point: _expand_point(point, plugins, errors) for point in EXTENSION_POINTS}
+    in_tree = in_tree_plugins(settings)
+    points = {point: _expand_point(point, plugins, errors, in_tree) for point in EXTENSION_POINTS}
     if len(points["queueSort"]) != 1:
         errors.append(
             (
@@ -437,5 +449,40 @@ def build_profile(
     )
 
 
-# The default profile: v1.35's default plugins, expanded as the framework expands them.
-DEFAULT_PROFILE = build_profile(DEFAULT_SCHEDULER_NAME, merge_plugins({}), DEFAULT_PLUGIN_ARGS)
+def in_tree_plugins(settings: EngineSettings) -> Mapping[str, tuple[str, ...]]:
+    """The release's in-tree registry (registry.go): DynamicResources has a Score step only
+    from v1.35 (``settings.dynamic_resources_score``, kubernetes#134711)."""
+    if settings.dynamic_resources_score:
+        return IN_TREE
+    dra = tuple(p for p in IN_TREE["DynamicResources"] if p not in _SCORING)
+    return MappingProxyType({**IN_TREE, "DynamicResources": dra})
+
+
+def default_plugins(settings: EngineSettings) -> Mapping[str, PluginSet]:
+    """The release's default plugins, as its applyFeatureGates leaves them: DynamicResources
+    only with the DynamicResourceAllocation gate on (v1.34 on), weight 2 once it scores
+    (v1.35 on); the v1.35 list is ``DEFAULT_PLUGINS``."""
+    refs: list[PluginRef] = []
+    for ref in DEFAULT_PLUGINS["multiPoint"].enabled:
+        if ref.name == "DynamicResources":
+            if not settings.dynamic_resources:
+                continue
+            ref = PluginRef(ref.name, 2 if settings.dynamic_resources_score else 0)
+        refs.append(ref)
+    return MappingProxyType({"multiPoint": PluginSet(tuple(refs))})
+
+
+@cache
+def default_profile(settings: EngineSettings) -> Profile:
+    """The release's default profile: its default plugins, expanded as the framework
+    expands them."""
+    return build_profile(
+        DEFAULT_SCHEDULER_NAME,
+        merge_plugins({}, default_plugins(settings)),
+        DEFAULT_PLUGIN_ARGS,
+        settings=settings,
+    )
+
+
+# The newest release's default profile.
+DEFAULT_PROFILE = default_profile(DEFAULT_SETTINGS)

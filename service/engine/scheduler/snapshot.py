@@ -27,12 +27,20 @@ from service.engine.objects import (
     Service,
     WorkloadController,
 )
+from service.engine.ports import without_sidecar_host_ports
 from service.engine.scheduler.dra_manager import EMPTY_DRA, DraManager
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
 from service.engine.scheduler.storage import EMPTY_STORAGE, Storage
 from service.engine.version import EngineSettings
 
-__all__ = ["PdbInfo", "SchedulerView", "install_view", "scheduler_view", "view_release"]
+__all__ = [
+    "PdbInfo",
+    "SchedulerView",
+    "as_scheduler_sees",
+    "install_view",
+    "scheduler_view",
+    "view_release",
+]
 
 T = TypeVar("T")
 
@@ -147,6 +155,8 @@ class SchedulerView:
                 i = index.get(node_name)
                 if i is None:
                     continue  # bound to a node missing from the snapshot
+                if pod.init_containers:
+                    pod = as_scheduler_sees(pod, settings)
                 pi = pod_info(pod, settings)
                 per_node[i].append(pi)
                 append_bound(pi)
@@ -157,7 +167,8 @@ class SchedulerView:
                     if ctrl is not None and ctrl.kind == "StatefulSet":
                         terminating_sts.append((node_name, pi))
             elif pod.nominated_node_name:
-                nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod, settings))
+                info = pod_info(as_scheduler_sees(pod, settings), settings)
+                nominated.setdefault(pod.nominated_node_name, []).append(info)
         self._assemble(
             [NodeInfo(node, i, per_node[i]) for i, node in enumerate(nodes)],
             nominated,
@@ -492,8 +503,15 @@ class SchedulerView:
 
 def view_release(settings: EngineSettings) -> tuple[bool, ...]:
     """What a SchedulerView reads of the release: the switches ``scheduler_pod_requests``
-    reads to derive a PodInfo. Two releases with the same reading share one view."""
-    return (settings.pod_level_resources,)
+    reads to derive a PodInfo, and whether sidecars' host ports count
+    (``as_scheduler_sees``). Two releases with the same reading share one view."""
+    return (settings.pod_level_resources, settings.host_ports_of_sidecars)
+
+
+def as_scheduler_sees(pod: Pod, settings: EngineSettings) -> Pod:
+    """``pod`` as the release's scheduler counts it: without its sidecars' host ports
+    before v1.34 (``settings.host_ports_of_sidecars``, kubernetes#132040)."""
+    return pod if settings.host_ports_of_sidecars else without_sidecar_host_ports(pod)
 
 
 # Cluster -> view_release -> its SchedulerView.

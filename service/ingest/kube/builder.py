@@ -106,16 +106,20 @@ class SnapshotBuilder:
         self.errors: list[FieldError] = []
         self.shared = Interner()
         # kind -> (the list its objects are collected in, whether they are namespaced)
-        self._collected_in = {
-            kind: (getattr(self, attr), kind not in _CLUSTER_SCOPED_KINDS)
-            for kind, attr in _COLLECTED_IN.items()
-        } | {
-            kind: (self.storage[field], namespaced)
-            for kind, (field, namespaced) in _STORAGE_KINDS.items()
-        } | {
-            kind: (self.storage[field], namespaced)
-            for kind, (_, _, field, namespaced) in RESOURCE_KINDS.items()
-        }
+        self._collected_in = (
+            {
+                kind: (getattr(self, attr), kind not in _CLUSTER_SCOPED_KINDS)
+                for kind, attr in _COLLECTED_IN.items()
+            }
+            | {
+                kind: (self.storage[field], namespaced)
+                for kind, (field, namespaced) in _STORAGE_KINDS.items()
+            }
+            | {
+                kind: (self.storage[field], namespaced)
+                for kind, (_, _, field, namespaced) in RESOURCE_KINDS.items()
+            }
+        )
 
     def _unique(self, kind: str, namespace: str, name: str, path: str) -> bool:
         key = (kind, namespace, name)

@@ -33,7 +33,11 @@ RELEASE = "1.35"  # the oracle is the v1.35 kubelet
 
 def run_oracle(case: dict) -> dict:
     done = subprocess.run(
-        [str(BINARY)], input=json.dumps(case), capture_output=True, text=True, timeout=60,
+        [str(BINARY)],
+        input=json.dumps(case),
+        capture_output=True,
+        text=True,
+        timeout=60,
         check=False,
     )
     if done.returncode != 0:
@@ -93,12 +97,13 @@ def admission_differences(case: dict) -> list[str]:
     if _their_reasons(theirs) != _my_reasons(mine):
         found.append(f"reasons: oracle {_their_reasons(theirs)} verdict {_my_reasons(mine)}")
     if not theirs["admit"] and (theirs["reason"], theirs["message"]) != (
-        mine["kubeletReason"], mine["message"]
+        mine["kubeletReason"],
+        mine["message"],
     ):
-            found.append(
-                f"reason: oracle {theirs['reason']!r} {theirs['message']!r} "
-                f"verdict {mine['kubeletReason']!r} {mine['message']!r}"
-            )
+        found.append(
+            f"reason: oracle {theirs['reason']!r} {theirs['message']!r} "
+            f"verdict {mine['kubeletReason']!r} {mine['message']!r}"
+        )
     their_victims = theirs.get("victims") or []
     my_victims = [_ref(v) for v in (mine["preemption"] or {}).get("victims", [])]
     if their_victims != my_victims:
@@ -147,7 +152,9 @@ def _their_thresholds(items: list[dict] | None) -> list[tuple]:
 
 
 def _my_thresholds(items: list[dict]) -> list[tuple]:
-    return sorted((t["signal"], t["operator"], _amount(t["value"]), t["gracePeriod"]) for t in items)
+    return sorted(
+        (t["signal"], t["operator"], _amount(t["value"]), t["gracePeriod"]) for t in items
+    )
 
 
 def ranking_differences(their_ranked: list[str], mine: dict) -> list[str]:
@@ -188,7 +195,9 @@ def reclaim_candidates(met: list[dict]) -> set[str]:
 
 
 def _my_reclaim_signal(mine: dict) -> str | None:
-    return next((t["signal"] for t in mine["thresholdsMet"] if t["signal"] in SIGNAL_TO_RESOURCE), None)
+    return next(
+        (t["signal"] for t in mine["thresholdsMet"] if t["signal"] in SIGNAL_TO_RESOURCE), None
+    )
 
 
 def _hardness(met: list[dict], candidates: set[str]) -> set[bool]:
@@ -221,14 +230,19 @@ def eviction_differences(case: dict) -> list[str]:
     }
     if their_signals != my_signals:
         found.append(f"observations: oracle {their_signals} verdict {my_signals}")
-    for name, key in (("thresholdsObserved", "thresholdsObserved"), ("thresholdsMet", "thresholdsMet")):
+    for name, key in (
+        ("thresholdsObserved", "thresholdsObserved"),
+        ("thresholdsMet", "thresholdsMet"),
+    ):
         if _their_thresholds(theirs.get(name)) != _my_thresholds(mine[key]):
             found.append(
                 f"{name}: oracle {_their_thresholds(theirs.get(name))} "
                 f"verdict {_my_thresholds(mine[key])}"
             )
     if sorted(theirs.get("nodeConditions") or []) != sorted(mine["nodeConditions"]):
-        found.append(f"nodeConditions: oracle {theirs['nodeConditions']} verdict {mine['nodeConditions']}")
+        found.append(
+            f"nodeConditions: oracle {theirs['nodeConditions']} verdict {mine['nodeConditions']}"
+        )
     if (their_signal is None) != (signal is None) or (
         signal is not None and SIGNAL_TO_RESOURCE[signal] != mine["starvedResource"]
     ):

@@ -270,7 +270,11 @@ def eviction_case(seed: int, *, ties: bool = False) -> dict:
                 "workingSetBytes": memory_capacity - available,
             },
             "fs": _fs(rng, 100 * GI),
-            "rlimit": {"time": _time(0), "maxpid": 32768, "curproc": rng.choice((100, 30000, 32000))},
+            "rlimit": {
+                "time": _time(0),
+                "maxpid": 32768,
+                "curproc": rng.choice((100, 30000, 32000)),
+            },
             "systemContainers": [
                 {
                     "name": "pods",

@@ -44,7 +44,11 @@ _LIFECYCLE = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 def run_oracle(case: dict) -> dict:
     """The controller's answer for ``case`` (the oracle README's input format)."""
     done = subprocess.run(
-        [str(BINARY)], input=json.dumps(case), capture_output=True, text=True, timeout=120,
+        [str(BINARY)],
+        input=json.dumps(case),
+        capture_output=True,
+        text=True,
+        timeout=120,
         check=False,
     )
     if done.returncode != 0:

@@ -42,7 +42,9 @@ def _toleration(rng: random.Random) -> list[dict]:
             tol["tolerationSeconds"] = seconds
         result.append(tol)
     if rng.random() < 0.1:
-        result.append({"key": "dedicated", "operator": "Equal", "value": "x", "effect": "NoExecute"})
+        result.append(
+            {"key": "dedicated", "operator": "Equal", "value": "x", "effect": "NoExecute"}
+        )
     return result
 
 
@@ -64,9 +66,11 @@ def _alive(node: dict, lease: dict | None) -> bool:
     lease; creation for a node without Ready) is within its grace period at now, which is
     Verdict's reading of a snapshot (the oracle's kubeletAlive)."""
     conditions = node["status"]["conditions"]
-    probes = [conditions[0]["lastHeartbeatTime"]] if conditions else [
-        node["metadata"]["creationTimestamp"]
-    ]
+    probes = (
+        [conditions[0]["lastHeartbeatTime"]]
+        if conditions
+        else [node["metadata"]["creationTimestamp"]]
+    )
     if lease is not None:
         probes.append(lease["spec"]["renewTime"].replace(".000000Z", "Z"))
     grace = 50 if conditions else 60
@@ -105,7 +109,9 @@ def _node(rng: random.Random, name: str, zone: str | None, region: str) -> tuple
         added = rng.choice((0, 10, 60, 200, 299, 300, 301, 900))
         taints.append({"key": key, "effect": "NoExecute", "timeAdded": _time(added)})
     if rng.random() < 0.05:
-        taints.append({"key": "dedicated", "value": "x", "effect": "NoExecute", "timeAdded": _time(30)})
+        taints.append(
+            {"key": "dedicated", "value": "x", "effect": "NoExecute", "timeAdded": _time(30)}
+        )
     node = {
         "apiVersion": "v1",
         "kind": "Node",

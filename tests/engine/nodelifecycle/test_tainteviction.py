@@ -30,7 +30,11 @@ def _tol(key: str, seconds: int | None) -> Toleration:
             id="later shorter toleration keeps the first deadline",
         ),
         pytest.param(
-            [(0, (NOT_READY,)), (15 * SECOND, (NOT_READY, UNREACHABLE)), (15 * SECOND, (UNREACHABLE,))],
+            [
+                (0, (NOT_READY,)),
+                (15 * SECOND, (NOT_READY, UNREACHABLE)),
+                (15 * SECOND, (UNREACHABLE,)),
+            ],
             [_tol(UNREACHABLE.key, 0), _tol(NOT_READY.key, 60)],
             60 * SECOND,
             id="a tolerationSeconds 0 taint keeps the earlier timer (processPodOnNode)",

@@ -1,5 +1,7 @@
-"""The real kube-scheduler (v1.35.4's framework, the ``verdict-oracle`` binary) as a test
-authority: run a case through it and through Verdict, and list where they disagree."""
+"""The real kube-scheduler of each release Verdict has an oracle for (``verdict-oracle``:
+v1.35.4's framework; ``verdict-oracle-1.34``, ``-1.33``, ``-1.32``: v1.34.1, v1.33.3,
+v1.32.5) as a test authority: run a case through it and through Verdict with that release's
+settings, and list where they disagree."""
 
 from __future__ import annotations
 
@@ -8,23 +10,40 @@ import re
 import subprocess
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
+
+import pytest
 
 from service.decisions.priority import admit_priority
 from service.engine.dra import allocator
 from service.engine.objects import Cluster
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import preempt
-from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs, Profile
+from service.engine.scheduler.profile import DefaultPreemptionArgs, Profile, default_profile
 from service.engine.version import settings_for
 from service.ingest.kube import pod_from_object
 from tests.conftest import snapshot_from_objects
 from tests.oracles import needs, oracle_path
 
-# In the folder VERDICT_ORACLE_DIR names (tests/oracles.py).
-BINARY = oracle_path("verdict-oracle") or Path("verdict-oracle-not-configured")
+# The oracle of each release, in the folder VERDICT_ORACLE_DIR names (tests/oracles.py).
+ORACLES = {
+    "1.32": "verdict-oracle-1.32",
+    "1.33": "verdict-oracle-1.33",
+    "1.34": "verdict-oracle-1.34",
+    "1.35": "verdict-oracle",
+}
+RELEASES = tuple(ORACLES)
 
-needs_oracle = needs("verdict-oracle")
+BINARY = oracle_path(ORACLES["1.35"]) or Path("verdict-oracle-not-configured")
+needs_oracle = needs(ORACLES["1.35"])
+
+
+def releases(*versions: str) -> list:
+    """``versions`` (default: every release with an oracle) as pytest params, each skipped
+    where its oracle is absent."""
+    return [pytest.param(v, id=v, marks=needs(ORACLES[v])) for v in versions or RELEASES]
+
 
 # The oracle's `--profile restricted`: the default filters Verdict modelled first, and only
 # NodeResourcesFit and BalancedAllocation scoring (docs/ORACLES.md).
@@ -39,26 +58,35 @@ _RESTRICTED = {
     "DefaultPreemption",
     *_RESTRICTED_SCORES,
 }
-PROFILES = {
-    "full": DEFAULT_PROFILE,
-    "restricted": replace(
-        DEFAULT_PROFILE,
-        pre_filter=tuple(n for n in DEFAULT_PROFILE.pre_filter if n in _RESTRICTED),
-        filter=tuple(n for n in DEFAULT_PROFILE.filter if n in _RESTRICTED),
-        post_filter=tuple(n for n in DEFAULT_PROFILE.post_filter if n in _RESTRICTED),
-        pre_score=tuple(n for n in DEFAULT_PROFILE.pre_score if n in _RESTRICTED_SCORES),
-        score=tuple((n, w) for n, w in DEFAULT_PROFILE.score if n in _RESTRICTED_SCORES),
-    ),
-}
+
+
+@cache
+def oracle_profile(name: str, version: str) -> Profile:
+    """The oracle's ``full`` profile (the release's default profile) or ``restricted`` one."""
+    full = default_profile(settings_for(version))
+    if name == "full":
+        return full
+    return replace(
+        full,
+        pre_filter=tuple(n for n in full.pre_filter if n in _RESTRICTED),
+        filter=tuple(n for n in full.filter if n in _RESTRICTED),
+        post_filter=tuple(n for n in full.post_filter if n in _RESTRICTED),
+        pre_score=tuple(n for n in full.pre_score if n in _RESTRICTED_SCORES),
+        score=tuple((n, w) for n, w in full.score if n in _RESTRICTED_SCORES),
+    )
+
 
 _IGNORED_SCORES: set[str] = set()
 
 
-def run_oracle(case: dict, profile: str = "full") -> dict:
-    """The real scheduler's answer for ``case`` (the input format of docs/ORACLES.md). A cycle
-    that fails is ``{"error": ...}`` (the oracle exits 2 then)."""
+def run_oracle(case: dict, profile: str = "full", version: str = "1.35") -> dict:
+    """The real scheduler's answer for ``case`` (the input format of docs/ORACLES.md), as
+    ``version`` decides. A cycle that fails is ``{"error": ...}`` (the oracle exits 2)."""
+    binary = oracle_path(ORACLES[version])
+    if binary is None:
+        raise RuntimeError(f"oracle {ORACLES[version]} is not configured (tests/oracles.py)")
     done = subprocess.run(
-        [str(BINARY), "--profile", profile],
+        [str(binary), "--profile", profile],
         input=json.dumps(case),
         capture_output=True,
         text=True,
@@ -109,13 +137,14 @@ def cycle_error_differences(mine: dict, error: str) -> list[str]:
     return []
 
 
-def verdict_placement(
-    case: dict, version: str = "1.35", profile: Profile = DEFAULT_PROFILE
-) -> dict:
-    """Verdict's placement of ``case`` in the oracle's output shape (weighted scores)."""
+def verdict_placement(case: dict, version: str = "1.35", profile: Profile | None = None) -> dict:
+    """Verdict's placement of ``case`` in the oracle's output shape (weighted scores), with
+    ``profile`` (default: the release's default profile)."""
     cluster = Cluster(snapshot_from_objects(case["objects"]))
     pod = admit_priority(pod_from_object(case["pod"]), cluster)
-    out = place(cluster, pod, profile=profile, settings=settings_for(version))
+    settings = settings_for(version)
+    profile = profile or default_profile(settings)
+    out = place(cluster, pod, profile=profile, settings=settings)
     nodes = []
     for n in out.nodes:
         entry = {
@@ -188,8 +217,8 @@ def placement_differences(case: dict, version: str = "1.35", profile: str = "ful
 
 
 def _placement_differences(case: dict, version: str, profile: str) -> list[str]:
-    theirs = run_oracle(case, profile)
-    mine = verdict_placement(case, version, PROFILES[profile])
+    theirs = run_oracle(case, profile, version)
+    mine = verdict_placement(case, version, oracle_profile(profile, version))
     if "error" in theirs:
         return cycle_error_differences(mine, theirs["error"])
     diffs: list[str] = []
@@ -225,7 +254,7 @@ def preemption_differences(case: dict, version: str = "1.35", profile: str = "fu
 
 
 def _preemption_differences(case: dict, version: str, profile: str) -> list[str]:
-    answer = run_oracle(case, profile)
+    answer = run_oracle(case, profile, version)
     theirs = answer.get("preemption") or {}
     cluster = Cluster(snapshot_from_objects(case["objects"]))
     pod = admit_priority(pod_from_object(case["pod"]), cluster)
@@ -233,7 +262,7 @@ def _preemption_differences(case: dict, version: str, profile: str) -> list[str]
     out = preempt(
         cluster,
         pod,
-        profile=PROFILES[profile],
+        profile=oracle_profile(profile, version),
         settings=settings_for(version),
         args=DefaultPreemptionArgs(
             options.get("minCandidateNodesPercentage", 10),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from service.decisions.placement import scoring_profile
+from service.engine.version import settings_for
 from tests.engine.scheduler.oracle import needs_oracle, placement_differences, verdict_placement
 
 CASES = Path(__file__).resolve().parents[2] / "conformance" / "scheduler-oracle.json"
@@ -24,10 +25,10 @@ def _cases() -> list:
     return [pytest.param(c, id=c["name"]) for c in json.loads(CASES.read_text())["cases"]]
 
 
-def _restricted(scoring: dict | None):
+def _restricted(scoring: dict | None, version: str):
     """The oracle's restricted profile: the default filters Verdict modelled before, and
     NodeResourcesFit and BalancedAllocation scores (configured by ``scoring``)."""
-    profile = scoring_profile(scoring)
+    profile = scoring_profile(scoring, settings_for(version))
     return replace(
         profile, score=tuple((n, w) for n, w in profile.score if n in _RESTRICTED_SCORES)
     )
@@ -36,7 +37,9 @@ def _restricted(scoring: dict | None):
 @pytest.mark.parametrize("case", _cases())
 def test_recorded_answer(case: dict) -> None:
     got = verdict_placement(
-        case["case"], case["kubernetesVersion"], _restricted(case["case"].get("scoring"))
+        case["case"],
+        case["kubernetesVersion"],
+        _restricted(case["case"].get("scoring"), case["kubernetesVersion"]),
     )
     want = case["expected"]
     for mine, theirs in zip(got["nodes"], want["nodes"], strict=True):

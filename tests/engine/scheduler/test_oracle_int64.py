@@ -97,7 +97,7 @@ def _oracle(case: dict) -> dict:
 def _differences(case: dict, scoring: dict | None) -> list[str]:
     case = dict(case, scoring=scoring)
     theirs = _oracle(case)
-    mine = verdict_placement(case, "1.35", _restricted(scoring))
+    mine = verdict_placement(case, "1.35", _restricted(scoring, "1.35"))
     diffs = []
     if theirs.get("error"):
         # runScorePlugins refuses a score outside [0, 100] (a wrapped sum can give one): the

@@ -37,7 +37,9 @@ def test_default_profile_scores_and_total() -> None:
 def test_most_allocated_packs() -> None:
     nodes = [node("a", cpu=4000, memory=8 * GI), node("b", cpu=4000, memory=8 * GI)]
     pods = [pod("busy", 2000, 4 * GI, node="a")]
-    profile = scoring_profile({"strategy": MOST_ALLOCATED, "balancedAllocation": False})
+    profile = scoring_profile(
+        {"strategy": MOST_ALLOCATED, "balancedAllocation": False}, DEFAULT_SETTINGS
+    )
     out = place(
         cluster(nodes, pods), pod("p", 1000, GI), profile=profile, settings=DEFAULT_SETTINGS
     )
@@ -53,7 +55,8 @@ def test_requested_to_capacity_ratio_shape_on_the_user_scale() -> None:
             "strategy": REQUESTED_TO_CAPACITY_RATIO,
             "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}],
             "balancedAllocation": False,
-        }
+        },
+        DEFAULT_SETTINGS,
     )
     out = place(
         cluster(nodes, []), pod("p", 1000, 2 * GI), profile=profile, settings=DEFAULT_SETTINGS

@@ -14,8 +14,11 @@ from service.engine.scheduler.profile import (
     PluginSet,
     ProfileError,
     build_profile,
+    default_plugins,
+    default_profile,
     merge_plugins,
 )
+from service.engine.version import DEFAULT_SETTINGS, settings_for
 
 QUEUE_AND_BIND = {
     "queueSort": PluginSet((PluginRef("PrioritySort"),)),
@@ -32,7 +35,7 @@ def _sets(**points) -> dict[str, PluginSet]:
 
 
 def _build(plugins):
-    return build_profile("test", plugins, DEFAULT_PLUGIN_ARGS)
+    return build_profile("test", plugins, DEFAULT_PLUGIN_ARGS, settings=DEFAULT_SETTINGS)
 
 
 @pytest.mark.parametrize(
@@ -159,7 +162,9 @@ def test_profiles_the_scheduler_refuses(plugins, path, words) -> None:
 
 def test_queue_sort_and_bind_are_required() -> None:
     with pytest.raises(ProfileError) as exc:
-        build_profile("x", merge_plugins({}, defaults={}), DEFAULT_PLUGIN_ARGS)
+        build_profile(
+            "x", merge_plugins({}, defaults={}), DEFAULT_PLUGIN_ARGS, settings=DEFAULT_SETTINGS
+        )
     assert {p for p, _ in exc.value.errors} == {"plugins.queueSort", "plugins.bind"}
 
 
@@ -214,3 +219,31 @@ def test_default_profile_is_the_default_plugins_expanded() -> None:
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
     }
+
+
+@pytest.mark.parametrize(
+    ("version", "in_filter", "dra_weight"),
+    [("1.32", False, None), ("1.33", False, None), ("1.34", True, None), ("1.35", True, 2)],
+)
+def test_default_profile_by_release(version: str, in_filter: bool, dra_weight: int | None) -> None:
+    """DynamicResources joins the default profile with DRA's GA (1.34, KEP-4381) and scores,
+    weight 2, from 1.35 (kubernetes#134711); nothing else in the default profile moves."""
+    profile = default_profile(settings_for(version))
+    assert ("DynamicResources" in profile.filter) is in_filter
+    assert ("DynamicResources" in profile.post_filter) is in_filter
+    assert dict(profile.score).get("DynamicResources") == dra_weight
+    others = {n: w for n, w in profile.score if n != "DynamicResources"}
+    assert others == {n: w for n, w in DEFAULT_PROFILE.score if n != "DynamicResources"}
+    assert profile.post_filter[-1] == "DefaultPreemption"
+
+
+def test_a_release_refuses_a_step_its_plugin_lacks() -> None:
+    """1.34's DynamicResources has no Score: a configuration enabling it there is refused."""
+    plugins = merge_plugins(
+        {"score": PluginSet((PluginRef("DynamicResources"),))},
+        default_plugins(settings_for("1.34")),
+    )
+    with pytest.raises(ProfileError) as exc:
+        build_profile("x", plugins, DEFAULT_PLUGIN_ARGS, settings=settings_for("1.34"))
+    assert any("does not extend ScorePlugin" in m for _, m in exc.value.errors)
+    build_profile("x", plugins, DEFAULT_PLUGIN_ARGS, settings=settings_for("1.35"))

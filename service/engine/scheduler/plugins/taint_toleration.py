@@ -2,8 +2,8 @@
 v1.35): Filter, PreScore, Score and NormalizeScore.
 
 Filter rejects a node with a NoSchedule or NoExecute taint the pod does not tolerate
-(UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)": the taint itself is no
-longer named). Score counts the node's PreferNoSchedule taints that the pod's tolerations of
+(UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)"; up to v1.34 the reason
+named the first such taint, ``settings.taint_reason_names_taint``, kubernetes#134740). Score counts the node's PreferNoSchedule taints that the pod's tolerations of
 effect PreferNoSchedule (or of any effect) do not tolerate; NormalizeScore reverses it, so the
 node with the fewest such taints gets 100.
 """
@@ -40,8 +40,14 @@ class TaintToleration(IgnoresNodePods, PreScorePlugin, ScoreExtensions):
     def filter(self, state: CycleState, ni: NodeInfo, ns: object) -> Status | None:
         """The first NoSchedule/NoExecute taint the pod does not tolerate rejects the node."""
         taints = ni.node.taints
-        if not taints or find_untolerated(taints, state.pod.tolerations, _DO_NOT_SCHEDULE) is None:
+        if not taints:
             return None
+        taint = find_untolerated(taints, state.pod.tolerations, _DO_NOT_SCHEDULE)
+        if taint is None:
+            return None
+        if self.settings.taint_reason_names_taint:
+            reason = f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+            return Status(UNRESOLVABLE, (reason,), self.name)
         return Status(UNRESOLVABLE, (ERR_REASON_UNTOLERATED,), self.name)
 
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:

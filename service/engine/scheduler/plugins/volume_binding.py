@@ -59,6 +59,8 @@ __all__ = [
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
+# The same reason up to v1.32 (``settings.volume_conflict_names_pv_affinity``, kubernetes#129887).
+ERR_REASON_NODE_CONFLICT_V132 = "node(s) had volume node affinity conflict"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
@@ -283,7 +285,10 @@ class VolumeBinding(PreFilterPlugin, KeepsVerdict, PreScorePlugin, ReadsPodVolum
             )
         reasons = []
         if not bound_ok:
-            reasons.append(ERR_REASON_NODE_CONFLICT)
+            if self.settings.volume_conflict_names_pv_affinity:
+                reasons.append(ERR_REASON_NODE_CONFLICT)
+            else:
+                reasons.append(ERR_REASON_NODE_CONFLICT_V132)
         if not unbound_ok:
             reasons.append(ERR_REASON_BIND_CONFLICT)
         if not enough_space:

@@ -39,6 +39,10 @@ ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT = (
     "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
     "already in-use by another pod"
 )
+# The same conflict's reason up to v1.33 (``settings.rwop_reason_says_in_use``).
+ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_V133 = (
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+)
 _CONFLICT_SOURCES = frozenset({"gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd"})
 _USED_CLAIMS = "VolumeRestrictions/usedClaims"
 
@@ -159,7 +163,11 @@ class VolumeRestrictions(PreFilterExtensions, KeepsVerdict, ReadsPodVolumes):
         if found is None:
             return prefilter_state_missing(self.name)
         if found.conflicts > 0:
-            return Status(UNSCHEDULABLE, (ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT,), self.name)
+            if self.settings.rwop_reason_says_in_use:
+                reason = ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT
+            else:
+                reason = ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_V133
+            return Status(UNSCHEDULABLE, (reason,), self.name)
         return None
 
 

@@ -1,6 +1,7 @@
 """NodeResourcesBalancedAllocation (kubernetes/kubernetes pkg/scheduler/framework/plugins/
-noderesources balanced_allocation.go, v1.35): PreScore (Skip for a pod requesting none of
-the balanced resources) and Score (balancedResourceScorer, resource_allocation.py)."""
+noderesources balanced_allocation.go, v1.35): PreScore (Skip, from v1.33, for a pod
+requesting none of the balanced resources) and Score (balancedResourceScorer,
+resource_allocation.py)."""
 
 from __future__ import annotations
 

@@ -129,7 +129,8 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, PreScorePlugin, ScorePlugi
 
     def filter(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> Status | None:
         """Unschedulable with every shortfall; UnschedulableAndUnresolvable when any of them
-        is unresolvable."""
+        is unresolvable (v1.34 on, ``settings.fit_unresolvable_beyond_allocatable``,
+        kubernetes#131345; v1.33 and before: always Unschedulable)."""
         fit: FitState | None = state.read(self.name)
         if fit is None:  # PreFilter disabled in the profile: upstream's Filter errors too
             return prefilter_state_missing(self.name)
@@ -145,7 +146,10 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, PreScorePlugin, ScorePlugi
         failures = fits_request(fit, alloc, requested, ns.pod_count)
         if not failures:
             return None
-        code = UNRESOLVABLE if any(f.unresolvable for f in failures) else UNSCHEDULABLE
+        unresolvable = self.settings.fit_unresolvable_beyond_allocatable and any(
+            f.unresolvable for f in failures
+        )
+        code = UNRESOLVABLE if unresolvable else UNSCHEDULABLE
         return Status(code, tuple(f.reason for f in failures), self.name)
 
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:

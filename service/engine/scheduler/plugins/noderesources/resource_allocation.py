@@ -410,10 +410,12 @@ class BalancedAllocationScorer:
         self.resources = tuple(resources)
 
     def prepare(self, pod: Pod, settings: EngineSettings) -> _Allocation | None:
-        """PreScore: None (Skip) when every considered pod request is 0 (best-effort pod)."""
+        """PreScore: None (Skip) when every considered pod request is 0 (best-effort pod),
+        from v1.33 on (``settings.balanced_allocation_skips_best_effort``, kubernetes#129138;
+        v1.32 scores such a pod)."""
         reqs_map = pod_requests(pod, settings=settings)
         reqs = [reqs_map.get(r.name, 0) for r in self.resources]
-        if all(r == 0 for r in reqs):
+        if settings.balanced_allocation_skips_best_effort and all(r == 0 for r in reqs):
             return None
         return _Allocation(self.resources, reqs, use_requested=True)
 
