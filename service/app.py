@@ -45,7 +45,18 @@ def create_app(config: dict | Settings | None = None) -> Flask:
         warm=warm,
     )
 
-    from service.api import auth, decisions, docs, errors, history, load, metrics, ops, snapshots
+    from service.api import (
+        auth,
+        decisions,
+        docs,
+        errors,
+        history,
+        impact,
+        load,
+        metrics,
+        ops,
+        snapshots,
+    )
     from service.api.requests import reject_nul_in_query
 
     metrics.register(app)
@@ -59,6 +70,7 @@ def create_app(config: dict | Settings | None = None) -> Flask:
     app.register_blueprint(snapshots.bp)
     app.register_blueprint(history.bp)
     app.register_blueprint(decisions.bp)
+    app.register_blueprint(impact.bp)
     from service import console
     from service.api import audit
 

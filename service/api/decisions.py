@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import logging
 
-import orjson
 import yaml
 from flask import Blueprint, Response, current_app, g, request, url_for
 
 from service.api.errors import ApiError
 from service.api.metrics import DECISIONS, count_cache, decision_outcome
-from service.api.requests import MAX_JSON_BYTES, json_body
+from service.api.requests import json_or_yaml_body
 from service.api.responses import json_response
 from service.decisions import KINDS
 from service.decisions.cluster import (
@@ -23,7 +22,6 @@ from service.decisions.cluster import (
 from service.decisions.run import check_snapshot_reference, compute, decision_params
 from service.engine.version import ENGINE_VERSION
 from service.ingest import wire
-from service.ingest.body import YAML_TYPES, yaml_to_json
 from service.ingest.errors import IngestError
 from service.ingest.kube import convert_object
 from service.ingest.names import metadata_errors
@@ -101,20 +99,6 @@ def record_decision(kind_name: str, body: dict):
     return row
 
 
-def decision_body() -> dict:
-    """The request body: JSON, or YAML (read as snapshots are: no anchors, bounded size)."""
-    if (request.mimetype or "").lower() not in YAML_TYPES:
-        return json_body()
-    if request.content_length and request.content_length > MAX_JSON_BYTES:
-        raise ApiError(413, f"body exceeds {MAX_JSON_BYTES} bytes")
-    body = orjson.loads(yaml_to_json(request.get_data(cache=True)))
-    if not isinstance(body, dict):
-        raise ApiError(
-            400, "expected a mapping", [{"path": "body", "message": "expected a mapping"}]
-        )
-    return body
-
-
 def negotiated(payload, status: int):
     """JSON, or YAML when the client prefers it (``Accept: application/yaml``)."""
     best = request.accept_mimetypes.best_match(["application/json", "application/yaml"])
@@ -126,7 +110,7 @@ def negotiated(payload, status: int):
 
 @bp.post("/<kind_name>")
 def create_decision(kind_name: str):
-    body = decision_body()
+    body = json_or_yaml_body()
     row = record_decision(kind_name, body)
     response = negotiated(records.to_json(row), 201)
     response.headers["X-Decision-ID"] = row.id

@@ -11,7 +11,7 @@ from flask import current_app, request
 
 from service.api.errors import ApiError
 from service.api.load import hold_large_body_slot
-from service.ingest.body import reject_duplicate_keys
+from service.ingest.body import YAML_TYPES, reject_duplicate_keys, yaml_to_json
 from service.ingest.spool import Spool
 
 DEFAULT_LIMIT = 50
@@ -79,6 +79,21 @@ def json_body() -> dict:
             400, "expected a JSON object", [{"path": "body", "message": "expected a JSON object"}]
         )
     reject_duplicate_keys(data)  # and NUL characters
+    return body
+
+
+def json_or_yaml_body() -> dict:
+    """A body that is JSON, or YAML (read as snapshots are: no anchors, bounded size): the
+    decision, replay and impact requests."""
+    if (request.mimetype or "").lower() not in YAML_TYPES:
+        return json_body()
+    if request.content_length and request.content_length > MAX_JSON_BYTES:
+        raise ApiError(413, f"body exceeds {MAX_JSON_BYTES} bytes")
+    body = orjson.loads(yaml_to_json(request.get_data(cache=True)))
+    if not isinstance(body, dict):
+        raise ApiError(
+            400, "expected a mapping", [{"path": "body", "message": "expected a mapping"}]
+        )
     return body
 
 

@@ -78,7 +78,8 @@ def test_every_operation_takes_and_echoes_the_request_id():
     assert not bad, "\n".join(bad)
 
 
-READ_ONLY_POSTS = {"/v1/decisions/{id}/replay"}  # changes nothing: auditors may replay
+# Change nothing: auditors may replay and ask for the impact of a change.
+READ_ONLY_POSTS = {"/v1/decisions/{id}/replay", "/v1/impact"}
 
 
 def test_security_roles():
