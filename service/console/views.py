@@ -17,15 +17,19 @@ from flask import (
     url_for,
 )
 from flask_wtf.csrf import CSRFError
+from marshmallow import ValidationError
 from sqlalchemy import select
 
-from service.api.errors import ApiError
+from service.api.errors import ApiError, flatten_messages
 from service.api.metrics import count_cache
 from service.console import csrf, explain
 from service.decisions import KINDS
+from service.decisions.base import DecisionInputError
 from service.decisions.cluster import SnapshotReference, resolve_cluster
-from service.decisions.replay import NotReplayable, replay_record
+from service.decisions.impact import ImpactRequestSchema, impact_page
+from service.decisions.replay import ChangeSchema, NotReplayable, replay_record
 from service.engine.summary import node_view, pod_view
+from service.engine.version import KNOWN_VERSIONS
 from service.store import checkpoints, keys, records
 from service.store import snapshots as store
 from service.store.models import ApiKey, AuditState, SnapshotRow
@@ -271,18 +275,24 @@ def decision(decision_id: str):
         )
 
 
-@bp.post("/decisions/<decision_id>/replay")
+@bp.route("/decisions/<decision_id>/replay", methods=["GET", "POST"])
 def replay(decision_id: str):
+    """The side-by-side replay: as stored (the decision page's button), or under another
+    release (``?kubernetesVersion=``, the impact page's links; it changes nothing)."""
     with _db().session() as db_session:
         row = records.get(db_session, decision_id)
         if row is None:
             raise ConsoleError(404, f"There is no decision {decision_id}.")
+    version = request.values.get("kubernetesVersion") or None
     try:
+        change = ChangeSchema().load({"kubernetesVersion": version})
         outcome = replay_record(
-            _db(), current_app.extensions["verdict.cache"], row, on_read=count_cache
+            _db(), current_app.extensions["verdict.cache"], row, on_read=count_cache, change=change
         )
     except NotReplayable as exc:
         raise ApiError(409, str(exc)) from None
+    except (ValidationError, DecisionInputError) as exc:
+        raise ConsoleError(422, f"This decision cannot be replayed so: {_reason(exc)}") from None
     return render_template(
         "replay.html",
         record=records.to_json(row),
@@ -290,6 +300,11 @@ def replay(decision_id: str):
         stored_json=_pretty(outcome["stored"]),
         replayed_json=_pretty(outcome["replayed"]),
         show=_show,
+        engine=(
+            f"Under Kubernetes {version}, the running engine"
+            if "kubernetesVersion" in outcome["changed"]
+            else "The running engine"
+        ),
     )
 
 
@@ -297,6 +312,50 @@ def _show(value) -> str:
     if value is None:
         return "(absent)"
     return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+# ---------------------------------------------------------------- impact
+
+
+IMPACT_PAGE_SIZE = 200
+IMPACT_FILTERS = ("kind", "snapshotId", "nodeName", "pod", "since", "until")
+
+
+@bp.get("/impact")
+def impact():
+    """What a release would decide differently over the stored history (POST /v1/impact as a
+    page): the counts, and each change linked to its decision and its side-by-side replay."""
+    args = {k: request.args[k].strip() for k in ("to", *IMPACT_FILTERS) if request.args.get(k)}
+    values = {"args": args, "versions": KNOWN_VERSIONS, "kinds": list(KINDS), "answer": None}
+    if "to" not in args:
+        return render_template("impact.html", **values)
+    body = {
+        "kubernetesVersion": args["to"],
+        "filter": {k: args[k] for k in IMPACT_FILTERS if k in args},
+        "limit": IMPACT_PAGE_SIZE,
+    }
+    if request.args.get("cursor"):
+        body["cursor"] = request.args["cursor"]
+    try:
+        query = ImpactRequestSchema().load(body)
+        answer = impact_page(
+            _db(), current_app.extensions["verdict.cache"], query, on_read=count_cache
+        )
+    except (ValidationError, DecisionInputError) as exc:
+        return render_template("impact.html", error=_reason(exc), **values), 422
+    more = (
+        url_for("console.impact", **args, cursor=answer["nextCursor"])
+        if answer["nextCursor"]
+        else None
+    )
+    values.update(answer=answer, more=more, first_page="cursor" not in body)
+    return render_template("impact.html", **values)
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, DecisionInputError):
+        return f"{exc.path}: {exc.message}"
+    return "; ".join(f"{e['path']}: {e['message']}" for e in flatten_messages(exc.messages))
 
 
 # ---------------------------------------------------------------- snapshots

@@ -239,3 +239,27 @@ def test_a_failed_scheduling_cycle_is_explained(console_app, secrets):
     ) in page
     assert "reason SchedulerError" in page
     assert "scheduling cycle error" in _text(client.get("/console/decisions"))
+
+
+def test_impact_page_asks_first_then_answers_and_names_bad_input(console_app, secrets, seeded):
+    client, _ = _signed_in(console_app, secrets["read"])
+    form = client.get("/console/impact")
+    assert form.status_code == 200 and "Show the impact" in _text(form)
+    answer = client.get("/console/impact?to=1.37")
+    assert answer.status_code == 200
+    assert "5 decision(s) examined: 5 unchanged, 0 changed, 0 failed" in _text(answer)
+    bad = client.get("/console/impact?to=1.99")
+    assert bad.status_code == 422 and "kubernetesVersion: unknown Kubernetes version" in _text(bad)
+    cursor = client.get("/console/impact?to=1.37&cursor=bm90LWEtY3Vyc29y")
+    assert cursor.status_code == 422 and "cursor: not a cursor this API issued" in _text(cursor)
+
+
+def test_replay_under_another_release_by_link(console_app, secrets, seeded):
+    _, ids = seeded
+    client, _ = _signed_in(console_app, secrets["read"])
+    path = f"/console/decisions/{ids['placement']}/replay"
+    response = client.get(f"{path}?kubernetesVersion=1.35")
+    assert response.status_code == 200
+    assert "Under Kubernetes 1.35, the running engine decides the same" in _text(response)
+    unknown = client.get(f"{path}?kubernetesVersion=1.99")
+    assert unknown.status_code == 422 and "unknown Kubernetes version" in _text(unknown)
