@@ -1,14 +1,16 @@
 # Verdict: gunicorn, non-root, migrations applied at start (verdict serve does it).
-# Installed from a wheel as users install it (migrations and the OpenAPI document ship inside
-# the package); the repository itself is not in the image.
+# Installed from a wheel as users install it (the build puts the top-level migrations/ and
+# openapi/ inside the package); the repository itself is not in the image.
 FROM python:3.11-slim AS build
 # A C compiler for the duplicate-key scanner (service/ingest/_jsonkeys.c); the runtime image
 # gets the built wheel and needs none.
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py MANIFEST.in README.md ./
 COPY service ./service
+COPY migrations ./migrations
+COPY openapi ./openapi
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /dist .
 
 FROM python:3.11-slim

@@ -21,6 +21,7 @@ from bench.generate import generate
 from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.objects import Cluster, Node
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import snapshot_from_objects
 
 
@@ -132,6 +133,7 @@ def main() -> None:
     for label, where, node_name, requests, critical in cases:
         pod = _pod(requests, critical)
         loaded = kind.schema().load({"nodeName": node_name, "pod": pod})
+        loaded["settings"] = DEFAULT_SETTINGS
         result = kind.decide(where, loaded)
         median, p99 = timed(lambda: kind.decide(where, loaded), args.runs, args.repeats)  # noqa: B023
         victims = len((result.get("preemption") or {}).get("victims", []))

@@ -6,7 +6,7 @@ Summary attached) and times, per scenario:
 * engine — ``service.engine.kubelet.eviction.synchronize`` alone (config parsed once), the
   number the target is about;
 * decision — the whole decision kind (schema load, config parsing, allocatable, the pass and
-  rendering the API.md result with a PodRef per ranked pod), as the HTTP layer calls it.
+  rendering the contract's result with a PodRef per ranked pod), as the HTTP layer calls it.
 
 Scenarios: memory pressure (hard memory.available just above the observed value: full
 memory ranking and a victim), disk pressure (nodefs.available: disk ranking over rootfs, logs
@@ -29,6 +29,7 @@ from service.decisions.run import compute
 from service.engine.kubelet.eviction import make_signal_observations, synchronize
 from service.engine.kubelet.eviction_config import build_eviction_config
 from service.engine.objects import Cluster
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import snapshot_from_objects
 
 
@@ -70,10 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     kind = KINDS["eviction"]
     for name, config in scenarios.items():
         parsed = build_eviction_config(config)
-        evaluation = synchronize(pods, stats, parsed, now)
+        evaluation = synchronize(pods, stats, parsed, now, settings=DEFAULT_SETTINGS)
         victim = evaluation.victim.pod.name if evaluation.victim else None
         outcome = f"starved={evaluation.starved_resource} ranked={len(evaluation.ranking)} victim={victim}"
-        engine = time_calls(lambda p=parsed: synchronize(pods, stats, p, now), args.iterations)
+        engine = time_calls(
+            lambda p=parsed: synchronize(pods, stats, p, now, settings=DEFAULT_SETTINGS),
+            args.iterations,
+        )
         params = {"nodeName": node, "config": config}
         decision = time_calls(lambda p=params: compute(kind, cluster, p), args.iterations)
         for layer, (median, p95, mean) in (("engine", engine), ("decision", decision)):

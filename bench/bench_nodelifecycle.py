@@ -30,6 +30,7 @@ from service.decisions import KINDS
 from service.decisions.run import compute
 from service.engine.nodelifecycle.decision import node_eviction_rate
 from service.engine.objects import Cluster
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import snapshot_from_objects
 
 
@@ -104,11 +105,14 @@ def main(argv: list[str] | None = None) -> int:
         "legacy": {"mode": "legacy"},
     }
     for name, config in scenarios.items():
-        result = node_eviction_rate(cluster, now, config)
+        result = node_eviction_rate(cluster, now, config, settings=DEFAULT_SETTINGS)
         evicted = sum(1 for p in result["pods"] if p["evictAt"] is not None)
         tainted = sum(1 for n in result["nodes"] if n["taint"] is not None)
         engine = time_calls(
-            lambda config=config: node_eviction_rate(cluster, now, config), args.iterations
+            lambda config=config: node_eviction_rate(
+                cluster, now, config, settings=DEFAULT_SETTINGS
+            ),
+            args.iterations,
         )
         decision = time_calls(
             lambda config=config: compute(kind, cluster, {"config": config}), args.iterations

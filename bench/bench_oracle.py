@@ -42,14 +42,15 @@ from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DefaultPreemptionArgs
 from service.engine.scheduler.snapshot import scheduler_view
-from service.engine.version import settings_for
+from service.engine.version import DEFAULT_SETTINGS, settings_for
 from service.ingest.body import parse_snapshot
 from service.ingest.kube import pod_from_object
 
-# ../shared/oracle beside the checkout; VERDICT_ORACLE names it elsewhere (a git worktree).
+# The scheduler oracle in the folder VERDICT_ORACLE_DIR names (docs/ORACLES.md), as the tests
+# find it; VERDICT_ORACLE names the binary itself instead.
 ORACLE = Path(
     os.environ.get("VERDICT_ORACLE")
-    or Path(__file__).resolve().parents[2] / "shared" / "oracle" / "verdict-oracle"
+    or Path(os.environ.get("VERDICT_ORACLE_DIR", ".")) / "verdict-oracle"
 )
 SETTINGS = settings_for("1.35")
 
@@ -231,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     cluster = Cluster(parse_snapshot(data).snapshot)
     del data
-    scheduler_view(cluster)
+    scheduler_view(cluster, settings=DEFAULT_SETTINGS)
     print(
         f"Verdict: {len(cluster.snapshot.nodes)} nodes, {len(cluster.snapshot.pods)} pods, "
         f"loaded and viewed in {time.perf_counter() - started:.1f} s"

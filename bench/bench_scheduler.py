@@ -30,6 +30,7 @@ from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DefaultPreemptionArgs as PreemptionArgs
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import snapshot_from_objects
 from service.store import snapshots as store
 from service.store.scheduler_view import restore
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         f"(loaded in {time.perf_counter() - started:.1f} s)"
     )
     started = time.perf_counter()
-    scheduler_view(cluster)
+    scheduler_view(cluster, settings=DEFAULT_SETTINGS)
     print(f"scheduler view (once per Cluster): {(time.perf_counter() - started) * 1000:.0f} ms")
     _stored_view(cluster)
 
@@ -116,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         priority=0,
         containers=(Container(name="c", requests={"cpu": 500, "memory": GI}),),
     )
-    median, best, outcome = _timed(lambda: place(cluster, pending), args.repeat)
+    median, best, outcome = _timed(
+        lambda: place(cluster, pending, settings=DEFAULT_SETTINGS), args.repeat
+    )
     feasible = sum(1 for n in outcome.nodes if n.feasible)
     print(
         f"placement: median {median:.1f} ms, min {best:.1f} ms "
@@ -137,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         ),
     )
     started = time.perf_counter()
-    preempt(cluster, preemptor, args=PreemptionArgs(100, 100))
+    preempt(cluster, preemptor, args=PreemptionArgs(100, 100), settings=DEFAULT_SETTINGS)
     print(
         "preemption, first call (builds the per-node importance order, prefix sums and PDB "
         f"matches once per Cluster): {(time.perf_counter() - started) * 1000:.0f} ms"
@@ -147,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         ("every potential node (100% / 100)", PreemptionArgs(100, 100)),
     ):
         median, best, out = _timed(
-            lambda pargs=pargs: preempt(cluster, preemptor, args=pargs), args.repeat
+            lambda pargs=pargs: preempt(cluster, preemptor, args=pargs, settings=DEFAULT_SETTINGS),
+            args.repeat,
         )
         print(
             f"preemption, {label}: median {median:.1f} ms, min {best:.1f} ms "

@@ -29,6 +29,7 @@ from service.engine.kubelet import preemption
 from service.engine.kubelet.admission import PodAdmitAttributes, general_filter
 from service.engine.objects import Cluster
 from service.engine.quantity import wrap_int64
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import snapshot_from_objects
 
 
@@ -47,7 +48,9 @@ def _inputs(cluster: Cluster, node_name: str, requests: dict) -> tuple:
     loaded = KINDS["admission"].schema().load({"nodeName": node_name, "pod": _pod(requests, True)})
     pod = loaded["pod"]
     others = other_pods_on(cluster, node_name, pod)
-    reasons = general_filter(PodAdmitAttributes(pod, cluster.node(node_name), others))
+    reasons = general_filter(
+        PodAdmitAttributes(pod, cluster.node(node_name), others, settings=DEFAULT_SETTINGS)
+    )
     requirements = [
         (r.resource, wrap_int64(r.insufficient_amount)) for r in reasons if r.is_resource
     ]
@@ -73,7 +76,12 @@ def main() -> None:
     }
     for label, (pod, others, requirements) in cases.items():
         chosen = {
-            key: [p.key for p in module.get_pods_to_preempt(pod, others, requirements)]
+            key: [
+                p.key
+                for p in module.get_pods_to_preempt(
+                    pod, others, requirements, settings=DEFAULT_SETTINGS
+                )
+            ]
             for key, module in versions.items()
         }
         if len({tuple(v) for v in chosen.values()}) != 1:

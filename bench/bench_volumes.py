@@ -28,6 +28,7 @@ from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DefaultPreemptionArgs
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.body import parse_snapshot
 from service.ingest.kube import pod_from_object
 
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     del items
     started = time.perf_counter()
     cluster = Cluster(parse_snapshot(data).snapshot)
-    scheduler_view(cluster, whole_pods=True)
+    scheduler_view(cluster, whole_pods=True, settings=DEFAULT_SETTINGS)
     snapshot = cluster.snapshot
     print(
         f"Verdict: {len(snapshot.nodes)} nodes, {len(snapshot.pods)} pods, "

@@ -5,11 +5,16 @@
 # recorded answers as a real cluster would; point PATH at a real kubectl to capture yours.
 # The test suite runs this very script against a real `verdict serve` (tests/test_examples.py).
 set -euo pipefail
-cd "$(dirname "$0")"
 URL="${VERDICT_URL:-http://127.0.0.1:8080}"
 VERDICT="${VERDICT:-verdict}"
 # Files written on the way (the capture, the eviction answer) go to VERDICT_EXAMPLES_OUT.
 OUT="${VERDICT_EXAMPLES_OUT:-$(mktemp -d)}"
+mkdir -p "$OUT"
+# Paths given relative to where the script was started (VERDICT=.venv/bin/verdict) are made
+# absolute before it moves to its own folder.
+case "$VERDICT" in */*) VERDICT="$(cd "$(dirname "$VERDICT")" && pwd)/$(basename "$VERDICT")" ;; esac
+OUT="$(cd "$OUT" && pwd)"
+cd "$(dirname "$0")"
 call() {  # call METHOD PATH [curl options...]: print the answer; fail on any HTTP error
     local method="$1" path="$2"
     shift 2
@@ -45,6 +50,7 @@ DECISION=$(call GET "/v1/decisions?kind=eviction&snapshotId=$SNAP&limit=1" |
 # 4. History: list, one record, replay, the chain's verification, export.
 call GET "/v1/decisions?snapshotId=$SNAP&since=2026-01-01"
 call GET "/v1/decisions/$DECISION"
+call GET "/v1/decisions/$DECISION" -H 'Accept: application/yaml'
 call POST "/v1/decisions/$DECISION/replay"
 call GET /v1/audit/verify
 call GET "/v1/decisions/export?since=2026-01-01"

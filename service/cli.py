@@ -1,7 +1,6 @@
-"""`verdict`: serve, db, keys, capture, decide, impact, snapshot import, history, audit.
-
-Built on click (Flask's own CLI toolkit): every command and option has help, choices are
-listed, and errors name the option or file they are about and never print a traceback.
+"""The `verdict` command line, built on click (Flask's own CLI toolkit): every command and
+option has help, choices are listed, and errors name the option or file they are about and
+never print a traceback (main() turns the expected failures into one line and an exit code).
 """
 
 from __future__ import annotations
@@ -104,7 +103,20 @@ TIME = Time()
 READABLE = click.Path(exists=True, dir_okay=False, allow_dash=True)
 
 
-@click.group(help=__doc__, context_settings={"help_option_names": ["-h", "--help"]})
+HELP = """Verdict: the decisions Kubernetes itself would make on a given cluster state.
+
+\b
+Start here:
+  verdict serve                     the HTTP service (API, /docs, /console)
+  verdict keys create --role admin  an API key (its secret is printed once)
+  verdict decide KIND --snapshot FILE --request FILE
+                                    a decision offline, nothing stored
+
+Settings are VERDICT_* environment variables (docs/operations.md).
+"""
+
+
+@click.group(help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
 def cli() -> None:
     pass
 
@@ -186,14 +198,20 @@ def _child_exit(_server, worker) -> None:
 @click.argument("revision", required=False)
 def db(action: str, revision: str | None) -> int:
     """Database migrations: upgrade (default head), downgrade (default one step), current."""
+    from alembic.util import CommandError
+
     from service.store import migrate
 
     database = _database()
     click.echo(f"verdict: database {_where(database)}", err=True)
-    if action == "upgrade":
-        migrate.upgrade(database.url, revision or "head")
-    elif action == "downgrade":
-        migrate.downgrade(database.url, revision or "-1")
+    try:
+        if action == "upgrade":
+            migrate.upgrade(database.url, revision or "head")
+        elif action == "downgrade":
+            migrate.downgrade(database.url, revision or "-1")
+    except CommandError as exc:
+        # Alembic's words name the revision ("Can't locate revision identified by 'x'").
+        raise click.BadParameter(str(exc), param_hint="REVISION") from None
     head = migrate.head_revision(database.url)
     click.echo(f"database at revision {migrate.current_revision(database)} (head {head})")
     return 0
@@ -399,7 +417,35 @@ def _named_cluster(snapshot_file: str | None, snapshot_id: str | None, kind):
         raise click.ClickException(f"invalid snapshot {snapshot_file}: {exc}") from None
 
 
-@cli.command()
+DECIDE_HELP = f"""Compute a decision offline (no server, nothing stored); prints the result
+JSON the API would record. Give --snapshot FILE or --snapshot-id ID.
+
+KIND is one of: {", ".join(DECISION_KINDS)}.
+
+The request is the API's body (the files in examples/ are such bodies): give it whole with
+--request FILE, or its parts with --node, --pod (a Pod manifest) and --now, which override
+the file's.
+
+\b
+  verdict decide admission --snapshot examples/cluster.yaml \\
+      --request examples/admission.yaml
+"""
+
+
+def _pod_manifest(path: str) -> dict:
+    """The Pod manifest --pod names; a request body given there instead (it has a ``pod``
+    field and no ``metadata``) is pointed at --request rather than refused as a nameless pod."""
+    manifest = _read_object(path, "--pod")
+    if "metadata" not in manifest and isinstance(manifest.get("pod"), dict):
+        raise click.BadParameter(
+            f"{path} is a request body (it has a `pod` field), not a Pod manifest: "
+            f"give it with --request {path}",
+            param_hint="--pod",
+        )
+    return manifest
+
+
+@cli.command(help=DECIDE_HELP, short_help="Compute a decision offline, nothing stored.")
 @click.argument("kind", metavar="KIND", type=click.Choice(DECISION_KINDS))
 @click.option(
     "--snapshot",
@@ -418,8 +464,6 @@ def _named_cluster(snapshot_file: str | None, snapshot_id: str | None, kind):
     help="File with the rest of the request body (JSON or YAML).",
 )
 def decide(kind, snapshot_file, snapshot_id, node, pod, now, request_file) -> int:
-    """Compute a decision offline (no server, nothing stored); prints the result JSON the
-    API would record. Give --snapshot FILE or --snapshot-id ID."""
     from marshmallow import ValidationError
 
     from service.decisions import KINDS, DecisionInputError
@@ -432,7 +476,7 @@ def decide(kind, snapshot_file, snapshot_id, node, pod, now, request_file) -> in
     if node:
         params["nodeName"] = node
     if pod:
-        params["pod"] = _read_object(pod, "--pod")
+        params["pod"] = _pod_manifest(pod)
     if now:
         params["now"] = now.isoformat()
     decision = KINDS[kind]

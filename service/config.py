@@ -80,6 +80,13 @@ class Settings(BaseSettings):
     # <instance>/console-secret-key (shared by the workers of one host).
     SECRET_KEY: str = ""
 
+    @field_validator("DATABASE_URL")
+    @classmethod
+    def _supported_database(cls, value: str) -> str:
+        if value:
+            check_database_url(value)
+        return value
+
     @field_validator("CORS_ORIGINS", mode="before")
     @classmethod
     def _comma_separated(cls, value):
@@ -107,11 +114,36 @@ class Settings(BaseSettings):
         return settings
 
 
+DATABASE_URL_FORMS = "sqlite:////absolute/path/verdict.db or postgresql://user:password@host/db"
+
+
+def check_database_url(value: str) -> None:
+    """Refuse, in words, a URL that is not one of the two databases Verdict runs on (SQLite,
+    PostgreSQL through psycopg 3): found later, it would be a traceback from SQLAlchemy."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        url = make_url(value)
+    except ArgumentError:
+        raise ValueError(f"not a database URL; write {DATABASE_URL_FORMS}") from None
+    backend, driver = url.get_backend_name(), url.drivername.partition("+")[2]
+    supported = (backend == "sqlite" and driver in ("", "pysqlite")) or (
+        backend in ("postgresql", "postgres") and driver in ("", "psycopg")
+    )
+    if not supported:
+        raise ValueError(
+            f"Verdict runs on SQLite and PostgreSQL (psycopg), not {url.drivername}; "
+            f"write {DATABASE_URL_FORMS}"
+        )
+
+
 def _explain(exc: ValidationError, overrides: dict) -> str:
     """One line per refused value: ``VERDICT_AUTH_ENABLED='ture': Input should be ...``."""
     lines = []
     for error in exc.errors():
         field = str(error["loc"][0]) if error["loc"] else "?"
         name = field if field in overrides else PREFIX + field
-        lines.append(f"{name}={error.get('input')!r}: {error['msg']}")
+        message = error["msg"].removeprefix("Value error, ")
+        lines.append(f"{name}={error.get('input')!r}: {message}")
     return "invalid settings: " + "; ".join(lines)

@@ -1,6 +1,6 @@
 """Fixtures: a real database (SQLite file, or PostgreSQL when VERDICT_TEST_DATABASE_URL is
 set), the app on it, API keys per role, and a client that checks every response against
-service/openapi.yaml."""
+openapi/openapi.yaml."""
 
 from __future__ import annotations
 

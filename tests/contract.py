@@ -1,4 +1,4 @@
-"""Contract checks: does an HTTP exchange match service/openapi.yaml?
+"""Contract checks: does an HTTP exchange match openapi/openapi.yaml?
 
 The API tests call :func:`validate_exchange` for every response they receive, so a response
 whose status, content type, headers or body the OpenAPI document does not describe fails the
@@ -24,7 +24,7 @@ from openapi_core.validation.response import V31ResponseHeadersValidator
 from openapi_schema_validator import OAS31Validator
 from werkzeug.datastructures import Headers
 
-SPEC_PATH = Path(__file__).resolve().parents[1] / "service" / "openapi.yaml"
+SPEC_PATH = Path(__file__).resolve().parents[1] / "openapi" / "openapi.yaml"
 HOST_URL = "http://localhost"
 NDJSON = "application/x-ndjson"
 PROBLEM_JSON = "application/problem+json"

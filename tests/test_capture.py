@@ -14,7 +14,7 @@ from service.cli import main
 from service.ingest.body import parse_snapshot
 from tests.conftest import kube_list, node, pod
 from tests.fake_kubectl import BIN_DIR, node_answer, record
-from tests.ingest.test_storage_objects import ALL, STORAGE_COUNTS
+from tests.ingest.kube.test_storage import ALL, STORAGE_COUNTS
 
 SUMMARY = {
     "node": {"nodeName": "any", "memory": {"availableBytes": 50 * 2**20, "workingSetBytes": 2**30}},

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import orjson
 import pytest
 import yaml
 
-from service.cli import main
+from service.cli import DECISION_KINDS, main
 from tests.conftest import kube_list, node, pod
 
 
@@ -329,3 +334,88 @@ def test_impact_shows_a_progress_bar_on_a_terminal(impact_history, tmp_path):
     os.close(leader)
     assert done.returncode == 0 and "Replaying" in shown and "4/4" in shown
     assert "2 changed" in done.stdout.decode()
+
+
+# --- what a first-day user types, run as they run it (a process of its own) ----------------
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _verdict(tmp_path, *argv, env=None) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("VERDICT_")}
+    environ |= {"VERDICT_INSTANCE_PATH": str(tmp_path / "instance"), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "service.cli", *argv],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "words"),
+    [
+        (("db", "downgrade", "nosuchrev"), {}, ["REVISION", "nosuchrev"]),
+        (("db", "upgrade", "nosuchrev"), {}, ["REVISION", "nosuchrev"]),
+        (
+            ("keys", "list"),
+            {"VERDICT_DATABASE_URL": "notaurl"},
+            ["VERDICT_DATABASE_URL", "not a database URL"],
+        ),
+        (("serve",), {"VERDICT_DATABASE_URL": "notaurl"}, ["VERDICT_DATABASE_URL", "sqlite:///"]),
+        (
+            ("keys", "list"),
+            {"VERDICT_DATABASE_URL": "mysql://u@db/verdict"},
+            ["SQLite and PostgreSQL", "mysql"],
+        ),
+        (
+            (
+                "decide",
+                "admission",
+                "--snapshot",
+                str(EXAMPLES / "cluster.yaml"),
+                "--pod",
+                str(EXAMPLES / "admission.yaml"),
+            ),
+            {},
+            ["--pod", "request body", "--request"],
+        ),
+    ],
+    ids=[
+        "downgrade-unknown",
+        "upgrade-unknown",
+        "not-a-url",
+        "serve-not-a-url",
+        "mysql",
+        "request-as-pod",
+    ],
+)
+def test_first_day_mistakes_are_one_line_not_a_traceback(tmp_path, argv, env, words):
+    done = _verdict(tmp_path, *argv, env=env)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+def test_the_help_lists_the_decision_kinds_and_no_developer_notes(tmp_path):
+    top = _verdict(tmp_path, "--help").stdout
+    assert "verdict serve" in top and "click" not in top and "traceback" not in top
+    decide_help = _verdict(tmp_path, "decide", "--help").stdout
+    assert all(kind in decide_help for kind in DECISION_KINDS)
+    assert "--request examples/admission.yaml" in decide_help
+
+
+def test_the_example_request_runs_as_the_decide_help_shows(tmp_path):
+    done = _verdict(
+        tmp_path,
+        "decide",
+        "admission",
+        "--snapshot",
+        str(EXAMPLES / "cluster.yaml"),
+        "--request",
+        str(EXAMPLES / "admission.yaml"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "admitted" in orjson.loads(done.stdout)

@@ -13,7 +13,8 @@ import yaml
 from tests.fake_kubectl import BIN_DIR
 from tests.serve.helpers import VERDICT, server  # noqa: F401  (the real server fixture)
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
 
 
 def _key(env: dict, role: str) -> str:
@@ -25,23 +26,24 @@ def _key(env: dict, role: str) -> str:
 
 
 def test_every_example_runs_against_a_real_server(server, tmp_path):  # noqa: F811
+    """As the README runs it: from the repository, the verdict command named relative to it."""
     base, env = server
     run_env = {
         **env,
         "VERDICT_URL": base,
         "VERDICT_KEY": _key(env, "decide"),
-        "VERDICT": VERDICT,
+        "VERDICT": os.path.relpath(VERDICT, REPO),
         "VERDICT_EXAMPLES_OUT": str(tmp_path),
     }
     done = subprocess.run(
-        ["bash", str(EXAMPLES / "run.sh")], env=run_env, capture_output=True, text=True
+        ["bash", "examples/run.sh"], cwd=REPO, env=run_env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr[-3000:]
     # The capture lists the node that did not answer, and keeps the rest.
     assert "node node-2: stats: kubectl exited 1" in done.stderr
     # Every call ran, in order.
     calls = [line for line in done.stderr.splitlines() if line.startswith("== ")]
-    assert len(calls) == 14 and calls[-1] == "== GET /v1/decisions/export?since=2026-01-01"
+    assert len(calls) == 15 and calls[-1] == "== GET /v1/decisions/export?since=2026-01-01"
     # The eviction answer (YAML) decided with node-1's captured kubelet configuration.
     result = yaml.safe_load((tmp_path / "eviction.yaml").read_text())["result"]
     assert result["configSource"] == "snapshot" and result["nowSource"] == "capturedAt"

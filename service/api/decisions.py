@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import logging
 
-import yaml
-from flask import Blueprint, Response, current_app, g, request, url_for
+from flask import Blueprint, current_app, g, url_for
 
 from service.api.errors import ApiError
 from service.api.metrics import DECISIONS, count_cache, decision_outcome
 from service.api.requests import json_or_yaml_body
-from service.api.responses import json_response
+from service.api.responses import negotiated
 from service.decisions import KINDS
 from service.decisions.cluster import (
     NamedCluster,
@@ -97,15 +96,6 @@ def record_decision(kind_name: str, body: dict):
     DECISIONS.labels(kind=kind.name, outcome=decision_outcome(kind.name, outcome.result)).inc()
     g.decision_id, g.snapshot_id = row.id, snapshot_id
     return row
-
-
-def negotiated(payload, status: int):
-    """JSON, or YAML when the client prefers it (``Accept: application/yaml``)."""
-    best = request.accept_mimetypes.best_match(["application/json", "application/yaml"])
-    if best == "application/yaml":
-        text = yaml.safe_dump(payload, sort_keys=False, allow_unicode=True)
-        return Response(text, status=status, mimetype="application/yaml")
-    return json_response(payload, status)
 
 
 @bp.post("/<kind_name>")

@@ -1,6 +1,6 @@
 """The API's own description: GET /openapi.json and interactive docs at GET /docs.
 
-The OpenAPI document (service/openapi.yaml, OpenAPI 3.1, shipped inside the package) is read
+The OpenAPI document (openapi/openapi.yaml, OpenAPI 3.1, shipped inside the package) is read
 once at import time. Swagger UI 5, which reads OpenAPI 3.1 as it is, comes from the
 ``flask-swagger-ui`` package (its ``dist`` assets, whose version follows Swagger UI's) and is
 served by Verdict itself under /docs/assets/ — never from a CDN, which portals often block.
@@ -17,7 +17,9 @@ import flask_swagger_ui
 import yaml
 from flask import Blueprint, Response, send_from_directory, url_for
 
-SPEC_PATH = Path(__file__).resolve().parents[1] / "openapi.yaml"
+from service.bundled import openapi_path
+
+SPEC_PATH = openapi_path()
 ASSETS_DIR = Path(flask_swagger_ui.__file__).resolve().parent / "dist"
 ASSET_MAX_AGE = 24 * 3600
 

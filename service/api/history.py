@@ -17,7 +17,7 @@ from service.api.requests import (
     limit_arg,
     time_arg,
 )
-from service.api.responses import json_response
+from service.api.responses import json_response, negotiated
 from service.decisions import KINDS
 from service.decisions.replay import Change, ChangeSchema, NotReplayable, replay_record
 from service.store import records
@@ -115,7 +115,7 @@ def _record_or_404(session, decision_id: str):
 def get_decision(decision_id: str):
     with _db().session() as session:
         row = _record_or_404(session, decision_id)
-    response = json_response(records.to_json(row))
+    response = negotiated(records.to_json(row))
     response.headers["ETag"] = f'"{row.record_hash}"'
     return response
 

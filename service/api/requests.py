@@ -85,7 +85,10 @@ def json_body() -> dict:
 def json_or_yaml_body() -> dict:
     """A body that is JSON, or YAML (read as snapshots are: no anchors, bounded size): the
     decision, replay and impact requests."""
-    if (request.mimetype or "").lower() not in YAML_TYPES:
+    mimetype = (request.mimetype or "application/json").lower()
+    if mimetype not in YAML_TYPES:
+        if mimetype != "application/json" and not mimetype.endswith("+json"):
+            raise ApiError(415, f"expected application/json or application/yaml, got {mimetype}")
         return json_body()
     if request.content_length and request.content_length > MAX_JSON_BYTES:
         raise ApiError(413, f"body exceeds {MAX_JSON_BYTES} bytes")

@@ -28,6 +28,7 @@ from service.decisions.cluster import (
 )
 from service.engine.objects import Cluster, Snapshot
 from service.engine.summary import node_view, pod_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.body import YAML_TYPES, gunzip
 from service.store import snapshots as store
 from service.store.models import SnapshotRow
@@ -201,7 +202,10 @@ def list_nodes(snapshot_id: str):
         row = _summary_or_404(session, snapshot_id)
     cluster = load_cluster(snapshot_id, "id")
     nodes, next_cursor = _offset_page(list(cluster.nodes), limit)
-    payload = {"items": [node_view(cluster, n) for n in nodes], "nextCursor": next_cursor}
+    payload = {
+        "items": [node_view(cluster, n, settings=DEFAULT_SETTINGS) for n in nodes],
+        "nextCursor": next_cursor,
+    }
     return _with_etag(payload, row.digest, f"/nodes?{request.query_string.decode()}")
 
 
@@ -231,7 +235,7 @@ def list_pods(snapshot_id: str):
     if namespace:
         pods = [p for p in pods if p.namespace == namespace]
     chunk, next_cursor = _offset_page(list(pods), limit)
-    items = [pod_view(p, cluster.node(p.node_name)) for p in chunk]
+    items = [pod_view(p, cluster.node(p.node_name), settings=DEFAULT_SETTINGS) for p in chunk]
     return _with_etag(
         {"items": items, "nextCursor": next_cursor},
         row.digest,

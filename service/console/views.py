@@ -29,7 +29,7 @@ from service.decisions.cluster import SnapshotReference, resolve_cluster
 from service.decisions.impact import ImpactRequestSchema, impact_page
 from service.decisions.replay import ChangeSchema, NotReplayable, replay_record
 from service.engine.summary import node_view, pod_view
-from service.engine.version import KNOWN_VERSIONS
+from service.engine.version import DEFAULT_SETTINGS, KNOWN_VERSIONS
 from service.store import checkpoints, keys, records
 from service.store import snapshots as store
 from service.store.models import ApiKey, AuditState, SnapshotRow
@@ -387,7 +387,7 @@ def _cluster(snapshot_id: str):
 @bp.get("/snapshots/<snapshot_id>")
 def snapshot(snapshot_id: str):
     row, cluster = _cluster(snapshot_id)
-    nodes = [node_view(cluster, n) for n in cluster.nodes]
+    nodes = [node_view(cluster, n, settings=DEFAULT_SETTINGS) for n in cluster.nodes]
     return render_template("snapshot.html", row=row, nodes=nodes, iso=records.iso)
 
 
@@ -397,8 +397,10 @@ def snapshot_node(snapshot_id: str, node_name: str):
     node = cluster.node(node_name)
     if node is None:
         raise ConsoleError(404, f"Snapshot {snapshot_id} has no node {node_name}.")
-    pods = [pod_view(p, node) for p in cluster.pods_on(node_name)]
-    return render_template("node.html", row=row, node=node_view(cluster, node), pods=pods)
+    pods = [pod_view(p, node, settings=DEFAULT_SETTINGS) for p in cluster.pods_on(node_name)]
+    return render_template(
+        "node.html", row=row, node=node_view(cluster, node, settings=DEFAULT_SETTINGS), pods=pods
+    )
 
 
 # ---------------------------------------------------------------- the chain

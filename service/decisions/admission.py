@@ -1,7 +1,7 @@
 """Decision kind "admission": would this node's kubelet admit this pod, and whom would it
 preempt for it (POST /v1/decisions/admission).
 
-Request: ``{"nodeName": str, "pod": <v1 Pod>}``. Result (API.md):
+Request: ``{"nodeName": str, "pod": <v1 Pod>}``. Result (the contract, openapi/openapi.yaml):
 ``{"admitted", "reasons", "critical", "preemption", "message"}`` plus ``kubeletReason``
 (the pod status reason the kubelet would set on rejection; null when admitted).
 
@@ -60,7 +60,7 @@ from service.engine.kubelet.admission import (
 from service.engine.kubelet.preemption import PREEMPTION_MESSAGE, requirements_to_string
 from service.engine.objects import Cluster, Pod
 from service.engine.refs import pod_ref
-from service.engine.version import DEFAULT_SETTINGS
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 
 __all__ = ["DECISION", "AdmissionRequestSchema", "decide", "subjects"]
 
@@ -124,12 +124,12 @@ def _message(result: AdmissionResult) -> str:
     return "Admitted: the pod passes every kubelet admission check on this node"
 
 
-def result_json(result: AdmissionResult) -> dict:
+def result_json(result: AdmissionResult, settings: EngineSettings) -> dict:
     """The API result for an engine AdmissionResult."""
     preemption = None
     if result.victims:
         preemption = {
-            "victims": [pod_ref(p) for p in result.victims],
+            "victims": [pod_ref(p, settings=settings) for p in result.victims],
             "message": PREEMPTION_MESSAGE,
         }
     return {
@@ -157,11 +157,11 @@ def decide(cluster: Cluster, request: dict) -> dict:
     if node is None:
         raise DecisionInputError("nodeName", f"node {node_name!r} is not in the snapshot")
     pod: Pod = request["pod"]
-    settings = request.get("settings", DEFAULT_SETTINGS)
+    settings = request["settings"]
     memo = _requests_memo(cluster) if settings is DEFAULT_SETTINGS else None
     others = other_pods_on(cluster, node_name, pod)
     result = admit(PodAdmitAttributes(pod, node, others, settings=settings, requests_of=memo))
-    return result_json(result)
+    return result_json(result, settings)
 
 
 _MEMOS: weakref.WeakKeyDictionary[Cluster, PodRequestsMemo] = weakref.WeakKeyDictionary()

@@ -1,11 +1,11 @@
 """Decision kind "eviction": one pass of the kubelet eviction manager on one node.
 
-Request (API.md): ``{"nodeName", "config": {...}, "now", "firstObserved": {signal: time}}``,
+Request (the contract, openapi/openapi.yaml): ``{"nodeName", "config": {...}, "now", "firstObserved": {signal: time}}``,
 plus ``nodeConditionsLastObserved`` ({condition: time}, optional): when the kubelet last
 observed each pressure condition, for the pressure transition period (see
 service/engine/kubelet/eviction.py for how one pass stands in for the kubelet's memory).
 
-Result: API.md's eviction result, plus ``evictions`` (every pod the pass evicts: one for a
+Result: the contract's eviction result, plus ``evictions`` (every pod the pass evicts: one for a
 threshold, possibly several for local ephemeral-storage limits; ``victim``,
 ``gracePeriodSeconds`` and ``message`` describe the first), ``nodeLevelReclaim`` (the garbage
 collections the kubelet runs first for a disk signal, assumed to free nothing) and ``now``.
@@ -66,7 +66,7 @@ from service.engine.kubelet.eviction_config import (
 from service.engine.objects import Cluster
 from service.engine.quantity import BINARY_SI, DECIMAL_SI, base_units_to_string, format_quantity
 from service.engine.refs import pod_ref
-from service.engine.version import DEFAULT_SETTINGS
+from service.engine.version import EngineSettings
 
 KIND = "eviction"
 
@@ -243,9 +243,9 @@ def _request(entry: RankedPod) -> str:
     return format_quantity(entry.request, DECIMAL_SI)
 
 
-def _ranked(entry: RankedPod) -> dict:
+def _ranked(entry: RankedPod, settings: EngineSettings) -> dict:
     return {
-        "pod": pod_ref(entry.pod),
+        "pod": pod_ref(entry.pod, settings=settings),
         "exceedsRequests": entry.exceeds_requests,
         "priority": entry.priority,
         "usage": _amount(entry, entry.usage) if entry.usage is not None else None,
@@ -304,6 +304,7 @@ def _config_for(cluster: Cluster, node_name: str, given: dict | None) -> tuple[d
 
 
 def decide(cluster: Cluster, request: dict) -> dict:
+    settings = request["settings"]
     node_name = request["nodeName"]
     node = cluster.node(node_name)
     if node is None:
@@ -350,7 +351,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
         now,
         first_observed,
         conditions_seen,
-        settings=request.get("settings", DEFAULT_SETTINGS),
+        settings=settings,
     )
     victim = evaluation.victim
     return {
@@ -363,8 +364,8 @@ def decide(cluster: Cluster, request: dict) -> dict:
         ],
         "nodeConditions": list(evaluation.node_conditions),
         "starvedResource": evaluation.starved_resource,
-        "ranking": [_ranked(e) for e in evaluation.ranking],
-        "victim": pod_ref(victim.pod) if victim is not None else None,
+        "ranking": [_ranked(e, settings) for e in evaluation.ranking],
+        "victim": pod_ref(victim.pod, settings=settings) if victim is not None else None,
         "gracePeriodSeconds": victim.grace_period_seconds if victim is not None else 0,
         "message": evaluation.message,
         "nodeAllocatable": {
@@ -375,7 +376,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
         },
         "evictions": [
             {
-                "pod": pod_ref(e.pod),
+                "pod": pod_ref(e.pod, settings=settings),
                 "signal": e.signal,
                 "gracePeriodSeconds": e.grace_period_seconds,
                 "message": e.message,

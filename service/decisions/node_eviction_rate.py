@@ -1,7 +1,7 @@
 """Decision kind "node-eviction-rate": the node lifecycle controller's zone states and rates,
 the NoExecute taints it adds and when, and when taint-based eviction removes each pod.
 
-Request (API.md): ``{"now": time, "config": {...}}``. ``now`` defaults to the snapshot's
+Request (the contract, openapi/openapi.yaml): ``{"now": time, "config": {...}}``. ``now`` defaults to the snapshot's
 ``capturedAt`` (422 naming ``now`` when both are absent). ``config`` takes the
 kube-controller-manager flags in camelCase (rates in nodes per second, durations as Go
 duration strings): nodeEvictionRate, secondaryNodeEvictionRate, largeClusterSizeThreshold,
@@ -52,7 +52,8 @@ def decide(cluster: Cluster, request: dict) -> dict:
     except ConfigError as exc:
         raise DecisionInputError(f"config.{exc.path}", exc.message) from None
     now, source = resolve_now(cluster, request)
-    return {**node_eviction_rate(cluster, now, config), "nowSource": source}
+    result = node_eviction_rate(cluster, now, config, settings=request["settings"])
+    return {**result, "nowSource": source}
 
 
 def subjects(request: dict, result: dict) -> Subjects:

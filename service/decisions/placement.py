@@ -1,7 +1,7 @@
 """Decision kind "placement": kube-scheduler filter and score on every node
 (POST /v1/decisions/placement).
 
-Request (API.md): ``{"pod": <v1 Pod>, "scoring": {...}, "holdStatefulSetUpgrades": bool,
+Request (the contract, openapi/openapi.yaml): ``{"pod": <v1 Pod>, "scoring": {...}, "holdStatefulSetUpgrades": bool,
 "holds": [...]}``.
 
 * ``scoring.strategy``: LeastAllocated (default), MostAllocated or RequestedToCapacityRatio;
@@ -47,7 +47,6 @@ from service.decisions.schemas import (
 )
 from service.engine.objects import Cluster
 from service.engine.scheduler.placement import PlacementOutcome, place
-from service.engine.version import DEFAULT_SETTINGS
 
 __all__ = ["DECISION", "PlacementRequestSchema", "decide", "scoring_profile", "subjects"]
 
@@ -115,7 +114,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
         cluster,
         request["pod"],
         profile=request.get("profile") or scoring_profile(request.get("scoring")),
-        settings=request.get("settings", DEFAULT_SETTINGS),
+        settings=request["settings"],
         start_index=(request.get("options") or {}).get("startIndex"),
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),

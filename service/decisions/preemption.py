@@ -1,7 +1,7 @@
 """Decision kind "preemption": kube-scheduler DefaultPreemption's victims for a pending pod
 (POST /v1/decisions/preemption).
 
-Request (API.md): ``{"pod": <v1 Pod>, "options": {"minCandidateNodesPercentage": 10,
+Request (the contract, openapi/openapi.yaml): ``{"pod": <v1 Pod>, "options": {"minCandidateNodesPercentage": 10,
 "minCandidateNodesAbsolute": 100, "offset": 0}, "holdStatefulSetUpgrades": bool,
 "holds": [...]}`` (holds as for placement). Percentage 0..100, absolute >= 0, not both 0
 (DefaultPreemptionArgs validation); offset >= 0, taken modulo the number of potential nodes.
@@ -43,7 +43,7 @@ from service.engine.refs import pod_ref
 from service.engine.scheduler.framework import SUCCESS, PodInfo
 from service.engine.scheduler.preemption import PreemptionOutcome, preempt
 from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs
-from service.engine.version import DEFAULT_SETTINGS
+from service.engine.version import EngineSettings
 
 __all__ = ["DECISION", "PreemptionOptionsSchema", "PreemptionRequestSchema", "decide", "subjects"]
 
@@ -85,11 +85,11 @@ def _status_name(code: str) -> str:
     return "Fits" if code == SUCCESS else code
 
 
-def _ref(pi: PodInfo, node_name: str) -> dict:
+def _ref(pi: PodInfo, node_name: str, settings: EngineSettings) -> dict:
     """The PodRef of a pod on ``node_name``; a restored view keeps only the fields it needs
     for one (see ``PodInfo``)."""
     if pi.pod is not None:
-        return pod_ref(pi.pod)
+        return pod_ref(pi.pod, settings=settings)
     return {
         "namespace": pi.namespace,
         "name": pi.name,
@@ -100,13 +100,15 @@ def _ref(pi: PodInfo, node_name: str) -> dict:
     }
 
 
-def result_json(outcome: PreemptionOutcome, node_names: list[str]) -> dict:
+def result_json(
+    outcome: PreemptionOutcome, node_names: list[str], settings: EngineSettings
+) -> dict:
     refs: dict[int, dict] = {}
 
     def ref(pi: PodInfo, node_name: str) -> dict:
         found = refs.get(id(pi))
         if found is None:
-            found = refs[id(pi)] = _ref(pi, node_name)
+            found = refs[id(pi)] = _ref(pi, node_name, settings)
         return found
 
     candidate_nodes = {c.node_name for c in outcome.candidates}
@@ -153,7 +155,9 @@ def result_json(outcome: PreemptionOutcome, node_names: list[str]) -> dict:
         "numCandidates": outcome.num_candidates,
         "offset": outcome.offset,
         "clearedNominations": [
-            pod_ref(p.pod) for p in outcome.cleared_nominations if p.pod is not None
+            pod_ref(p.pod, settings=settings)
+            for p in outcome.cleared_nominations
+            if p.pod is not None
         ],
     }
     if outcome.cycle_error is not None:
@@ -169,11 +173,11 @@ def decide(cluster: Cluster, request: dict) -> dict:
         profile=request.get("profile") or DEFAULT_PROFILE,
         args=_preemption_args(options),
         offset=options.get("offset", 0),
-        settings=request.get("settings", DEFAULT_SETTINGS),
+        settings=request["settings"],
         hold_statefulset_upgrades=request.get("holdStatefulSetUpgrades", False),
         holds=holds_from_request(cluster, request),
     )
-    result = result_json(outcome, [n.name for n in cluster.nodes])
+    result = result_json(outcome, [n.name for n in cluster.nodes], request["settings"])
     _explain_victims(result, request["pod"])
     return result
 

@@ -1,6 +1,8 @@
 """Pod QoS class, OOM score adjust, and the kubelet's pod kinds (static, mirror, critical).
 
-spec/kubelet.md sections A, C and D.1. The QoS algorithm and the PodLevelResources gate come
+Mirrors pkg/apis/core/v1/helper/qos ``GetPodQOS`` (the kubelet's QoS class), pkg/kubelet/qos
+``GetContainerOOMScoreAdjust`` and pkg/kubelet/types ``IsStaticPod``, ``IsMirrorPod`` and
+``IsCriticalPod`` (k8s 1.35). The QoS algorithm and the PodLevelResources gate come
 from ``EngineSettings`` (``qos_algorithm``: "shape" = 1.37 per-container algorithm, default;
 "aggregate" = releases up to 1.36).
 """
@@ -19,7 +21,7 @@ from service.engine.resources import (
     is_pod_level_requests_set,
     is_pod_level_resources_set,
 )
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "BESTEFFORT_OOM_SCORE_ADJ",
@@ -90,7 +92,7 @@ def _aggregate_qos(blocks: list[tuple[ResourceList, ResourceList]]) -> str:
 
 
 def _shape(requests: ResourceList, limits: ResourceList) -> str:
-    """The QoS shape of one requirements block (1.37 per-container algorithm, spec A.3)."""
+    """The QoS shape of one requirements block (1.37 per-container algorithm)."""
     if not requests and not limits:
         return BEST_EFFORT
     cpu_req = requests.get("cpu", 0)
@@ -107,7 +109,7 @@ def _shape(requests: ResourceList, limits: ResourceList) -> str:
 
 
 def _shape_qos(pod: Pod, settings: EngineSettings) -> str:
-    """ComputePodQOS, 1.37 per-container "shape" algorithm (spec A.3)."""
+    """ComputePodQOS, 1.37 per-container "shape" algorithm."""
     if settings.pod_level_resources and is_pod_level_resources_set(pod):
         res = pod.resources
         return _shape(res.requests, res.limits)  # type: ignore[union-attr]
@@ -127,11 +129,11 @@ def _shape_qos(pod: Pod, settings: EngineSettings) -> str:
     return BEST_EFFORT
 
 
-def compute_pod_qos(pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS) -> str:
+def compute_pod_qos(pod: Pod, *, settings: EngineSettings) -> str:
     """ComputePodQOS from the spec alone (ignores ``status.qosClass``).
 
-    ``settings.qos_algorithm``: "shape" (k8s 1.37, spec A.3) or "aggregate" (k8s up to 1.36,
-    pkg/apis/core/v1/helper/qos ComputePodQOS, spec A.2). Only cpu and memory count.
+    ``settings.qos_algorithm``: "shape" (k8s 1.37) or "aggregate" (k8s up to 1.36,
+    pkg/apis/core/v1/helper/qos ComputePodQOS). Only cpu and memory count.
     """
     if settings.qos_algorithm == "aggregate":
         res = pod.resources
@@ -143,7 +145,7 @@ def compute_pod_qos(pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS) ->
     return _shape_qos(pod, settings)
 
 
-def get_pod_qos(pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS) -> str:
+def get_pod_qos(pod: Pod, *, settings: EngineSettings) -> str:
     """GetPodQOS (pkg/apis/core/v1/helper/qos, k8s 1.35): ``status.qosClass`` when the API
     server set it (it never changes, even across resizes), else ComputePodQOS."""
     if pod.qos_class:
@@ -244,10 +246,10 @@ def _containers(pod: Pod) -> tuple[Container, ...]:
 
 
 def oom_score_adjusts(
-    pod: Pod, memory_capacity: int, *, settings: EngineSettings = DEFAULT_SETTINGS
+    pod: Pod, memory_capacity: int, *, settings: EngineSettings
 ) -> dict[str, int]:
     """The OOM score adjust the kubelet gives each container (regular, then init and sidecar,
-    in spec order): pkg/kubelet/qos/policy.go GetContainerOOMScoreAdjust (k8s 1.35), spec C.
+    in spec order): pkg/kubelet/qos/policy.go GetContainerOOMScoreAdjust (k8s 1.35).
 
     ``memory_capacity`` is the node's machine memory capacity in bytes (not allocatable).
     Node-critical and Guaranteed pods get -997, BestEffort 1000; Burstable containers
@@ -269,7 +271,7 @@ def container_oom_score_adjust(
     container_name: str,
     memory_capacity: int,
     *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> int:
     """GetContainerOOMScoreAdjust for one named container (see ``oom_score_adjusts``)."""
     return oom_score_adjusts(pod, memory_capacity, settings=settings)[container_name]

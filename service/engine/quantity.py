@@ -1,7 +1,8 @@
 """Kubernetes ``resource.Quantity``: parsing, exact arithmetic, integer views, canonical strings.
 
 Mirrors staging/src/k8s.io/apimachinery/pkg/api/resource (quantity.go, suffix.go, amount.go,
-math.go, scale_int.go) as of kubernetes master, k8s 1.3x; see spec/kubelet.md section G.
+math.go, scale_int.go) as of kubernetes master, k8s 1.3x: ``ParseQuantity``, ``Cmp``,
+``Value``, ``MilliValue`` and ``String``.
 Values are held as exact ``Fraction``s; nothing here ever goes through a float.
 
 One deliberate deviation, for inputs no pod or node carries: parsing rejects (with the ErrNumeric text) a number with more than

@@ -4,17 +4,16 @@ One implementation of each aggregation, used everywhere (kubelet admission, pree
 eviction ranking, scheduler fit and scoring, the snapshot pod listing):
 
 * ``pod_requests`` / ``pod_limits`` — component-helpers ``resource.PodRequests`` /
-  ``resource.PodLimits`` (spec only; no in-place-resize status, no DRA), spec/kubelet.md B.1,
-  B.2: sidecars (restartable init containers) add to the container sum and to the peak of
+  ``resource.PodLimits`` (spec only; no in-place-resize status, no DRA), k8s 1.35: sidecars (restartable init containers) add to the container sum and to the peak of
   every later init container; pod-level ``spec.resources`` overrides the supported names
   (cpu, memory, hugepages-*) when the PodLevelResources gate is on; overhead is added to
   every request key, and only to existing non-zero limit keys.
-* ``pod_requests_non_zero`` — the scheduler's non-zero variant (scheduler.md §1.1): a
+* ``pod_requests_non_zero`` — the scheduler's non-zero variant (framework ``calculateResource``): a
   container with no ``cpu`` key counts 100m, with no ``memory`` key 200Mi.
 * ``scheduler_pod_requests`` — both of the above as the scheduler's cache reads them, in one
   call, for building the scheduler view (the one function here whose result may be shared).
 * ``resource_request`` — the kubelet's per-resource getter ``GetResourceRequest``
-  (pkg/api/v1/resource, spec B.3).
+  (pkg/api/v1/resource).
 
 Resource maps are ``dict[str, int]`` in base units (millicores for cpu). Every function but
 ``scheduler_pod_requests`` returns a fresh dict the caller may mutate. These run for every
@@ -37,7 +36,7 @@ from service.engine.quantity import (
     parse_quantity,
     to_base_units,
 )
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "DEFAULT_CPU_REQUEST_MILLI",
@@ -251,7 +250,7 @@ def pod_requests(
     *,
     exclude_overhead: bool = False,
     skip_container_level: bool = False,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> dict[str, int]:
     """Effective pod requests: component-helpers ``resource.PodRequests`` (k8s 1.35, spec
     only).
@@ -284,7 +283,7 @@ def pod_limits(
     pod: Pod,
     *,
     exclude_overhead: bool = False,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> dict[str, int]:
     """Effective pod limits: component-helpers ``resource.PodLimits`` (k8s 1.35, spec only).
 
@@ -327,7 +326,7 @@ def exact_pod_requests(
     *,
     exclude_overhead: bool = False,
     skip_container_level: bool = False,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> dict:
     """``pod_requests`` in exact Quantities, as component-helpers ``resource.PodRequests``
     computes them (Add, and Cmp for the init-container peak), for printing: a single
@@ -350,9 +349,7 @@ def exact_pod_requests(
     return reqs
 
 
-def exact_pod_limits(
-    pod: Pod, *, exclude_overhead: bool = False, settings: EngineSettings = DEFAULT_SETTINGS
-) -> dict:
+def exact_pod_limits(pod: Pod, *, exclude_overhead: bool = False, settings: EngineSettings) -> dict:
     """``pod_limits`` in exact Quantities (component-helpers ``resource.PodLimits``)."""
     formats = pod.formats
     limits = _aggregate(
@@ -385,10 +382,8 @@ def _non_zero(c: Container) -> ResourceList:
     return filled
 
 
-def pod_requests_non_zero(
-    pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS
-) -> dict[str, int]:
-    """The scheduler's non-zero pod request (scheduler.md §1.1): PodRequests with
+def pod_requests_non_zero(pod: Pod, *, settings: EngineSettings) -> dict[str, int]:
+    """The scheduler's non-zero pod request: PodRequests with
     ``NonMissingContainerRequests`` = {cpu: 100m, memory: 200Mi}, as the scheduler's
     framework.NewResource / calculateResource (k8s 1.35) compute it.
 
@@ -436,7 +431,7 @@ def _exact_pod_requests_non_zero(pod: Pod, settings: EngineSettings) -> dict:
 
 
 def scheduler_pod_requests(
-    pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS
+    pod: Pod, *, settings: EngineSettings
 ) -> tuple[dict[str, int], int, int]:
     """``(pod_requests(pod), non-zero cpu, non-zero memory)``: what the scheduler's
     NodeInfo.AddPod (calculateResource, k8s 1.35) adds for a pod, computed with as little
@@ -539,9 +534,7 @@ def _requests_and_non_zero(
     return total, nz_cpu, nz_mem
 
 
-def kubelet_resource_requests(
-    pod: Pod, *, settings: EngineSettings = DEFAULT_SETTINGS
-) -> dict[str, int]:
+def kubelet_resource_requests(pod: Pod, *, settings: EngineSettings) -> dict[str, int]:
     """The requests behind the kubelet getter ``GetResourceRequestQuantity`` (k8s 1.35)
     before overhead: with the gate on and pod-level resources set, only the supported
     pod-level requests; otherwise PodRequests without overhead (the pod-level override
@@ -560,11 +553,11 @@ def resource_request(
     pod: Pod,
     name: str,
     *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
     requests: dict[str, int] | None = None,
 ) -> int:
     """The kubelet's per-resource getter: pkg/api/v1/resource ``GetResourceRequest`` over
-    ``GetResourceRequestQuantity`` (k8s 1.35), spec/kubelet.md B.3.
+    ``GetResourceRequestQuantity`` (k8s 1.35).
 
     ``pods`` is always 1. Otherwise the value of ``kubelet_resource_requests`` (pass it as
     ``requests`` when asking for several names of one pod), plus the pod overhead for

@@ -7,6 +7,7 @@ from service.engine.qos import is_critical_pod, oom_score_adjusts
 from service.engine.refs import pod_ref
 from service.engine.resources import exact_list, exact_pod_limits, exact_pod_requests
 from service.engine.topology import zone_label
+from service.engine.version import EngineSettings
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
@@ -16,13 +17,13 @@ def quantities(resources: dict) -> dict[str, str]:
     return {name: str(q) for name, q in sorted(resources.items())}
 
 
-def node_view(cluster: Cluster, node: Node) -> dict:
+def node_view(cluster: Cluster, node: Node, *, settings: EngineSettings) -> dict:
     """Requested = sum of the effective requests of the node's non-terminal pods, added in
     exact Quantities (Quantity.Add) in pod order."""
     requested: dict = {}
     pods = [p for p in cluster.pods_on(node.name) if p.phase not in TERMINAL_PHASES]
     for pod in pods:
-        for name, q in exact_pod_requests(pod).items():
+        for name, q in exact_pod_requests(pod, settings=settings).items():
             old = requested.get(name)
             requested[name] = q if old is None else old + q
     ready = node.condition("Ready")
@@ -48,13 +49,15 @@ def node_view(cluster: Cluster, node: Node) -> dict:
     }
 
 
-def pod_view(pod: Pod, node: Node | None) -> dict:
+def pod_view(pod: Pod, node: Node | None, *, settings: EngineSettings) -> dict:
     """PodRef plus phase, criticality, effective requests/limits and OOM score adjust."""
     memory_capacity = node.capacity.get("memory") if node is not None else None
-    return pod_ref(pod) | {
+    return pod_ref(pod, settings=settings) | {
         "phase": pod.phase,
         "critical": is_critical_pod(pod),
-        "requests": quantities(exact_pod_requests(pod)),
-        "limits": quantities(exact_pod_limits(pod)),
-        "oomScoreAdj": oom_score_adjusts(pod, memory_capacity) if memory_capacity else None,
+        "requests": quantities(exact_pod_requests(pod, settings=settings)),
+        "limits": quantities(exact_pod_limits(pod, settings=settings)),
+        "oomScoreAdj": oom_score_adjusts(pod, memory_capacity, settings=settings)
+        if memory_capacity
+        else None,
     }

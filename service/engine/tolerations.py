@@ -1,7 +1,8 @@
 """Toleration matching: one toleration against one taint, and the first untolerated taint.
 
 The one toleration matcher of the engine (kubelet admission, scheduler TaintToleration, node
-lifecycle taint-based eviction all use it). spec/nodelifecycle.md e.2.
+lifecycle taint-based eviction all use it). Mirrors k8s.io/api core/v1
+``Toleration.ToleratesTaint`` and component-helpers ``FindMatchingUntoleratedTaint`` (k8s 1.35).
 """
 
 from __future__ import annotations

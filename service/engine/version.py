@@ -1,8 +1,11 @@
 """Which Kubernetes behaviour the engine mirrors, in one place.
 
 Where Kubernetes changed a decision between releases, the engine reads the switch from
-``EngineSettings`` instead of scattering version checks; a future ``kubernetesVersion``
-request option only has to build a different settings object.
+``EngineSettings`` instead of scattering version checks. A request's ``kubernetesVersion``
+picks the release (``settings_for``), and every engine entry point takes the settings as a
+required argument: a caller that forgets the release fails instead of answering as the
+newest one. ``DEFAULT_SETTINGS`` is the newest release, named explicitly where Verdict
+answers as it (the snapshot views, the stored scheduler view).
 """
 
 from __future__ import annotations

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
+from service.bundled import migrations_path
 from service.store.db import Database, normalize_url
 
-MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
+# The top-level migrations/ (inside the package once built into a wheel).
+MIGRATIONS = migrations_path()
 
 
 def alembic_config(url: str) -> Config:

@@ -39,7 +39,7 @@ from service.engine.qos import get_pod_qos
 from service.engine.scheduler import framework, snapshot
 from service.engine.scheduler.framework import PodInfo
 from service.engine.scheduler.snapshot import SchedulerView, install_view
-from service.engine.version import ENGINE_VERSION
+from service.engine.version import DEFAULT_SETTINGS, ENGINE_VERSION
 
 __all__ = ["FINGERPRINT", "StoredView", "restore", "restored_cluster", "stored_view"]
 
@@ -91,7 +91,10 @@ def _kept(pi: PodInfo) -> PodInfo:
             return pi
         return msgspec.structs.replace(pi, host_ports=None)
     return msgspec.structs.replace(
-        pi, pod=None, qos=get_pod_qos(pod) if pod is not None else pi.qos, host_ports=None
+        pi,
+        pod=None,
+        qos=get_pod_qos(pod, settings=DEFAULT_SETTINGS) if pod is not None else pi.qos,
+        host_ports=None,
     )
 
 
@@ -135,6 +138,7 @@ def restore(stored: StoredView) -> SchedulerView:
         stored.terminating_statefulset,
         stored.inter_pod_affinity_in_use,
         (stored.pdbs, stored.namespaces, stored.services, stored.controllers),
+        DEFAULT_SETTINGS,
     )
 
 

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from service.engine.objects import Cluster, Snapshot
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.store.models import DecisionRow, SnapshotRow
 from service.store.scheduler_view import (
     FINGERPRINT,
@@ -86,7 +87,7 @@ def encode_view(cluster: Cluster) -> bytes | None:
     None when a node's summed requests leave the 64-bit range msgpack holds (sums of
     quantities past int64): the view is derived data, so such a
     snapshot is simply decoded in full when used, as a row without a view is."""
-    stored = stored_view(scheduler_view(cluster), cluster.snapshot)
+    stored = stored_view(scheduler_view(cluster, DEFAULT_SETTINGS), cluster.snapshot)
     try:
         packed = _ENCODER.encode(stored)
     except OverflowError:

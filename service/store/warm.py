@@ -7,6 +7,7 @@ import time
 
 from service.engine.objects import Cluster
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 
 # Warming runs in a background thread of a serving process: every this many nodes (and every
 # 8,192 pods while grouping pods by node) it sleeps for a moment, so that request threads
@@ -18,10 +19,11 @@ _PAUSE_S = 0.0005
 
 def warm(cluster: Cluster) -> None:
     """The snapshot's indexes, the scheduler's view of it, and the per-node orders and sums
-    that preemption reads (what the first placement or preemption would otherwise build)."""
+    that preemption reads (what the first placement or preemption would otherwise build),
+    for the newest release."""
     cluster.nodes_by_name  # noqa: B018 - a cached property, built here
     cluster.build_pods_by_node(_pause)
-    view = scheduler_view(cluster)
+    view = scheduler_view(cluster, DEFAULT_SETTINGS)
     for i, node in enumerate(view.nodes):
         node.pods_by_importance()
         node.first_below(0)

@@ -56,3 +56,24 @@ def test_yaml_request_and_yaml_answer(api):
         listing.status_code == 400
         and orjson.loads(listing.get_data())["errors"][0]["path"] == "body"
     )
+
+
+def test_a_record_is_read_back_in_yaml_when_asked(api):
+    snapshot_id = stored_snapshot(api)
+    created = api.post(
+        "/v1/decisions/eviction", role="decide", json={"snapshotId": snapshot_id, "nodeName": "n1"}
+    )
+    path = f"/v1/decisions/{created.json['id']}"
+    as_json = api.get(path, role="read")
+    as_yaml = api.get(path, role="read", headers={"Accept": "application/yaml"}, validate=False)
+    assert as_yaml.status_code == 200 and as_yaml.mimetype == "application/yaml"
+    assert yaml.safe_load(as_yaml.get_data()) == as_json.json
+    assert as_yaml.headers["ETag"] == as_json.headers["ETag"]
+
+
+def test_an_unsupported_body_type_names_both_accepted_types(api):
+    response = api.post(
+        "/v1/decisions/eviction", role="decide", data=b"nodeName=n1", content_type="text/plain"
+    )
+    assert response.status_code == 415
+    assert "application/json or application/yaml" in response.json["detail"]

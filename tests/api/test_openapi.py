@@ -1,4 +1,4 @@
-"""service/openapi.yaml: a valid document, in step with the Flask routes, and a contract
+"""openapi/openapi.yaml: a valid document, in step with the Flask routes, and a contract
 checker (tests/contract.py) that really rejects what the document does not describe."""
 
 from __future__ import annotations
@@ -244,7 +244,10 @@ RECORDS = {
                 }
             ],
             "critical": True,
-            "preemption": {"victims": [pod_ref("batch", qos="BestEffort")], "message": "ok"},
+            "preemption": {
+                "victims": [pod_ref("batch", qos="BestEffort")],
+                "message": "ok",
+            },
             "message": "admitted after preempting 1 pod",
         },
     ),
@@ -256,7 +259,11 @@ RECORDS = {
             "victims": [pod_ref("batch", priority=10)],
             "numPDBViolations": 0,
             "candidates": [
-                {"nodeName": "node-a", "victims": [pod_ref("batch")], "numPDBViolations": 0}
+                {
+                    "nodeName": "node-a",
+                    "victims": [pod_ref("batch")],
+                    "numPDBViolations": 0,
+                }
             ],
             "nodes": {
                 "node-a": {"status": "Unschedulable", "reasons": ["Insufficient cpu"]},
@@ -364,8 +371,16 @@ RECORDS = {
                 },
             ],
             "pods": [
-                {"pod": pod_ref("web"), "evictAt": CREATED, "reason": "untolerated taint"},
-                {"pod": pod_ref("ds"), "evictAt": None, "reason": "tolerates for ever"},
+                {
+                    "pod": pod_ref("web"),
+                    "evictAt": CREATED,
+                    "reason": "untolerated taint",
+                },
+                {
+                    "pod": pod_ref("ds"),
+                    "evictAt": None,
+                    "reason": "tolerates for ever",
+                },
             ],
         },
     ),

@@ -1,5 +1,5 @@
 """Decision kind "admission" (service.decisions.admission): request schema, result shape
-(API.md), node pods taken into account, preemption output, input errors, and the engine
+(the contract), node pods taken into account, preemption output, input errors, and the engine
 time for a full 110-pod node."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from service.decisions import KINDS, DecisionInputError
 from service.decisions.admission import AdmissionRequestSchema, decide
 from service.decisions.run import compute
 from service.engine.objects import Cluster
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import snapshot_from_objects
 from tests.conftest import kube_list, node, pod
 from tests.decisions.helpers import stored_snapshot
@@ -295,7 +296,7 @@ def test_a_critical_pod_on_a_full_110_pod_node_preempts_enough_victims():
                 "crit", node="", cpu="20", memory="2Gi", ns="kube-system", priority=2_000_000_000
             ),
         }
-    )
+    ) | {"settings": DEFAULT_SETTINGS}
     result = decide(cluster, pod)
     assert result["admitted"] is True and len(result["preemption"]["victims"]) == 21
     assert decide(cluster, pod) == result  # the cluster's indexes, once built, change nothing

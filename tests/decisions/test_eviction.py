@@ -1,4 +1,4 @@
-"""Decision kind "eviction" (service.decisions.eviction): request schema, the API.md result,
+"""Decision kind "eviction" (service.decisions.eviction): request schema, the contract's result,
 input errors, defaults, and the time of a pass on a full 110-pod node."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Decision kind "node-eviction-rate" (service.decisions.node_eviction_rate): request schema,
-``now`` defaulting, input errors naming the field, result shape (API.md) and subjects."""
+``now`` defaulting, input errors naming the field, result shape (the contract) and subjects."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from marshmallow import ValidationError
 from service.decisions import KINDS, DecisionInputError
 from service.decisions.node_eviction_rate import NodeEvictionRateRequestSchema, decide
 from service.decisions.run import compute
+from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.nodelifecycle.helpers import (
     DEFAULTS,
     UNREACHABLE,
@@ -36,7 +37,7 @@ def _cluster(captured: float | None = 0.0):
 
 
 def _load(body: dict) -> dict:
-    return NodeEvictionRateRequestSchema().load(body)
+    return NodeEvictionRateRequestSchema().load(body) | {"settings": DEFAULT_SETTINGS}
 
 
 def test_registered():

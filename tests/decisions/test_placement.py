@@ -1,5 +1,5 @@
 """Decision kind "placement" (service.decisions.placement): request validation naming the
-field, scoring configuration, holds, and the API.md result shape."""
+field, scoring configuration, holds, and the contract's result shape."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Decision kind "preemption" (service.decisions.preemption): request validation naming the
-field, the API.md result shape, holds, and the conformance cases the API can express."""
+field, the contract's result shape, holds, and the conformance cases the API can express."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ eligible to preempt again; the DisruptionTarget condition comes from ingest."""
 from service.engine.objects import Cluster
 from service.engine.scheduler.preemption import pod_eligible_to_preempt_others
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.conftest import kube_list, node, pod
 
@@ -23,7 +24,7 @@ def _eligible(reason: str) -> bool:
     preemptor = pod("high", cpu="2", priority=100)
     preemptor["status"]["nominatedNodeName"] = "n1"
     eligible, _ = pod_eligible_to_preempt_others(
-        scheduler_view(cluster), pod_from_object(preemptor), None
+        scheduler_view(cluster, settings=DEFAULT_SETTINGS), pod_from_object(preemptor), None
     )
     return eligible
 

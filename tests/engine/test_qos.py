@@ -23,7 +23,7 @@ from service.engine.qos import (
     oom_score_adjusts,
     preemptable,
 )
-from service.engine.version import EngineSettings
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 from tests.engine.kubelet.helpers import conformance_cases, k8s_pod
 
 SHAPE = "shape"
@@ -117,7 +117,7 @@ DIFFERENCES = [
 
 @pytest.mark.parametrize(("pod", "shape", "aggregate"), DIFFERENCES)
 def test_qos_algorithms_differ(pod, shape, aggregate):
-    assert compute_pod_qos(pod) == shape  # default: 1.37 shape algorithm
+    assert compute_pod_qos(pod, settings=DEFAULT_SETTINGS) == shape  # default: 1.37 shape algorithm
     assert compute_pod_qos(pod, settings=EngineSettings(qos_algorithm=AGGREGATE)) == aggregate
 
 
@@ -152,20 +152,20 @@ SHAPE_CASES = [
 
 @pytest.mark.parametrize(("pod", "expected"), SHAPE_CASES)
 def test_shape_algorithm(pod, expected):
-    assert compute_pod_qos(pod) == expected
+    assert compute_pod_qos(pod, settings=DEFAULT_SETTINGS) == expected
 
 
 def test_status_qos_class_wins():
     pod = _pod(_c("a"), qos_class="Guaranteed")
-    assert compute_pod_qos(pod) == "BestEffort"
-    assert get_pod_qos(pod) == "Guaranteed"
+    assert compute_pod_qos(pod, settings=DEFAULT_SETTINGS) == "BestEffort"
+    assert get_pod_qos(pod, settings=DEFAULT_SETTINGS) == "Guaranteed"
 
 
 def test_oom_guaranteed_and_best_effort_cover_init_containers():
     g = _pod(_c("a", GUARANTEED_C, GUARANTEED_C), init=[_c("i", GUARANTEED_C, GUARANTEED_C)])
-    assert oom_score_adjusts(g, 10**9) == {"a": -997, "i": -997}
+    assert oom_score_adjusts(g, 10**9, settings=DEFAULT_SETTINGS) == {"a": -997, "i": -997}
     be = _pod(_c("a"), init=[_c("i")])
-    assert oom_score_adjusts(be, 10**9) == {"a": 1000, "i": 1000}
+    assert oom_score_adjusts(be, 10**9, settings=DEFAULT_SETTINGS) == {"a": 1000, "i": 1000}
 
 
 def test_oom_sidecar_capped_by_smallest_regular_container():
@@ -174,7 +174,7 @@ def test_oom_sidecar_capped_by_smallest_regular_container():
         _c("small", {"memory": 10**8}),
         init=[_c("side", {"memory": 0}, sidecar=True), _c("init", {"memory": 0})],
     )
-    got = oom_score_adjusts(pod, 10**9)
+    got = oom_score_adjusts(pod, 10**9, settings=DEFAULT_SETTINGS)
     assert got["big"] == 600
     assert got["small"] == 900
     assert got["side"] == 900  # min(999 own, 900 of the smallest regular container)

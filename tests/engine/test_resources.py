@@ -22,7 +22,7 @@ from service.engine.resources import (
     resource_request,
     scheduler_pod_requests,
 )
-from service.engine.version import EngineSettings
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 from tests.engine.helpers import MAX_MILLI, parsed_pod
 from tests.engine.kubelet.helpers import base_units, conformance_cases, k8s_pod
 
@@ -41,8 +41,12 @@ def _settings(options: dict) -> EngineSettings:
 def test_conformance_pod_requests_and_limits(inp, expected):
     pod = k8s_pod(inp["pod"])
     exclude = bool(inp["options"].get("excludeOverhead"))
-    assert pod_requests(pod, exclude_overhead=exclude) == base_units(expected["requests"])
-    assert pod_limits(pod, exclude_overhead=exclude) == base_units(expected["limits"])
+    assert pod_requests(pod, exclude_overhead=exclude, settings=DEFAULT_SETTINGS) == base_units(
+        expected["requests"]
+    )
+    assert pod_limits(pod, exclude_overhead=exclude, settings=DEFAULT_SETTINGS) == base_units(
+        expected["limits"]
+    )
 
 
 @pytest.mark.parametrize(("inp", "expected"), conformance_cases("resource.PodRequests"))
@@ -161,12 +165,12 @@ REQUEST_CASES = [
 
 @pytest.mark.parametrize(("pod", "expected"), REQUEST_CASES)
 def test_pod_requests(pod, expected):
-    assert pod_requests(pod) == expected
+    assert pod_requests(pod, settings=DEFAULT_SETTINGS) == expected
 
 
 def test_pod_requests_gate_off_ignores_pod_level():
     pod = _pod(_c(requests={"cpu": 100}), resources=PodResources(requests={"cpu": 900}))
-    assert pod_requests(pod) == {"cpu": 900}
+    assert pod_requests(pod, settings=DEFAULT_SETTINGS) == {"cpu": 900}
     assert pod_requests(pod, settings=GATE_OFF) == {"cpu": 100}
 
 
@@ -174,7 +178,9 @@ def test_pod_requests_skip_container_level():
     pod = _pod(
         _c(requests={"cpu": 100, "memory": 3}), resources=PodResources(requests={"cpu": 900})
     )
-    assert pod_requests(pod, skip_container_level=True, exclude_overhead=True) == {"cpu": 900}
+    assert pod_requests(
+        pod, skip_container_level=True, exclude_overhead=True, settings=DEFAULT_SETTINGS
+    ) == {"cpu": 900}
 
 
 LIMIT_CASES = [
@@ -206,7 +212,7 @@ LIMIT_CASES = [
 
 @pytest.mark.parametrize(("pod", "expected"), LIMIT_CASES)
 def test_pod_limits(pod, expected):
-    assert pod_limits(pod) == expected
+    assert pod_limits(pod, settings=DEFAULT_SETTINGS) == expected
 
 
 NON_ZERO_CASES = [
@@ -246,7 +252,7 @@ NON_ZERO_CASES = [
 
 @pytest.mark.parametrize(("pod", "expected"), NON_ZERO_CASES)
 def test_pod_requests_non_zero(pod, expected):
-    assert pod_requests_non_zero(pod) == expected
+    assert pod_requests_non_zero(pod, settings=DEFAULT_SETTINGS) == expected
 
 
 GETTER_CASES = [
@@ -294,7 +300,7 @@ GETTER_CASES = [
 
 @pytest.mark.parametrize(("pod", "name", "expected"), GETTER_CASES)
 def test_resource_request(pod, name, expected):
-    assert resource_request(pod, name) == expected
+    assert resource_request(pod, name, settings=DEFAULT_SETTINGS) == expected
 
 
 NAME_CASES = [
@@ -320,23 +326,27 @@ def test_resource_name_classes(name, extended, scalar):
 def test_a_pod_total_is_the_int64_view_of_the_exact_sum():
     # Quantity.Add keeps int64Amount{2, 18} (int64Amount.Add); MilliValue is then
     # AsScaledInt64 -> positiveScaleInt64(2, 21), whose loop returns 0 on overflow (v1.35).
-    assert pod_requests(parsed_pod("1E18", "1E18"))["cpu"] == 0
-    assert pod_limits(parsed_pod("1E18", "1E18", limits=True))["cpu"] == 0
+    assert pod_requests(parsed_pod("1E18", "1E18"), settings=DEFAULT_SETTINGS)["cpu"] == 0
+    assert (
+        pod_limits(parsed_pod("1E18", "1E18", limits=True), settings=DEFAULT_SETTINGS)["cpu"] == 0
+    )
     # Two inf.Decs (19 digits) add to Dec{2 * MaxInt64 * 10**6, 9}; scaledValue divides by
     # 10**6 exactly and big.Int.Int64() keeps the low 64 bits: -2.
-    assert pod_requests(parsed_pod(MAX_MILLI, MAX_MILLI))["cpu"] == -2
+    assert pod_requests(parsed_pod(MAX_MILLI, MAX_MILLI), settings=DEFAULT_SETTINGS)["cpu"] == -2
     # Each fits but the sum does not: int64Amount.Add of {9223372036854775, 0} twice fits
     # ({18446744073709550, 0}); MilliValue's int64MultiplyScale1000 wraps the product.
-    assert pod_requests(parsed_pod("9223372036854775", "9223372036854775"))["cpu"] == wrap_int64(
-        18446744073709550000
-    )
+    assert pod_requests(
+        parsed_pod("9223372036854775", "9223372036854775"), settings=DEFAULT_SETTINGS
+    )["cpu"] == wrap_int64(18446744073709550000)
     # 0.5m + 0.5m is 1m exactly; rounding each container up first would say 2m.
-    assert pod_requests(parsed_pod("500u", "500u"))["cpu"] == 1
-    assert pod_requests(parsed_pod("500u"))["cpu"] == 1
+    assert pod_requests(parsed_pod("500u", "500u"), settings=DEFAULT_SETTINGS)["cpu"] == 1
+    assert pod_requests(parsed_pod("500u"), settings=DEFAULT_SETTINGS)["cpu"] == 1
     # {1000, -6} + {1, 18}: aligning 1E18 to scale -6 overflows, so Add makes an inf.Dec at
     # scale 6 (the larger Dec scale); scaledValue divides by 1000 rounding up (10**21 + 1)
     # and keeps the low 64 bits.
-    reqs, nz_cpu, _ = scheduler_pod_requests(parsed_pod("500u", "500u", "1E18"))
+    reqs, nz_cpu, _ = scheduler_pod_requests(
+        parsed_pod("500u", "500u", "1E18"), settings=DEFAULT_SETTINGS
+    )
     assert reqs["cpu"] == nz_cpu == wrap_int64(10**21 + 1)
 
 
@@ -350,10 +360,13 @@ def test_non_zero_requests_sum_exact_quantities():
     )
 
     p = parsed_pod("500u", "500u")
-    assert pod_requests_non_zero(p) == {"cpu": 1, "memory": 2 * 200 * 1024**2}
-    reqs, nz_cpu, nz_mem = scheduler_pod_requests(p)
+    assert pod_requests_non_zero(p, settings=DEFAULT_SETTINGS) == {
+        "cpu": 1,
+        "memory": 2 * 200 * 1024**2,
+    }
+    reqs, nz_cpu, nz_mem = scheduler_pod_requests(p, settings=DEFAULT_SETTINGS)
     assert (reqs["cpu"], nz_cpu, nz_mem) == (1, 1, 2 * 200 * 1024**2)
-    prepared = ResourceAllocationScorer().prepare(p)
+    prepared = ResourceAllocationScorer().prepare(p, settings=DEFAULT_SETTINGS)
     assert prepared.pairs({"cpu": 4000, "memory": 2**30}, {}, 0, 0)[0] == [1, 400 * 1024**2]
 
 

@@ -17,6 +17,7 @@ import zstandard
 
 from service.engine.objects import Cluster
 from service.engine.summary import node_view, pod_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.body import parse_snapshot
 from service.store.snapshots import decode, encode
 from tests.conftest import kube_list, node, pod
@@ -142,8 +143,13 @@ def test_a_snapshot_stored_before_exact_quantities_is_still_read():
     cluster = Cluster(decode(zstandard.ZstdCompressor().compress(old)))
     (p,) = cluster.snapshot.pods
     # What the integers say: 80u was kept as 1 millicore, 1.5Gi as its bytes.
-    assert pod_view(p, None)["requests"] == {"cpu": "1m", "memory": "1536Mi"}
-    assert node_view(cluster, cluster.snapshot.nodes[0])["requested"] == {
+    assert pod_view(p, None, settings=DEFAULT_SETTINGS)["requests"] == {
+        "cpu": "1m",
+        "memory": "1536Mi",
+    }
+    assert node_view(cluster, cluster.snapshot.nodes[0], settings=DEFAULT_SETTINGS)[
+        "requested"
+    ] == {
         "cpu": "1m",
         "memory": "1536Mi",
     }

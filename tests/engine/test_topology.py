@@ -10,6 +10,7 @@ from service.engine.nodelifecycle.taints import plan_evictions
 from service.engine.objects import Cluster
 from service.engine.summary import node_view
 from service.engine.topology import zone_key, zone_key_parts, zone_label
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import snapshot_from_objects
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
@@ -70,7 +71,7 @@ def test_a_relabelled_node_is_shown_in_its_ga_zone_and_grouped_by_its_beta_zone(
     }
     cluster = Cluster(snapshot_from_objects([node]))
     n1 = cluster.node("n1")
-    assert node_view(cluster, n1)["zone"] == "eu-1b"
+    assert node_view(cluster, n1, settings=DEFAULT_SETTINGS)["zone"] == "eu-1b"
     assert zone_key(n1.labels) == "eu-1:\x00:eu-1a"
     plan = plan_evictions(cluster, 1_800_000_000 * 10**9, NodeLifecycleConfig())
     assert [(z.key, z.region, z.zone) for z in plan.zones] == [("eu-1:\x00:eu-1a", "eu-1", "eu-1a")]

@@ -1,5 +1,5 @@
 """The contract, fuzzed (issue 14): schemathesis generates requests for every operation of
-service/openapi.yaml and sends them to a real `verdict serve` (SQLite, or PostgreSQL when
+openapi/openapi.yaml and sends them to a real `verdict serve` (SQLite, or PostgreSQL when
 VERDICT_TEST_DATABASE_URL is set). No 5xx, every response as the spec describes it, and
 every 405 names the allowed methods in ``Allow``."""
 
@@ -24,7 +24,7 @@ from schemathesis import checks  # noqa: E402
 from tests.conftest import TEST_DATABASE_URL  # noqa: E402
 from tests.serve.helpers import VERDICT, serving  # noqa: E402
 
-SPEC = Path(__file__).resolve().parents[2] / "service" / "openapi.yaml"
+SPEC = Path(__file__).resolve().parents[2] / "openapi" / "openapi.yaml"
 # About a minute per database on a quiet machine (23 operations).
 EXAMPLES_PER_OPERATION = int(os.environ.get("VERDICT_TEST_FUZZ_EXAMPLES", "25"))
 

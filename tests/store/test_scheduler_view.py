@@ -9,6 +9,7 @@ from sqlalchemy import select, update
 
 from service.engine.objects import Cluster
 from service.engine.scheduler import snapshot as scheduler_snapshot
+from service.engine.version import DEFAULT_SETTINGS
 from service.store import snapshots as store
 from service.store.models import SnapshotRow
 from service.store.preload import Preloader
@@ -126,7 +127,10 @@ def test_the_warming_thread_writes_the_view_a_row_lacks(app, api):
     with db.session() as session:
         cluster = store.load_cluster(session, cache, snapshot_id, scheduler=True)
     assert not cluster.snapshot_loaded
-    assert [ni.name for ni in scheduler_snapshot.scheduler_view(cluster).nodes] == ["n1", "n2"]
+    assert [
+        ni.name
+        for ni in scheduler_snapshot.scheduler_view(cluster, settings=DEFAULT_SETTINGS).nodes
+    ] == ["n1", "n2"]
 
 
 def test_non_scheduler_loads_decode_in_full(app, api):

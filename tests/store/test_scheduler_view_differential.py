@@ -36,6 +36,7 @@ from service.engine.objects import (
 )
 from service.engine.qos import get_pod_qos
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import snapshot_from_objects
 from service.store.scheduler_view import StoredView, restored_cluster, stored_view
 from tests.engine.scheduler.helpers import GI, cluster_of, conformance_group, node, pdb, pod
@@ -67,7 +68,9 @@ class Loads:
 
 def restored(snapshot: Snapshot) -> tuple[Cluster, Loads]:
     """A Cluster restored from the stored view of ``snapshot`` (through msgpack)."""
-    packed = msgspec.msgpack.encode(stored_view(scheduler_view(Cluster(snapshot)), snapshot))
+    packed = msgspec.msgpack.encode(
+        stored_view(scheduler_view(Cluster(snapshot), settings=DEFAULT_SETTINGS), snapshot)
+    )
     loads = Loads(snapshot)
     return restored_cluster(DECODER.decode(packed), loads), loads
 
@@ -317,7 +320,9 @@ def test_a_failed_load_is_tried_again() -> None:
             raise OSError("lost")
         return snapshot
 
-    packed = msgspec.msgpack.encode(stored_view(scheduler_view(Cluster(snapshot)), snapshot))
+    packed = msgspec.msgpack.encode(
+        stored_view(scheduler_view(Cluster(snapshot), settings=DEFAULT_SETTINGS), snapshot)
+    )
     cluster = restored_cluster(DECODER.decode(packed), load)
     with pytest.raises(OSError):
         cluster.snapshot  # noqa: B018
@@ -327,11 +332,13 @@ def test_a_failed_load_is_tried_again() -> None:
 
 def test_stored_pods_keep_the_pod_only_where_the_view_reads_it() -> None:
     snapshot = _special_snapshot()
-    stored = stored_view(scheduler_view(Cluster(snapshot)), snapshot)
+    stored = stored_view(scheduler_view(Cluster(snapshot), settings=DEFAULT_SETTINGS), snapshot)
     whole = {pi.name for pods in stored.node_pods for pi in pods if pi.pod is not None}
     assert whole == {"exporter", "db-0", "old", "victim", "multi"}
     qos = {pi.uid: pi.qos for pods in stored.node_pods for pi in pods if pi.pod is None}
-    assert qos == {p.uid: get_pod_qos(p) for p in snapshot.pods if p.uid in qos}
+    assert qos == {
+        p.uid: get_pod_qos(p, settings=DEFAULT_SETTINGS) for p in snapshot.pods if p.uid in qos
+    }
     assert len(qos) == 6
     assert stored.inter_pod_affinity_in_use
     assert [p.name for p in stored.nominated] == ["waiting", "waiting-low", "waiting-2"]

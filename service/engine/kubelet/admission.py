@@ -1,6 +1,5 @@
 """Kubelet pod admission on one node: the eviction manager's admit handler, the predicate
-admit handler, and the critical pod admission handler behind it (spec/kubelet.md D.2, D.3,
-E.9).
+admit handler, and the critical pod admission handler behind it.
 
 Mirrors, as of k8s 1.35:
 
@@ -227,9 +226,7 @@ def node_pressure_conditions(node: Node) -> list[str]:
     ]
 
 
-def eviction_admit(
-    pod: Pod, node: Node, *, settings: EngineSettings = DEFAULT_SETTINGS
-) -> AdmitRejection | None:
+def eviction_admit(pod: Pod, node: Node, *, settings: EngineSettings) -> AdmitRejection | None:
     """eviction managerImpl.Admit (k8s 1.35): None when admitted.
 
     No pressure → admit; critical pods → admit. Under MemoryPressure alone, non-BestEffort
@@ -306,7 +303,7 @@ class PodRequestsMemo:
         hit = self._found.get(id(pod))
         if hit is not None and hit[0] is pod:
             return hit[1]
-        requests = pod_requests(pod)
+        requests = pod_requests(pod, settings=DEFAULT_SETTINGS)
         self._found[id(pod)] = (pod, requests)  # the pod is held: its id stays its own
         return requests
 
@@ -321,7 +318,7 @@ class PodAdmitAttributes:
     pod: Pod
     node: Node
     other_pods: Sequence[Pod]
-    settings: EngineSettings = DEFAULT_SETTINGS
+    settings: EngineSettings
     requests_of: RequestsOf | None = None
 
 

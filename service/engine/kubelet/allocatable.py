@@ -1,4 +1,4 @@
-"""Node allocatable: capacity minus what the kubelet reserves (spec/kubelet.md F).
+"""Node allocatable: capacity minus what the kubelet reserves.
 
 Mirrors pkg/kubelet/cm/node_container_manager_linux.go (GetNodeAllocatableReservation,
 getNodeAllocatableAbsoluteImpl, validateNodeAllocatable), pkg/kubelet/cm/helpers.go

@@ -1,10 +1,10 @@
-"""The kubelet eviction manager: one synchronize pass on one node (spec/kubelet.md E).
+"""The kubelet eviction manager: one synchronize pass on one node.
 
 Mirrors pkg/kubelet/eviction/eviction_manager.go (managerImpl.synchronize, evictPod,
 localStorageEviction) and pkg/kubelet/eviction/helpers.go (signal observations, threshold
 bookkeeping, ranking, eviction message), k8s master as of 1.35/1.36, Linux, no swap.
 
-How one pass stands in for the long-running manager (spec/README.md §4):
+How one pass stands in for the long-running manager:
 
 * **First observation.** The kubelet remembers when each threshold was first met. The
   request's ``first_observed`` (signal → time) supplies that memory for every threshold of
@@ -89,7 +89,7 @@ from service.engine.quantity import (
     wrap_int64,
 )
 from service.engine.resources import is_pod_level_resources_set, pod_limits, resource_request
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "FS_IMAGES",
@@ -559,7 +559,7 @@ def ordered_by(entries: list[RankedPod], *comparators: Comparator) -> list[Ranke
 
 
 def rank_memory_pressure(
-    pods: Iterable[Pod], stats: PodStatsIndex, settings: EngineSettings = DEFAULT_SETTINGS
+    pods: Iterable[Pod], stats: PodStatsIndex, settings: EngineSettings
 ) -> list[RankedPod]:
     """helpers.go rankMemoryPressure: orderedBy(exceedMemoryRequests, priority, memory)."""
     entries = [measure_memory(pod, stats.get(pod), settings) for pod in pods]
@@ -567,7 +567,7 @@ def rank_memory_pressure(
 
 
 def rank_pid_pressure(
-    pods: Iterable[Pod], stats: PodStatsIndex, settings: EngineSettings = DEFAULT_SETTINGS
+    pods: Iterable[Pod], stats: PodStatsIndex, settings: EngineSettings
 ) -> list[RankedPod]:
     """helpers.go rankPIDPressure: orderedBy(priority, process)."""
     return ordered_by([measure_pids(pod, stats.get(pod)) for pod in pods], priority, process)
@@ -576,7 +576,7 @@ def rank_pid_pressure(
 def rank_disk_pressure(
     pods: Iterable[Pod],
     stats: PodStatsIndex,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
     *,
     fs_stats_to_measure: Sequence[str],
     resource: str,
@@ -690,7 +690,7 @@ def eviction_message(
     thresholds: Sequence[Threshold],
     observations: Mapping[str, SignalObservation],
     *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> str:
     """helpers.go evictionMessage (k8s 1.35), the text of the pod's status message and the
     DisruptionTarget condition."""
@@ -782,7 +782,7 @@ def local_storage_eviction(
     stats: PodStatsIndex,
     dedicated_image_fs: bool,
     *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> list[Eviction]:
     """eviction_manager.go localStorageEviction (k8s 1.35), pods with stats in order: a pod
     whose ephemeral-storage usage exceeds its PodLimits ephemeral-storage, else a pod with a
@@ -906,7 +906,7 @@ def synchronize(
     first_observed: Mapping[str, datetime] | None = None,
     conditions_last_observed: Mapping[str, datetime] | None = None,
     *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> EvictionPass:
     """One pass of eviction_manager.go managerImpl.synchronize (k8s 1.35) on one node.
 

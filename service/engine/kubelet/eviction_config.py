@@ -3,7 +3,7 @@
 Mirrors pkg/kubelet/eviction/helpers.go (ParseThresholdConfig and its helpers,
 UpdateContainerFsThresholds), pkg/kubelet/eviction/api/types.go (signals, ThresholdValue,
 GetThresholdQuantity), the Linux defaults in pkg/kubelet/eviction/defaults_linux.go and the
-flag forms of cmd/kubelet/app/options (k8s master as of 1.35/1.36; spec/kubelet.md E.3).
+flag forms of cmd/kubelet/app/options (k8s master as of 1.35/1.36).
 
 Verdict-specific choices, all for inputs where the kubelet's answer depends on Go map order:
 

@@ -1,5 +1,5 @@
 """The kubelet's critical pod admission handler: which pods it kills so that a critical pod
-that failed admission only for lack of resources can run (spec/kubelet.md D.3).
+that failed admission only for lack of resources can run.
 
 Mirrors pkg/kubelet/preemption/preemption.go as merged up to k8s 1.35 (the open PR #135866,
 which regroups victims by priority, is not modelled).
@@ -30,7 +30,7 @@ from service.engine.qos import (
 )
 from service.engine.quantity import wrap_int64
 from service.engine.resources import kubelet_resource_requests
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "PREEMPTION_MESSAGE",
@@ -307,7 +307,7 @@ def get_pods_to_preempt(
     pods: Sequence[Pod],
     requirements: Sequence[Requirement],
     *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> list[Pod]:
     """getPodsToPreempt (pkg/kubelet/preemption, k8s 1.35): the pods to kill, in kill order,
     so that ``requirements`` are freed; raises ``PreemptionError`` when impossible.
@@ -358,7 +358,7 @@ def handle_admission_failure(
     reasons: Sequence,
     active_pods: Sequence[Pod],
     *,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
 ) -> AdmissionFailureOutcome:
     """CriticalPodAdmissionHandler.HandleAdmissionFailure (k8s 1.35) on kubelet.admission
     reasons. A non-critical pod keeps its reasons; a critical pod with any non-resource

@@ -1,7 +1,7 @@
 """The node lifecycle controller's flags, as one settings object.
 
-Defaults are kube-controller-manager's (spec/nodelifecycle.md, defaults table; k8s 1.32+
-for the 50 s monitor grace) and kube-apiserver's for DefaultTolerationSeconds.
+Defaults are kube-controller-manager's (cmd/kube-controller-manager/app/options and the
+NodeLifecycleControllerConfiguration defaults; k8s 1.32+ for the 50 s monitor grace) and kube-apiserver's for DefaultTolerationSeconds.
 ``config_from_dict`` reads the API's camelCase form (Go duration strings for durations)
 and is the one place the values are checked.
 """

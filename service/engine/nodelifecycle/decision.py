@@ -1,9 +1,9 @@
 """The ``node-eviction-rate`` decision: zone states and rates, node taints and when, and when
 taint-based eviction (or, in legacy mode, the node controller) removes each pod.
 
-The result is exactly API.md's ``POST /v1/decisions/node-eviction-rate`` result. How the
+The result is exactly the contract's ``POST /v1/decisions/node-eviction-rate`` result. How the
 controllers' state is approximated from one snapshot at ``now`` is documented in
-``taints.py`` (and spec/README.md points 2-3). Order is stable: zones in the order their
+``taints.py``. Order is stable: zones in the order their
 first node appears in the snapshot, nodes in snapshot order, pods by node (snapshot node
 order) then in snapshot pod order.
 """
@@ -19,6 +19,7 @@ from service.engine.nodelifecycle.config import NodeLifecycleConfig, config_from
 from service.engine.nodelifecycle.taints import plan_evictions
 from service.engine.objects import Cluster
 from service.engine.refs import pod_ref
+from service.engine.version import EngineSettings
 
 __all__ = ["node_eviction_rate"]
 
@@ -27,12 +28,15 @@ def node_eviction_rate(
     cluster: Cluster,
     now: datetime | int,
     config: NodeLifecycleConfig | Mapping[str, Any] | None = None,
+    *,
+    settings: EngineSettings,
 ) -> dict:
     """What kube-controller-manager's node lifecycle controller and taint eviction controller
     would do on this snapshot at ``now`` (a datetime, or Unix nanoseconds).
 
     ``config`` is a NodeLifecycleConfig or the API's camelCase ``config`` object (Go duration
     strings); ConfigError (a ValueError naming the field) for values Verdict cannot use.
+    ``settings``: the release, which names each pod's QoS class.
     """
     if config is None or isinstance(config, Mapping):
         config = config_from_dict(config or {})
@@ -73,7 +77,11 @@ def node_eviction_rate(
             for node in plan.nodes
         ],
         "pods": [
-            {"pod": pod_ref(pod.pod), "evictAt": _time(pod.evict_at), "reason": pod.reason}
+            {
+                "pod": pod_ref(pod.pod, settings=settings),
+                "evictAt": _time(pod.evict_at),
+                "reason": pod.reason,
+            }
             for pod in plan.pods
         ],
     }

@@ -5,7 +5,7 @@ Two views built on the same rules (k8s 1.35 node_lifecycle_controller.go tryUpda
 * ``NodeHealthTracker`` keeps the controller's private per-node memory (probe time, ready
   transition time, saved Ready condition, saved Lease) across monitor passes, exactly as the
   controller does; the multi-pass conformance cases drive it.
-* ``node_health_at`` is Verdict's stateless approximation (spec/nodelifecycle.md §a.8): the
+* ``node_health_at`` is Verdict's stateless approximation of that memory: the
   last sign of life is the later of the Ready condition's lastHeartbeatTime and the node
   Lease's renewTime (creationTimestamp instead of the heartbeat for a node that never posted
   Ready); the node is stale when ``now`` is strictly after that plus the grace period.
@@ -342,7 +342,7 @@ def lease_renew_ns(lease: Lease | None) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class NodeHealth:
-    """A node's health at ``now`` (spec/nodelifecycle.md §a.8)."""
+    """A node's health at ``now``, as ``node_health_at`` approximates it."""
 
     has_ready: bool  # the node status carries a Ready condition
     observed: str  # the Ready status a pass at now acts on (fake "Unknown" without Ready)
@@ -356,7 +356,7 @@ class NodeHealth:
 def node_health_at(
     node: NodeWorkingCopy, lease_renew: int | None, now: int, config: NodeLifecycleConfig
 ) -> NodeHealth:
-    """The controller's view of ``node`` at ``now`` (stateless, §a.8), marking it in place.
+    """The controller's view of ``node`` at ``now`` (stateless), marking it in place.
 
     With a Ready condition: probe = later of lastHeartbeatTime and the Lease renewTime, grace =
     nodeMonitorGracePeriod. Without one: probe = later of creationTimestamp and the Lease

@@ -7,9 +7,9 @@ doNoExecuteTaintingPass, and controller/util/node SwapNodeControllerTaint; for t
 path (k8s 1.26, removed in 1.27): processNoTaintBaseEviction, evictPods, cancelPodEviction,
 doEvictionPass and DeletePods.
 
-``plan_evictions`` is Verdict's stateless decision at a time ``now`` (README points 2-3):
+``plan_evictions`` is Verdict's stateless decision at a time ``now``:
 
-* every node's health is taken from ``health.node_health_at`` (§a.8);
+* every node's health is taken from ``health.node_health_at``;
 * the controller is taken to be in steady state: it knows every node (no restart clean-up),
   a node already carrying the lifecycle taint it wants keeps it and its timeAdded (its
   queue's de-duplication set holds it), every zone's limiter is the one for the zone's

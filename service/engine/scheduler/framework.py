@@ -46,7 +46,7 @@ from service.engine.resources import (
     DEFAULT_MEMORY_REQUEST_BYTES,
     scheduler_pod_requests,
 )
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 if TYPE_CHECKING:
     from service.engine.scheduler.snapshot import SchedulerView
@@ -150,13 +150,13 @@ class CycleState:
         self,
         pod: Pod,
         view: SchedulerView | None,
-        settings: EngineSettings = DEFAULT_SETTINGS,
+        settings: EngineSettings,
         info: PodInfo | None = None,
     ) -> None:
         self.pod = pod
         self.view = view
         self.settings = settings
-        self.info = info if info is not None else pod_info(pod)
+        self.info = info if info is not None else pod_info(pod, settings)
         self.data: dict[str, Any] = {}
         # PreFilter's verdict: a rejection for every node, and PreFilterResult's node set.
         self.prefilter_status: Status | None = None
@@ -206,7 +206,7 @@ class Plugin:
 
     name: ClassVar[str] = ""
 
-    def __init__(self, args: object | None = None, settings: EngineSettings = DEFAULT_SETTINGS):
+    def __init__(self, args: object | None = None, *, settings: EngineSettings):
         self.args = args
         self.settings = settings
 
@@ -268,13 +268,14 @@ class PodInfo(msgspec.Struct, eq=False, gc=False, array_like=True):
         return f"PodInfo({self.key}, priority={self.priority})"
 
 
-def pod_info(pod: Pod) -> PodInfo:
+def pod_info(pod: Pod, settings: EngineSettings) -> PodInfo:
     """Precompute what the scheduler reads of a pod (NodeInfo.AddPod's calculateResource).
     ``requests`` may be shared with the pod's container (``scheduler_pod_requests``).
 
     Runs for every pod of the snapshot when a view is built, so the common shape (one
     container; no init containers, overhead or pod-level resources) is handled here, as
-    ``scheduler_pod_requests`` handles it."""
+    ``scheduler_pod_requests`` handles it (the release's ``settings`` matter only beyond
+    that shape: pod-level resources)."""
     containers = pod.containers
     if (
         len(containers) == 1
@@ -294,7 +295,7 @@ def pod_info(pod: Pod) -> PodInfo:
                 has_ports = True
                 break
     else:
-        requests, nz_cpu, nz_mem = scheduler_pod_requests(pod)
+        requests, nz_cpu, nz_mem = scheduler_pod_requests(pod, settings=settings)
         cpu = requests.get("cpu")
         memory = requests.get("memory")
         has_ports = bool(wanted_host_ports(pod))

@@ -1,6 +1,6 @@
-"""Held resources for StatefulSet pods being upgraded (spec/scheduler.md §6).
+"""Held resources for StatefulSet pods being upgraded.
 
-Not an upstream kube-scheduler feature: the spec's fix built on the nominated-pod mechanism
+Not an upstream kube-scheduler feature: Verdict's own addition, built on the nominated-pod mechanism
 (framework/runtime ``addGENominatedPods``), which Verdict applies when the request asks for it
 (``holdStatefulSetUpgrades``) or names holds explicitly (``holds``). Without either, every
 decision is upstream's.
@@ -162,8 +162,8 @@ def hold_reasons(
     fwk: Framework, ctx: CycleState, ni: NodeInfo, status: Status, plan: HoldPlan
 ) -> list[str]:
     """The hold reasons for a node's filter verdict: when the node rejects the pod, and would
-    not without the holds counted against it, one reason per hold on the node (spec §6
-    rule 4)."""
+    not without the holds counted against it, one reason per hold on the node (docs/decisions/placement.md,
+    "Holds")."""
     if status.is_success or ni.name not in plan.nodes():
         return []
     without = fwk.run_filter_plugins_with_nominated(without_holds(ctx, plan, ni.name), ni)

@@ -1,6 +1,6 @@
 """Nominated pods, the two-pass filter, and the scheduling queue's order.
 
-Mirrors kubernetes/kubernetes (master, about v1.35/1.36; spec/scheduler.md §2.3, §4):
+Mirrors kubernetes/kubernetes (master, about v1.35/1.36):
 
 * ``pkg/scheduler/framework/runtime/framework.go`` ``addGENominatedPods``: the pods nominated
   to a node whose priority is >= the incoming pod's (the pod itself excluded by UID), counted

@@ -42,7 +42,7 @@ from service.engine.scheduler.runtime import (
     node_state,
 )
 from service.engine.scheduler.snapshot import scheduler_view
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = ["NodePlacement", "PlacementOutcome", "num_feasible_nodes_to_find", "place"]
 
@@ -102,16 +102,16 @@ def place(
     pod: Pod,
     *,
     profile: Profile = DEFAULT_PROFILE,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
     start_index: int | None = None,
     hold_statefulset_upgrades: bool = False,
     holds: Sequence[Hold] = (),
 ) -> PlacementOutcome:
     """Filter and score ``pod`` on the snapshot's nodes; see the module docstring."""
-    view = scheduler_view(cluster)
+    view = scheduler_view(cluster, settings)
     fwk = Framework(profile, settings)
     if fwk.needs_whole_pods(pod, view):
-        view = scheduler_view(cluster, whole_pods=True)
+        view = scheduler_view(cluster, settings, whole_pods=True)
     state = fwk.cycle_state(pod, view)
     prepare_nominated(state, view)
     plan = apply_holds(

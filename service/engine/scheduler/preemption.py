@@ -1,6 +1,6 @@
 """The preemption Evaluator: the scheduler's PostFilter, as DefaultPreemption drives it.
 
-Mirrors kubernetes/kubernetes (v1.35; spec/scheduler.md §3):
+Mirrors kubernetes/kubernetes (v1.35):
 
 * ``pkg/scheduler/framework/preemption/preemption.go``: ``Evaluator.Preempt``,
   ``findCandidates``, ``DryRunPreemption`` (bounded non-violating / violating lists, early
@@ -59,7 +59,7 @@ from service.engine.scheduler.runtime import (
     filter_error,
 )
 from service.engine.scheduler.snapshot import SchedulerView, scheduler_view
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "MSG_NOT_HELPFUL",
@@ -314,7 +314,7 @@ def _explain_holds_in_dry_run(
     plan: HoldPlan,
     statuses: dict[str, Status],
 ) -> None:
-    """Spec §6 rule 4 for the dry run: a visited node that is no candidate only because of a
+    """The hold reasons for the dry run (docs/decisions/placement.md, "Holds"): a visited node that is no candidate only because of a
     hold gets the hold reasons appended to its dry-run status."""
     for name in plan.nodes():
         status = statuses.get(name)
@@ -344,7 +344,7 @@ def preempt(
     pod: Pod,
     *,
     profile: Profile = DEFAULT_PROFILE,
-    settings: EngineSettings = DEFAULT_SETTINGS,
+    settings: EngineSettings,
     args: DefaultPreemptionArgs | None = None,
     offset: int = 0,
     node_statuses: Mapping[str, str] | None = None,
@@ -361,10 +361,10 @@ def preempt(
     random start (taken modulo the number of potential nodes). ``args`` overrides the
     profile's DefaultPreemptionArgs.
     """
-    view = scheduler_view(cluster)
+    view = scheduler_view(cluster, settings)
     fwk = Framework(profile, settings)
     if fwk.needs_whole_pods(pod, view):
-        view = scheduler_view(cluster, whole_pods=True)
+        view = scheduler_view(cluster, settings, whole_pods=True)
     if args is None:
         args = fwk.preemption_args or DefaultPreemptionArgs()
     ctx = fwk.cycle_state(pod, view, scoring=False)

@@ -37,14 +37,13 @@ from service.engine.scheduler.framework import (
 from service.engine.scheduler.plugins import REGISTRY
 from service.engine.scheduler.plugins.pod_topology_spread import default_selector
 from service.engine.scheduler.profile import (
-    DEFAULT_PROFILE,
     IN_TREE,
     DefaultPreemptionArgs,
     PodTopologySpreadArgs,
     Profile,
 )
 from service.engine.scheduler.snapshot import SchedulerView
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = ["CycleError", "Framework", "NodeScores", "filter_error", "invalid_score", "node_state"]
 
@@ -142,9 +141,7 @@ class Framework:
     """frameworkImpl for one profile: the plugin instances, and per extension point the
     enabled plugins Verdict models, in the profile's order."""
 
-    def __init__(
-        self, profile: Profile = DEFAULT_PROFILE, settings: EngineSettings = DEFAULT_SETTINGS
-    ) -> None:
+    def __init__(self, profile: Profile, settings: EngineSettings) -> None:
         self.profile = profile
         self.settings = settings
         instances: dict[str, Plugin] = {}
@@ -156,7 +153,7 @@ class Framework:
                 if cls is None or not hasattr(cls, method):
                     continue
                 if name not in instances:
-                    instances[name] = cls(profile.args_of(name), settings)
+                    instances[name] = cls(profile.args_of(name), settings=settings)
                 out.append(instances[name])
             return out
 

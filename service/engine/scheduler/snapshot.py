@@ -29,8 +29,9 @@ from service.engine.objects import (
 )
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
 from service.engine.scheduler.storage import EMPTY_STORAGE, Storage
+from service.engine.version import EngineSettings
 
-__all__ = ["PdbInfo", "SchedulerView", "install_view", "scheduler_view"]
+__all__ = ["PdbInfo", "SchedulerView", "install_view", "scheduler_view", "view_release"]
 
 T = TypeVar("T")
 
@@ -117,11 +118,13 @@ def _pdb_info(index: int, pdb) -> PdbInfo:
 class SchedulerView:
     """The scheduler's cache/snapshot for one Cluster: NodeInfos in snapshot order, the
     nominator's pods by node, PDBs by namespace, the storage objects the volume plugins
-    read (none in a restored view). Build with ``scheduler_view(cluster)``."""
+    read (none in a restored view), for a release (``settings``: the PodInfos' requests
+    depend on it). Build with ``scheduler_view(cluster, settings)``."""
 
     storage: Storage = EMPTY_STORAGE
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, settings: EngineSettings) -> None:
+        self.settings = settings
         snapshot = cluster.snapshot
         nodes = snapshot.nodes
         index = {node.name: i for i, node in enumerate(nodes)}
@@ -141,7 +144,7 @@ class SchedulerView:
                 i = index.get(node_name)
                 if i is None:
                     continue  # bound to a node missing from the snapshot
-                pi = pod_info(pod)
+                pi = pod_info(pod, settings)
                 per_node[i].append(pi)
                 append_bound(pi)
                 if pod.unmodelled and "InterPodAffinity" in pod.unmodelled:
@@ -151,7 +154,7 @@ class SchedulerView:
                     if ctrl is not None and ctrl.kind == "StatefulSet":
                         terminating_sts.append((node_name, pi))
             elif pod.nominated_node_name:
-                nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
+                nominated.setdefault(pod.nominated_node_name, []).append(pod_info(pod, settings))
         self._assemble(
             [NodeInfo(node, i, per_node[i]) for i, node in enumerate(nodes)],
             nominated,
@@ -180,6 +183,7 @@ class SchedulerView:
             Sequence[Service],
             Sequence[WorkloadController],
         ],
+        settings: EngineSettings,
     ) -> SchedulerView:
         """The view built from parts computed earlier (the store keeps them with each
         snapshot, ``store/scheduler_view.py``), with the same nodes, pods, order and answers
@@ -187,7 +191,8 @@ class SchedulerView:
         order, already holding their matching PDBs; ``node_totals[i]`` its Requested and
         NonZeroRequested sums; ``nominated`` the pods with a nominated node;
         ``terminating_statefulset`` (node index, position in that node's pods) pairs;
-        ``workloads`` the PDBs, namespaces, services and workload controllers."""
+        ``workloads`` the PDBs, namespaces, services and workload controllers; ``settings``
+        the release the PodInfos were derived under."""
         pdbs, namespaces, services, controllers = workloads
         infos = [
             NodeInfo(node, i, pods, totals)
@@ -197,9 +202,10 @@ class SchedulerView:
         ]
         nominated_infos: dict[str, list[PodInfo]] = {}
         for pod in nominated:
-            nominated_infos.setdefault(pod.nominated_node_name, []).append(pod_info(pod))
+            nominated_infos.setdefault(pod.nominated_node_name, []).append(pod_info(pod, settings))
         terminating = [(infos[i].name, infos[i].pods[j]) for i, j in terminating_statefulset]
         view = cls.__new__(cls)
+        view.settings = settings
         view._assemble(infos, nominated_infos, terminating, inter_pod_affinity_in_use, pdbs)
         view._bound = []
         view._bound_pdbs_done = True
@@ -478,26 +484,42 @@ class SchedulerView:
         return tuple(sorted(info.index for info in candidates if info.matches(labels)))
 
 
-_VIEWS: weakref.WeakKeyDictionary[Cluster, SchedulerView] = weakref.WeakKeyDictionary()
+def view_release(settings: EngineSettings) -> tuple[bool, ...]:
+    """What a SchedulerView reads of the release: the switches ``scheduler_pod_requests``
+    reads to derive a PodInfo. Two releases with the same reading share one view."""
+    return (settings.pod_level_resources,)
+
+
+# Cluster -> view_release -> its SchedulerView.
+_VIEWS: weakref.WeakKeyDictionary[Cluster, dict[tuple[bool, ...], SchedulerView]] = (
+    weakref.WeakKeyDictionary()
+)
 _VIEWS_LOCK = threading.Lock()
 
 
 def install_view(cluster: Cluster, view: SchedulerView) -> None:
-    """Make ``view`` the SchedulerView of ``cluster`` (one restored from a stored form)."""
+    """Make ``view`` the SchedulerView of ``cluster`` for its release (one restored from a
+    stored form)."""
     with _VIEWS_LOCK:
-        _VIEWS[cluster] = view
+        _VIEWS.setdefault(cluster, {})[view_release(view.settings)] = view
 
 
-def scheduler_view(cluster: Cluster, whole_pods: bool = False) -> SchedulerView:
-    """The SchedulerView of ``cluster``, built at most once per Cluster object (weakly cached:
-    it goes when the Cluster goes). ``whole_pods``: the view must hold every pod whole (pod
-    affinity reads their labels and terms), so a view restored from its stored form is
-    replaced by one built from the snapshot, decoding it."""
-    view = _VIEWS.get(cluster)
+def scheduler_view(
+    cluster: Cluster, settings: EngineSettings, whole_pods: bool = False
+) -> SchedulerView:
+    """The SchedulerView of ``cluster`` under ``settings``, built at most once per Cluster
+    object and ``view_release`` (weakly cached: it goes when the Cluster goes).
+    ``whole_pods``: the view must hold every pod whole (pod affinity reads their labels and
+    terms), so a view restored from its stored form is replaced by one built from the
+    snapshot, decoding it."""
+    key = view_release(settings)
+    views = _VIEWS.get(cluster)
+    view = views.get(key) if views is not None else None
     if view is None or (whole_pods and not view.whole_pods):
         with _VIEWS_LOCK:
-            view = _VIEWS.get(cluster)
+            views = _VIEWS.setdefault(cluster, {})
+            view = views.get(key)
             if view is None or (whole_pods and not view.whole_pods):
-                view = SchedulerView(cluster)
-                _VIEWS[cluster] = view
+                view = SchedulerView(cluster, settings)
+                views[key] = view
     return view

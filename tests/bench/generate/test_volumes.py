@@ -12,6 +12,7 @@ import orjson
 from bench.generate import iter_chunks
 from service.engine.objects import Cluster
 from service.engine.scheduler.placement import place
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 
 
@@ -62,7 +63,7 @@ def test_a_replica_coming_back_goes_to_its_volume_zone() -> None:
             },
         }
     )
-    out = place(Cluster(snapshot), pod)
+    out = place(Cluster(snapshot), pod, settings=DEFAULT_SETTINGS)
     nodes = {n.name: n for n in snapshot.nodes}
     feasible = [n.node_name for n in out.nodes if n.feasible]
     assert feasible

@@ -178,7 +178,12 @@ class OracleError(Exception):
         )
 
 
-def oracle_distance(requirements, pod, request=resource_request):
+def newest_request(pod, name):
+    """resource_request under the newest release, the oracles' default reading."""
+    return resource_request(pod, name, settings=DEFAULT_SETTINGS)
+
+
+def oracle_distance(requirements, pod, request=newest_request):
     """admissionRequirementList.distance; math.Pow(x, 2) rounds once, like x * x."""
     total = 0.0
     for name, q in requirements:
@@ -189,7 +194,7 @@ def oracle_distance(requirements, pod, request=resource_request):
     return total
 
 
-def oracle_subtract(requirements, victims, request=resource_request):
+def oracle_subtract(requirements, victims, request=newest_request):
     """admissionRequirementList.subtract."""
     left_over = []
     for name, q in requirements:
@@ -203,7 +208,7 @@ def oracle_subtract(requirements, victims, request=resource_request):
     return left_over
 
 
-def oracle_smaller_resource_request(pod1, pod2, request=resource_request):
+def oracle_smaller_resource_request(pod1, pod2, request=newest_request):
     """smallerResourceRequest."""
     for name in ("memory", "cpu"):
         if request(pod1, name) < request(pod2, name):

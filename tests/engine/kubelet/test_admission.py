@@ -32,7 +32,7 @@ from service.engine.objects import (
     Taint,
     Toleration,
 )
-from service.engine.version import EngineSettings
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 from tests.engine.kubelet.helpers import conformance_cases, k8s_node, k8s_pod
 
 MI = 1024 * 1024
@@ -51,7 +51,7 @@ def test_conformance_general_filter(inp, expected):
         k8s_pod(p | {"metadata": {"name": f"other-{i}"}}) for i, p in enumerate(inp["otherPods"])
     ]
     node = k8s_node(inp["node"])
-    got = general_filter(PodAdmitAttributes(pod, node, others))
+    got = general_filter(PodAdmitAttributes(pod, node, others, settings=DEFAULT_SETTINGS))
     assert got == [_expected_reason(r) for r in expected["reasons"]]
 
 
@@ -211,7 +211,10 @@ FIT_CASES = [
 
 @pytest.mark.parametrize(("pod", "others", "alloc", "expected"), FIT_CASES)
 def test_fits_resources(pod, others, alloc, expected):
-    assert fits_resources(PodAdmitAttributes(pod, _node(alloc), others)) == expected
+    assert (
+        fits_resources(PodAdmitAttributes(pod, _node(alloc), others, settings=DEFAULT_SETTINGS))
+        == expected
+    )
 
 
 @pytest.mark.parametrize(("pod", "others", "alloc", "expected"), FIT_CASES)
@@ -226,7 +229,11 @@ def test_fits_resources_with_a_requests_memo(pod, others, alloc, expected):
 
     for _ in range(2):
         assert (
-            fits_resources(PodAdmitAttributes(pod, _node(alloc), others, requests_of=counting))
+            fits_resources(
+                PodAdmitAttributes(
+                    pod, _node(alloc), others, requests_of=counting, settings=DEFAULT_SETTINGS
+                )
+            )
             == expected
         )
     assert len(memo._found) == len({id(o) for o in calls})
@@ -244,12 +251,14 @@ def test_requests_memo_is_not_used_with_other_settings():
     assert admit(
         PodAdmitAttributes(pod, _node({}), [other], settings=gate_off, requests_of=memo)
     ).admitted
-    assert not admit(PodAdmitAttributes(pod, _node({}), [other], requests_of=memo)).admitted
+    assert not admit(
+        PodAdmitAttributes(pod, _node({}), [other], requests_of=memo, settings=DEFAULT_SETTINGS)
+    ).admitted
 
 
 def test_fit_pod_level_gate_off():
     pod = _pod("p", _c(requests={"cpu": 100}), resources=PodResources(requests={"cpu": 1500}))
-    assert fits_resources(PodAdmitAttributes(pod, _node(), [])) == [
+    assert fits_resources(PodAdmitAttributes(pod, _node(), [], settings=DEFAULT_SETTINGS)) == [
         InsufficientResource("cpu", 1500, 0, 1000)
     ]
     off = EngineSettings(pod_level_resources=False)
@@ -307,7 +316,10 @@ PREDICATE_CASES = [
 @pytest.mark.parametrize(("pod", "node", "predicate"), PREDICATE_CASES)
 def test_predicates(pod, node, predicate):
     others = [_pod("o", _c(ports=[PORT]))]
-    got = [r.name for r in general_filter(PodAdmitAttributes(pod, node, others))]
+    got = [
+        r.name
+        for r in general_filter(PodAdmitAttributes(pod, node, others, settings=DEFAULT_SETTINGS))
+    ]
     assert got == ([predicate] if predicate else [])
 
 
@@ -360,7 +372,7 @@ EVICTION_CASES = [
 
 @pytest.mark.parametrize(("pod", "conditions", "message"), EVICTION_CASES)
 def test_eviction_admit(pod, conditions, message):
-    got = eviction_admit(pod, _node(conditions=conditions))
+    got = eviction_admit(pod, _node(conditions=conditions), settings=DEFAULT_SETTINGS)
     if message is None:
         assert got is None
     else:
@@ -371,13 +383,21 @@ def test_eviction_admit(pod, conditions, message):
 
 
 def test_admit_ok():
-    result = admit(PodAdmitAttributes(_pod("p", _c(requests={"cpu": 100})), _node(), []))
+    result = admit(
+        PodAdmitAttributes(
+            _pod("p", _c(requests={"cpu": 100})), _node(), [], settings=DEFAULT_SETTINGS
+        )
+    )
     assert result.admitted and result.reasons == [] and result.kubelet_reason is None
 
 
 def test_eviction_handler_runs_before_the_os_checks():
     pod = _pod(labels={"kubernetes.io/os": "windows"})
-    result = admit(PodAdmitAttributes(pod, _node(conditions=_pressure("DiskPressure")), []))
+    result = admit(
+        PodAdmitAttributes(
+            pod, _node(conditions=_pressure("DiskPressure")), [], settings=DEFAULT_SETTINGS
+        )
+    )
     assert not result.admitted
     assert result.kubelet_reason == "Evicted"
     assert result.message == "The node had condition: [DiskPressure]. "
@@ -402,7 +422,11 @@ def test_eviction_handler_runs_before_the_os_checks():
 )
 def test_os_rejections_are_not_preempted_away(pod, reason, message):
     pod = Pod(**{**{f: getattr(pod, f) for f in pod.__struct_fields__}, "priority": 2_000_000_000})
-    result = admit(PodAdmitAttributes(pod, _node(), [_pod("victim", _c(requests={"cpu": 900}))]))
+    result = admit(
+        PodAdmitAttributes(
+            pod, _node(), [_pod("victim", _c(requests={"cpu": 900}))], settings=DEFAULT_SETTINGS
+        )
+    )
     assert not result.admitted and result.critical
     assert result.kubelet_reason == reason and result.message == message
     assert result.victims == []
@@ -411,7 +435,12 @@ def test_os_rejections_are_not_preempted_away(pod, reason, message):
 def test_non_critical_rejected_by_first_reason():
     pod = _pod("p", _c(requests={"cpu": 600}), node_name="other")
     result = admit(
-        PodAdmitAttributes(pod, _node(), [_pod("o", _c(requests={"cpu": 500}), priority=0)])
+        PodAdmitAttributes(
+            pod,
+            _node(),
+            [_pod("o", _c(requests={"cpu": 500}), priority=0)],
+            settings=DEFAULT_SETTINGS,
+        )
     )
     assert not result.admitted and not result.critical
     assert [type(r).__name__ for r in result.reasons] == [
@@ -432,7 +461,7 @@ def test_critical_pod_admitted_after_preemption():
         _pod("big", _c(requests={"cpu": 500})),
         _pod("sys", _c(requests={"cpu": 300}), priority=2_000_000_000),
     ]
-    result = admit(PodAdmitAttributes(pod, _node(), others))
+    result = admit(PodAdmitAttributes(pod, _node(), others, settings=DEFAULT_SETTINGS))
     assert result.admitted and result.critical
     assert [p.name for p in result.victims] == ["big"]
     assert result.requirements == [("cpu", 500)]
@@ -441,7 +470,11 @@ def test_critical_pod_admitted_after_preemption():
 
 def test_critical_pod_with_a_non_resource_reason_is_rejected_by_it():
     pod = _pod("crit", _c(requests={"cpu": 600}), node_name="other", **CRITICAL)
-    result = admit(PodAdmitAttributes(pod, _node(), [_pod("o", _c(requests={"cpu": 500}))]))
+    result = admit(
+        PodAdmitAttributes(
+            pod, _node(), [_pod("o", _c(requests={"cpu": 500}))], settings=DEFAULT_SETTINGS
+        )
+    )
     assert not result.admitted and result.victims == []
     assert result.kubelet_reason == "NodeName"
     assert (
@@ -452,7 +485,7 @@ def test_critical_pod_with_a_non_resource_reason_is_rejected_by_it():
 def test_critical_pod_without_a_set_of_victims():
     pod = _pod("crit", _c(requests={"memory": 2 * MI}), **CRITICAL)
     others = [_pod("sys", _c(requests={"memory": 999 * MI}), priority=2_000_000_000)]
-    result = admit(PodAdmitAttributes(pod, _node(), others))
+    result = admit(PodAdmitAttributes(pod, _node(), others, settings=DEFAULT_SETTINGS))
     assert not result.admitted and result.critical
     assert result.kubelet_reason == "UnexpectedAdmissionError"
     assert result.message == (
@@ -466,7 +499,7 @@ def test_critical_pod_without_a_set_of_victims():
 def test_critical_pod_preempts_for_the_pod_count():
     pod = _pod("crit", **CRITICAL)
     others = [_pod(f"o{i}", priority=i) for i in range(10)]
-    result = admit(PodAdmitAttributes(pod, _node(), others))
+    result = admit(PodAdmitAttributes(pod, _node(), others, settings=DEFAULT_SETTINGS))
     assert result.admitted
     assert len(result.victims) == 1
     assert result.requirements == [("pods", 1)]

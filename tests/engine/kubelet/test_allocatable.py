@@ -1,4 +1,4 @@
-"""Node allocatable (spec/kubelet.md F): conformance groups kubelet.cm.* plus own cases."""
+"""Node allocatable: conformance groups kubelet.cm.* plus own cases."""
 
 from __future__ import annotations
 

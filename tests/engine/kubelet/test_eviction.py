@@ -318,7 +318,15 @@ def mknode(
 
 
 def run(pods, stats, config: dict, first_observed=None, conditions=None, now: datetime = NOW):
-    return synchronize(pods, stats, build_eviction_config(config), now, first_observed, conditions)
+    return synchronize(
+        pods,
+        stats,
+        build_eviction_config(config),
+        now,
+        first_observed,
+        conditions,
+        settings=DEFAULT_SETTINGS,
+    )
 
 
 # --- one pass per signal -----------------------------------------------------------------------
@@ -751,7 +759,12 @@ def test_message_lists_every_container_over_its_request_in_stats_order():
     )
     threshold = Threshold("memory.available", value=ThresholdValue(quantity=parse_quantity("1Gi")))
     message = eviction_message(
-        "memory", pod, stats, [threshold], {"memory.available": SignalObservation(900 * MI, 8 * GI)}
+        "memory",
+        pod,
+        stats,
+        [threshold],
+        {"memory.available": SignalObservation(900 * MI, 8 * GI)},
+        settings=DEFAULT_SETTINGS,
     )
     assert message == (
         "The node was low on resource: memory. Threshold quantity: 1Gi, available: 900Mi. "
@@ -763,7 +776,7 @@ def test_message_lists_every_container_over_its_request_in_stats_order():
 def test_message_with_pod_level_memory_request():
     pod = mkpod("pl", memory_request=100 * MI, resources=PodResources(requests={"memory": 2 * GI}))
     stats = mkstats("pl", working_set=GI)
-    message = eviction_message("memory", pod, stats, [], {})
+    message = eviction_message("memory", pod, stats, [], {}, settings=DEFAULT_SETTINGS)
     assert message == (
         "The node was low on resource: memory. "
         "Pod pl was using 1Gi, request is 2Gi, has larger consumption of memory. "
@@ -779,6 +792,7 @@ def test_message_percentage_threshold_printed_as_quantity():
         None,
         [threshold],
         {"nodefs.available": SignalObservation(1000, 10 * GI)},
+        settings=DEFAULT_SETTINGS,
     )
     assert message == (
         # BinarySI amounts below 1024 print in DecimalSI form, as Quantity.String does
@@ -794,7 +808,9 @@ def test_message_ephemeral_storage_needs_rootfs_and_logs():
         uid="uid-p",
         containers=(ContainerStats("app", rootfs=FsStats(used_bytes=GI), logs=None),),
     )
-    message = eviction_message("ephemeral-storage", mkpod("p"), stats, [], {})
+    message = eviction_message(
+        "ephemeral-storage", mkpod("p"), stats, [], {}, settings=DEFAULT_SETTINGS
+    )
     assert message == "The node was low on resource: ephemeral-storage. "
 
 
@@ -1000,7 +1016,7 @@ def test_message_compares_and_prints_the_request_as_written():
             ContainerStats("big", memory=MemoryStats(working_set_bytes=2 * GI)),
         ),
     )
-    assert eviction_message("memory", pod, stats, [], {}) == (
+    assert eviction_message("memory", pod, stats, [], {}, settings=DEFAULT_SETTINGS) == (
         "The node was low on resource: memory. "
         "Container half was using 1, request is 500m, has larger consumption of memory. "
         "Container big was using 2Gi, request is 1536Mi, has larger consumption of memory. "

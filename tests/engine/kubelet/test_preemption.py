@@ -16,6 +16,7 @@ from service.engine.kubelet.preemption import (
     handle_admission_failure,
     requirements_to_string,
 )
+from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.kubelet.helpers import conformance_cases, k8s_pod, request_pod
 
 MI = 1024 * 1024
@@ -32,10 +33,10 @@ def test_conformance_get_pods_to_preempt(inp, expected):
     requirements = _reqs(inp["insufficientResources"])
     if expected["error"]:
         with pytest.raises(PreemptionError) as err:
-            get_pods_to_preempt(preemptor, pods, requirements)
+            get_pods_to_preempt(preemptor, pods, requirements, settings=DEFAULT_SETTINGS)
         assert expected["messageContains"] in str(err.value)
         return
-    got = get_pods_to_preempt(preemptor, pods, requirements)
+    got = get_pods_to_preempt(preemptor, pods, requirements, settings=DEFAULT_SETTINGS)
     assert [p.name for p in got] == expected["podsToPreempt"]
 
 
@@ -53,7 +54,7 @@ def test_conformance_handle_admission_failure(inp, expected):
     admit_pod = k8s_pod(inp["admitPod"])
     running = [k8s_pod(p) for p in inp["runningPods"]]
     reasons = [_reason(r) for r in inp["failureReasons"]]
-    outcome = handle_admission_failure(admit_pod, reasons, running)
+    outcome = handle_admission_failure(admit_pod, reasons, running, settings=DEFAULT_SETTINGS)
     assert (outcome.error is not None) is expected["error"]
     if expected["error"]:
         assert expected["messageContains"] in outcome.error_message
@@ -111,7 +112,7 @@ NOT_PREEMPTABLE = [
 @pytest.mark.parametrize(("preemptor", "victim"), NOT_PREEMPTABLE)
 def test_not_preemptable_pods_are_never_chosen(preemptor, victim):
     with pytest.raises(PreemptionError) as err:
-        get_pods_to_preempt(preemptor, [victim], [("cpu", 50)])
+        get_pods_to_preempt(preemptor, [victim], [("cpu", 50)], settings=DEFAULT_SETTINGS)
     assert str(err.value) == (
         "no set of running pods found to reclaim resources: [(res: cpu, q: 50), ]"
     )
@@ -120,7 +121,10 @@ def test_not_preemptable_pods_are_never_chosen(preemptor, victim):
 def test_non_critical_preemptor_with_higher_priority_can_preempt():
     # getPodsToPreempt itself only asks Preemptable; HandleAdmissionFailure gates on critical.
     got = get_pods_to_preempt(
-        request_pod("pre", priority=10), [request_pod("v", 100, priority=5)], [("cpu", 50)]
+        request_pod("pre", priority=10),
+        [request_pod("v", 100, priority=5)],
+        [("cpu", 50)],
+        settings=DEFAULT_SETTINGS,
     )
     assert [p.name for p in got] == ["v"]
 
@@ -128,7 +132,10 @@ def test_non_critical_preemptor_with_higher_priority_can_preempt():
 def test_non_critical_admit_pod_keeps_its_reasons():
     reasons = [InsufficientResource("cpu", 100, 900, 950)]
     outcome = handle_admission_failure(
-        request_pod("pre", priority=10), reasons, [request_pod("v", 500, priority=1)]
+        request_pod("pre", priority=10),
+        reasons,
+        [request_pod("v", 500, priority=1)],
+        settings=DEFAULT_SETTINGS,
     )
     assert outcome.reasons == reasons
     assert outcome.victims == []
@@ -143,6 +150,7 @@ def test_error_message_lists_remaining_requirements():
             InsufficientResource("pods", 1, 3, 3),
         ],
         [request_pod("v", memory=MI // 2)],
+        settings=DEFAULT_SETTINGS,
     )
     assert outcome.requirements == [("memory", MI), ("pods", 1)]
     assert outcome.victims == []
@@ -161,6 +169,7 @@ def test_critical_pod_with_only_resource_reasons_gets_victims():
             InsufficientResource("pods", 1, 3, 3),
         ],
         [request_pod("v", memory=MI)],
+        settings=DEFAULT_SETTINGS,
     )
     assert [p.name for p in outcome.victims] == ["v"]
     assert outcome.reasons == []
@@ -176,7 +185,10 @@ def test_requirements_to_string():
 
 def test_last_equal_candidate_wins():
     a, b, c = request_pod("a", 100, MI), request_pod("b", 100, MI), request_pod("c", 100, MI)
-    assert [p.name for p in get_pods_to_preempt(CRITICAL, [a, b, c], [("cpu", 100)])] == ["c"]
+    assert [
+        p.name
+        for p in get_pods_to_preempt(CRITICAL, [a, b, c], [("cpu", 100)], settings=DEFAULT_SETTINGS)
+    ] == ["c"]
 
 
 def test_swap_remove_changes_scan_order():
@@ -184,30 +196,37 @@ def test_swap_remove_changes_scan_order():
     # among the equal "b", "c", "d" the last scanned in the new order [d, b, c] is "c".
     a = request_pod("a", 1, 10 * MI)
     b, c, d = request_pod("b", 100, 0), request_pod("c", 100, 0), request_pod("d", 100, 0)
-    got = get_pods_to_preempt(CRITICAL, [a, b, c, d], [("memory", 10 * MI), ("cpu", 101)])
+    got = get_pods_to_preempt(
+        CRITICAL, [a, b, c, d], [("memory", 10 * MI), ("cpu", 101)], settings=DEFAULT_SETTINGS
+    )
     assert [p.name for p in got] == ["a", "c"]
 
 
 def test_smaller_request_breaks_distance_ties():
     big = request_pod("big", 200, 2 * MI)
     small = request_pod("small", 200, MI)
-    assert [p.name for p in get_pods_to_preempt(CRITICAL, [small, big], [("cpu", 100)])] == [
-        "small"
-    ]
+    assert [
+        p.name
+        for p in get_pods_to_preempt(
+            CRITICAL, [small, big], [("cpu", 100)], settings=DEFAULT_SETTINGS
+        )
+    ] == ["small"]
 
 
 def test_kill_order_is_best_effort_then_burstable_then_guaranteed():
     g = request_pod("g", 300, 300 * MI, guaranteed=True)
     bu = request_pod("bu", 300, 300 * MI)
     be = request_pod("be")
-    got = get_pods_to_preempt(CRITICAL, [g, bu, be], [("cpu", 500), ("pods", 3)])
+    got = get_pods_to_preempt(
+        CRITICAL, [g, bu, be], [("cpu", 500), ("pods", 3)], settings=DEFAULT_SETTINGS
+    )
     assert [p.name for p in got] == ["be", "bu", "g"]
 
 
 def test_guaranteed_spared_when_others_suffice():
     g = request_pod("g", 300, 300 * MI, guaranteed=True)
     bu = request_pod("bu", 300, 300 * MI)
-    got = get_pods_to_preempt(CRITICAL, [g, bu], [("cpu", 200)])
+    got = get_pods_to_preempt(CRITICAL, [g, bu], [("cpu", 200)], settings=DEFAULT_SETTINGS)
     assert [p.name for p in got] == ["bu"]
 
 
@@ -224,11 +243,15 @@ def test_insufficient_amount_wraps_as_int64():
         CRITICAL,
         [InsufficientResource("memory", MAX_INT64, 5, 0)],
         [request_pod("v", memory=MI)],
+        settings=DEFAULT_SETTINGS,
     )
     assert outcome.requirements == [("memory", -(2**63) + 4)]
     assert outcome.victims == [] and outcome.error is None and outcome.reasons == []
     # An amount int64 holds is the same either way (the wraps inside cancel out).
     outcome = handle_admission_failure(
-        CRITICAL, [InsufficientResource("cpu", 5, -2, MAX_INT64)], [request_pod("v", 100)]
+        CRITICAL,
+        [InsufficientResource("cpu", 5, -2, MAX_INT64)],
+        [request_pod("v", 100)],
+        settings=DEFAULT_SETTINGS,
     )
     assert outcome.requirements == [("cpu", -(2**63) + 4)]

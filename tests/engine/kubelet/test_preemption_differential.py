@@ -185,7 +185,7 @@ def random_requirements(rng: random.Random, pods: list[Pod]) -> list[tuple[str, 
     several victims and some cannot be met), now and then 0, negative or tiny."""
     requirements = []
     for name in rng.choice(REQUIREMENT_SHAPES):
-        total = sum(resource_request(pod, name) for pod in pods)
+        total = sum(resource_request(pod, name, settings=DEFAULT_SETTINGS) for pod in pods)
         share = rng.choice([0.02, 0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 1.3])
         amount = int(total * share) if total else rng.randrange(-1, 4)
         if rng.random() < 0.05:
@@ -254,7 +254,9 @@ CRITICAL = Pod(namespace="ns", name="critical", priority=2_000_000_000)
 
 def _assert_same(pods: list[Pod], requirements: list[tuple[str, int]]) -> list[str]:
     want = _outcome(lambda: oracle_pods_to_preempt(CRITICAL, pods, requirements))
-    got = _outcome(lambda: get_pods_to_preempt(CRITICAL, pods, requirements))
+    got = _outcome(
+        lambda: get_pods_to_preempt(CRITICAL, pods, requirements, settings=DEFAULT_SETTINGS)
+    )
     assert got == want
     names = {id(pod): pod.name for pod in pods}
     return [names[i] for i in got[1]] if got[0] == "victims" else []
@@ -271,8 +273,8 @@ def test_most_of_a_full_node_on_two_resources(seed):
     ]
     for shape in shapes:
         pods = _node([shape() for _ in range(110)])
-        cpu = sum(resource_request(pod, "cpu") for pod in pods)
-        memory = sum(resource_request(pod, "memory") for pod in pods)
+        cpu = sum(resource_request(pod, "cpu", settings=DEFAULT_SETTINGS) for pod in pods)
+        memory = sum(resource_request(pod, "memory", settings=DEFAULT_SETTINGS) for pod in pods)
         victims = _assert_same(pods, [("cpu", cpu * 4 // 5), ("memory", memory * 4 // 5)])
         assert 50 <= len(victims) <= 100
 
@@ -306,7 +308,7 @@ def test_negative_and_huge_requests_match_upstream():
     # request can bring it back above 0.
     _assert_same(_node([(-5, 0)]), [("cpu", -3)])
     with pytest.raises(PreemptionError, match=r"\[\(res: cpu, q: 2\), \]"):
-        get_pods_to_preempt(CRITICAL, _node([(-5, 0)]), [("cpu", -3)])
+        get_pods_to_preempt(CRITICAL, _node([(-5, 0)]), [("cpu", -3)], settings=DEFAULT_SETTINGS)
 
 
 def test_staircase_stays_the_uncovered_live_keys():
@@ -372,7 +374,9 @@ def test_matches_the_upstream_scan_on_random_nodes(seed):
         expected = [p.name for p in oracle_pods_to_preempt(CRITICAL, pods, requirements)]
     except OracleError as exc:
         with pytest.raises(PreemptionError) as err:
-            get_pods_to_preempt(CRITICAL, pods, requirements)
+            get_pods_to_preempt(CRITICAL, pods, requirements, settings=DEFAULT_SETTINGS)
         assert str(err.value) == str(exc)
         return
-    assert [p.name for p in get_pods_to_preempt(CRITICAL, pods, requirements)] == expected
+    assert [
+        p.name for p in get_pods_to_preempt(CRITICAL, pods, requirements, settings=DEFAULT_SETTINGS)
+    ] == expected

@@ -10,6 +10,7 @@ import pytest
 
 from service.engine.nodelifecycle.config import ConfigError
 from service.engine.nodelifecycle.decision import node_eviction_rate
+from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.nodelifecycle.helpers import (
     DAEMONSET,
     DEFAULTS,
@@ -28,7 +29,7 @@ from tests.engine.nodelifecycle.helpers import (
 
 
 def decide(c, now: float = 0.0, **config):
-    return node_eviction_rate(c, T0 + timedelta(seconds=now), config)
+    return node_eviction_rate(c, T0 + timedelta(seconds=now), config, settings=DEFAULT_SETTINGS)
 
 
 def by_name(result: dict) -> dict:

@@ -19,6 +19,7 @@ from service.engine.objects import (
     Taint,
     Toleration,
 )
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import snapshot_from_objects
 
 CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance" / "scheduler.json"
@@ -152,7 +153,7 @@ def cycle(pod: Pod, view, fit_args=None, profile=None):
     profile = profile or DEFAULT_PROFILE
     if fit_args is not None:
         profile = replace(profile, args={**profile.args, "NodeResourcesFit": fit_args})
-    fwk = Framework(profile)
+    fwk = Framework(profile, settings=DEFAULT_SETTINGS)
     return fwk, fwk.cycle_state(pod, view)
 
 
@@ -163,7 +164,7 @@ def filter_statuses(nodes, pods, incoming, fit_args=None):
     from service.engine.scheduler.snapshot import scheduler_view
 
     cl = cluster(nodes, pods)
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     fwk, ctx = cycle(incoming, view, fit_args)
     prepare_nominated(ctx, view)
     return {ni.name: fwk.run_filter_plugins_with_nominated(ctx, ni) for ni in view.nodes}

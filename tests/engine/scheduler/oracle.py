@@ -24,7 +24,7 @@ BINARY = oracle_path("verdict-oracle") or Path("verdict-oracle-not-configured")
 needs_oracle = needs("verdict-oracle")
 
 # The oracle's `--profile restricted`: the default filters Verdict modelled first, and only
-# NodeResourcesFit and BalancedAllocation scoring (oracle README).
+# NodeResourcesFit and BalancedAllocation scoring (docs/ORACLES.md).
 _RESTRICTED_SCORES = {"NodeResourcesFit", "NodeResourcesBalancedAllocation"}
 _RESTRICTED = {
     "NodeUnschedulable",
@@ -53,7 +53,7 @@ _IGNORED_SCORES = {"DynamicResources"}
 
 
 def run_oracle(case: dict, profile: str = "full") -> dict:
-    """The real scheduler's answer for ``case`` (the oracle README's input format). A cycle
+    """The real scheduler's answer for ``case`` (the input format of docs/ORACLES.md). A cycle
     that fails is ``{"error": ...}`` (the oracle exits 2 then)."""
     done = subprocess.run(
         [str(BINARY), "--profile", profile],

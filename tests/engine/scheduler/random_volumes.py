@@ -17,7 +17,7 @@ ReadWriteOncePod claim another pod holds, a generic ephemeral volume, or (rarely
 that does not exist or binds Immediate, sometimes with an inline EBS disk.
 
 Bound claims carry ``spec.volumeName`` and the PV controller's bind-completed annotation,
-as the oracle's README asks. A separate random stream (seeded from the case's seed) keeps
+as docs/ORACLES.md asks. A separate random stream (seeded from the case's seed) keeps
 the rest of a case as random_clusters.py draws it.
 """
 

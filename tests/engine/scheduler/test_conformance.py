@@ -35,6 +35,7 @@ from service.engine.scheduler.profile import (
     ResourceSpec,
 )
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object
 from tests.engine.scheduler.helpers import cluster_of, conformance_group, cycle
 
@@ -73,7 +74,7 @@ def _victim_names(candidate) -> list[str]:
 def test_dry_run_preemption(case: dict) -> None:
     i = case["input"]
     cl = cluster_of(i["nodes"], i["pods"], i["pdbs"])
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     args = i["args"]
     for cycle_no, (raw, expected) in enumerate(
         zip(i["preemptors"], case["expected"]["cycles"], strict=True)
@@ -119,7 +120,7 @@ def test_dry_run_preemption(case: dict) -> None:
 def test_select_candidate(case: dict) -> None:
     i = case["input"]
     cl = cluster_of(i["nodes"], i["pods"], i["pdbs"])
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     fwk, ctx = cycle(pod_from_object(i["preemptor"]), view)
     prepare_nominated(ctx, view)
     args = i["args"]
@@ -153,6 +154,7 @@ def test_post_filter(case: dict) -> None:
         ),
         node_statuses=i["nodeStatuses"],
         absent_status=i["absentNodesStatus"],
+        settings=DEFAULT_SETTINGS,
     )
     e = case["expected"]
     assert out.nominated_node_name == e["nominatedNodeName"]
@@ -169,6 +171,7 @@ def test_preempt(case: dict) -> None:
         pod_from_object(i["preemptor"]),
         node_statuses=i["nodeStatuses"],
         absent_status=i["absentNodesStatus"],
+        settings=DEFAULT_SETTINGS,
     )
     e = case["expected"]
     assert out.nominated_node_name == e["nominatedNodeName"]
@@ -182,7 +185,9 @@ def test_pod_eligible_to_preempt_others(case: dict) -> None:
     i = case["input"]
     cl = cluster_of(i["nodes"], i.get("pods") or [])
     eligible, message = pod_eligible_to_preempt_others(
-        scheduler_view(cl), pod_from_object(i["preemptor"]), i["nominatedNodeStatusCode"]
+        scheduler_view(cl, settings=DEFAULT_SETTINGS),
+        pod_from_object(i["preemptor"]),
+        i["nominatedNodeStatusCode"],
     )
     assert eligible == case["expected"]["eligible"]
     assert message == case["expected"]["message"]
@@ -225,7 +230,7 @@ def test_calculate_num_candidates(case: dict) -> None:
 def test_fits_request(case: dict) -> None:
     i = case["input"]
     cl = cluster_of([i["node"]], i["existingPods"])
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     args = NodeResourcesFitArgs(
         frozenset(i["args"].get("ignoredResources") or ()),
         frozenset(i["args"].get("ignoredResourceGroups") or ()),
@@ -292,9 +297,9 @@ def test_fit_score(case: dict) -> None:
         return
     assert errors == []
     cl = cluster_of(i["nodes"], [p for p in i["existingPods"] if p["spec"].get("nodeName")])
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     scorer = ResourceAllocationScorer(strategy, resources, shape)
-    prepared = scorer.prepare(pod_from_object(i["pod"]))
+    prepared = scorer.prepare(pod_from_object(i["pod"]), settings=DEFAULT_SETTINGS)
     got = {}
     for ni in view.nodes:
         try:
@@ -319,9 +324,9 @@ def test_balanced_allocation(case: dict) -> None:
     i = case["input"]
     resources = [ResourceSpec(r["name"], r["weight"]) for r in i["args"]["resources"]]
     cl = cluster_of(i["nodes"], i["existingPods"])
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     scorer = BalancedAllocationScorer(resources)
-    prepared = scorer.prepare(pod_from_object(i["pod"]))
+    prepared = scorer.prepare(pod_from_object(i["pod"]), settings=DEFAULT_SETTINGS)
     e = case["expected"]
     if e["preScoreStatusCode"] == "Skip":
         assert prepared is None
@@ -375,5 +380,5 @@ def test_unmodelled_filters_are_reported(case: dict, missing: list[str]) -> None
     i = case["input"]
     cl = cluster_of(i["nodes"], i["pods"], i["pdbs"])
     raw = i["preemptors"][0] if "preemptors" in i else i["preemptor"]
-    out = preempt(cl, pod_from_object(raw))
+    out = preempt(cl, pod_from_object(raw), settings=DEFAULT_SETTINGS)
     assert set(missing) <= set(out.not_modelled)

@@ -30,6 +30,7 @@ from service.engine.scheduler.csi_translation import (
     translated_node_affinity,
 )
 from service.engine.scheduler.preemption import preempt
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.conftest import node, pod
 from tests.engine.scheduler.oracle import (
@@ -482,7 +483,9 @@ def test_a_filter_error_fails_the_cycle_before_preemption() -> None:
     case["kind"] = "preemption"
     case["pod"]["spec"]["priority"] = 1000
     cluster = Cluster(snapshot_from_objects(case["objects"]))
-    out = preempt(cluster, admit_priority(pod_from_object(case["pod"]), cluster))
+    out = preempt(
+        cluster, admit_priority(pod_from_object(case["pod"]), cluster), settings=DEFAULT_SETTINGS
+    )
     assert out.cycle_error is not None
     assert out.cycle_error.message == f'running "NodeVolumeLimits" filter plugin: {message}'
     assert (out.candidates, out.victims, out.nominated_node_name) == ([], [], None)
@@ -506,7 +509,9 @@ def test_an_error_on_one_node_fails_the_cycle_unless_the_nominated_node_passes(n
         assert mine["cycleError"].startswith('running "NodeVolumeLimits" filter plugin: ')
         assert mine["selected"] is None
     cluster = Cluster(snapshot_from_objects(case["objects"]))
-    out = preempt(cluster, admit_priority(pod_from_object(case["pod"]), cluster))
+    out = preempt(
+        cluster, admit_priority(pod_from_object(case["pod"]), cluster), settings=DEFAULT_SETTINGS
+    )
     assert (out.cycle_error is None) == bool(nominated)
     assert bool(out.fits_without_preemption) == bool(nominated)
     # The oracle's driver filters every node even after the nominated one passes (it reports

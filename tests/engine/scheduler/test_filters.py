@@ -10,6 +10,7 @@ from service.engine.scheduler.framework import SUCCESS, UNRESOLVABLE, UNSCHEDULA
 from service.engine.scheduler.profile import DEFAULT_PROFILE
 from service.engine.scheduler.profile import NodeResourcesFitArgs as FitArgs
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.scheduler.helpers import GI, cluster, cycle, filter_statuses, node, pod
 
 MODELLED_FILTERS = DEFAULT_PROFILE.filter[:6]
@@ -135,7 +136,7 @@ def test_filter_reasons(n, incoming, code, reasons, plugin) -> None:
 
 def test_node_name_filter() -> None:
     cl = cluster([node("a"), node("b")], [])
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     fwk, ctx = cycle(pod("p", 100, node="a"), view)
     assert fwk.run_filter_plugins(ctx, view.by_name["a"]).code == SUCCESS
     status = fwk.run_filter_plugins(ctx, view.by_name["b"])
@@ -203,7 +204,7 @@ def test_terminal_pods_do_not_count_but_terminating_pods_do() -> None:
 
 def test_not_modelled_filters_are_named() -> None:
     cl = cluster([node("n")], [pod("anti", 10, node="n", unmodelled=("InterPodAffinity",))])
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     _, ctx = cycle(pod("p", 10, unmodelled=("PodTopologySpread", "VolumeBinding")), view)
     # every filter of the default profile is modelled (a pod's spread constraints, an existing
     # pod's anti-affinity or the volume marker of snapshots stored before the volume plugins
@@ -246,6 +247,6 @@ def test_prefilter_conflicting_pins() -> None:
 
     bad = replace(pod("ds", 10), required_node_affinity=_pinned(["a", "b"]))
     cl = cluster([node("a"), node("b")], [])
-    out = place(cl, bad)
+    out = place(cl, bad, settings=DEFAULT_SETTINGS)
     assert [n.reasons for n in out.nodes] == [["pod affinity terms conflict"]] * 2
     assert out.message == "0/2 nodes are available: pod affinity terms conflict."

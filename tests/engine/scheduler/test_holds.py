@@ -1,4 +1,4 @@
-"""Held resources for StatefulSet pods under upgrade (spec/scheduler.md §6).
+"""Held resources for StatefulSet pods under upgrade (docs/decisions/placement.md, "Holds").
 
 The situation the hold exists for: node n1 is full except for the room web-0 occupied. web-0
 is being replaced (deleted, or already gone); a pending lower-priority Deployment pod would
@@ -10,6 +10,7 @@ from service.engine.objects import OwnerReference
 from service.engine.scheduler.holds import Hold
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import preempt
+from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.scheduler.helpers import GI, cluster, node, pod
 
 STS = OwnerReference(kind="StatefulSet", name="web", uid="sts-uid", controller=True)
@@ -53,33 +54,42 @@ EXPLICIT = Hold(
 
 def test_without_holds_the_deployment_pod_takes_the_capacity() -> None:
     """Upstream behaviour once web-0 is gone: the Deployment pod fits n1."""
-    out = place(cluster(_nodes(), _others()), _deployment_pod())
+    out = place(cluster(_nodes(), _others()), _deployment_pod(), settings=DEFAULT_SETTINGS)
     assert out.selected_node == "n1"
 
 
 def test_explicit_hold_keeps_the_capacity_from_the_deployment_pod() -> None:
-    out = place(cluster(_nodes(), _others()), _deployment_pod(), holds=[EXPLICIT])
+    out = place(
+        cluster(_nodes(), _others()), _deployment_pod(), holds=[EXPLICIT], settings=DEFAULT_SETTINGS
+    )
     assert out.selected_node is None
     assert _reasons(out, "n1") == ["Insufficient cpu", HELD]
     assert _reasons(out, "n2") == ["Insufficient cpu"]  # not held: no hold reason
 
 
 def test_explicit_hold_is_free_for_the_replacement() -> None:
-    out = place(cluster(_nodes(), _others()), _replacement(), holds=[EXPLICIT])
+    out = place(
+        cluster(_nodes(), _others()), _replacement(), holds=[EXPLICIT], settings=DEFAULT_SETTINGS
+    )
     assert out.selected_node == "n1"
     assert out.holds_freed == {"n1": ["default/web-0"]}
 
 
 def test_higher_priority_pod_ignores_the_hold() -> None:
     """A hold acts as a nominated pod: a higher-priority pod may take the capacity."""
-    out = place(cluster(_nodes(), _others()), _deployment_pod(priority=1000), holds=[EXPLICIT])
+    out = place(
+        cluster(_nodes(), _others()),
+        _deployment_pod(priority=1000),
+        holds=[EXPLICIT],
+        settings=DEFAULT_SETTINGS,
+    )
     assert out.selected_node == "n1"
 
 
 def test_replacement_needs_the_same_owner() -> None:
     other_owner = OwnerReference(kind="StatefulSet", name="web", uid="other", controller=True)
     imposter = pod("web-0", 2000, 2 * GI, priority=100, owner=other_owner)
-    out = place(cluster(_nodes(), _others()), imposter, holds=[EXPLICIT])
+    out = place(cluster(_nodes(), _others()), imposter, holds=[EXPLICIT], settings=DEFAULT_SETTINGS)
     assert out.selected_node is None
     assert HELD in _reasons(out, "n1")
 
@@ -91,11 +101,16 @@ def _terminating_web0():
 def test_terminating_predecessor_is_freed_only_for_its_replacement() -> None:
     pods = [*_others(), _terminating_web0()]
     # option off: as upstream, the terminating pod still counts on n1
-    out = place(cluster(_nodes(), pods), _replacement())
+    out = place(cluster(_nodes(), pods), _replacement(), settings=DEFAULT_SETTINGS)
     assert out.selected_node is None
     assert _reasons(out, "n1") == ["Insufficient cpu"]
     # option on: its replacement sees n1's capacity free, and scores it without web-0
-    out = place(cluster(_nodes(), pods), _replacement(), hold_statefulset_upgrades=True)
+    out = place(
+        cluster(_nodes(), pods),
+        _replacement(),
+        hold_statefulset_upgrades=True,
+        settings=DEFAULT_SETTINGS,
+    )
     assert out.selected_node == "n1"
     n1 = next(n for n in out.nodes if n.node_name == "n1")
     # cpu 4000/4000 -> 0, memory 3Gi/8Gi -> 62: (0 + 62) / 2 = 31; balanced: fractions 1 and
@@ -106,12 +121,20 @@ def test_terminating_predecessor_is_freed_only_for_its_replacement() -> None:
 
 def test_terminating_predecessor_holds_against_lower_priority_pods() -> None:
     pods = [*_others(), _terminating_web0()]
-    out = place(cluster(_nodes(), pods), _deployment_pod(), hold_statefulset_upgrades=True)
+    out = place(
+        cluster(_nodes(), pods),
+        _deployment_pod(),
+        hold_statefulset_upgrades=True,
+        settings=DEFAULT_SETTINGS,
+    )
     assert out.selected_node is None
     assert _reasons(out, "n1") == ["Insufficient cpu", HELD]
     # a higher-priority pod sees web-0 as the ordinary terminating pod it is: no hold reason
     out = place(
-        cluster(_nodes(), pods), _deployment_pod(priority=1000), hold_statefulset_upgrades=True
+        cluster(_nodes(), pods),
+        _deployment_pod(priority=1000),
+        hold_statefulset_upgrades=True,
+        settings=DEFAULT_SETTINGS,
     )
     assert _reasons(out, "n1") == ["Insufficient cpu"]
 
@@ -125,10 +148,10 @@ def test_preemption_counts_the_hold() -> None:
         pod("db", 1000, GI, node="n1", priority=100),
     ]
     incoming = pod("api-x", 3000, GI, priority=50, owner=RS)
-    out = preempt(cluster(nodes, pods), incoming)
+    out = preempt(cluster(nodes, pods), incoming, settings=DEFAULT_SETTINGS)
     assert out.nominated_node_name == "n1"
     assert [v.name for v in out.victims] == ["filler"]
-    out = preempt(cluster(nodes, pods), incoming, holds=[EXPLICIT])
+    out = preempt(cluster(nodes, pods), incoming, holds=[EXPLICIT], settings=DEFAULT_SETTINGS)
     assert out.nominated_node_name == ""
     # the filter verdict is the same with or without the hold (2000m free < 3000m) ...
     assert out.filter_statuses["n1"].reasons == ("Insufficient cpu",)
@@ -148,10 +171,15 @@ def test_replacement_preemption_uses_the_freed_predecessor_resources() -> None:
         pod("filler", 1500, GI, node="n1", priority=0),
         _terminating_web0(),
     ]
-    out = preempt(cluster(nodes, pods), _replacement(), hold_statefulset_upgrades=True)
+    out = preempt(
+        cluster(nodes, pods),
+        _replacement(),
+        hold_statefulset_upgrades=True,
+        settings=DEFAULT_SETTINGS,
+    )
     assert out.nominated_node_name == "n1"
     assert [v.name for v in out.victims] == ["filler"]
-    out = preempt(cluster(nodes, pods), _replacement())
+    out = preempt(cluster(nodes, pods), _replacement(), settings=DEFAULT_SETTINGS)
     # without the option the predecessor is an ordinary pod of equal priority (not a victim)
     # whose 2000m keep n1 too full even without filler
     assert out.victims == []

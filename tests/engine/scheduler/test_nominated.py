@@ -9,6 +9,7 @@ import pytest
 from service.engine.scheduler.framework import SUCCESS
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.scheduler.helpers import cluster, cycle, filter_statuses, node, pod
 
 
@@ -34,7 +35,7 @@ def test_nominated_pod_does_not_count_against_itself() -> None:
     n = node("n", cpu=1000)
     me = pod("p", 800, priority=10, nominated="n")
     cl = cluster([n], [me])
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     fwk, ctx = cycle(me, view)
     prepare_nominated(ctx, view)
     assert ctx.nominated == {}
@@ -56,7 +57,7 @@ def test_nominated_pods_count_pod_slots_and_ports() -> None:
 def test_nominated_pods_are_not_node_state() -> None:
     """Nominated pods are never part of NodeInfo: no Requested, no pod count."""
     cl = cluster([node("n")], [pod("waiting", 400, priority=0, nominated="n")])
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     assert view.nodes[0].requested == {}
     assert view.nodes[0].pod_count == 0
     assert [pi.name for pi in view.nominated_for("n")] == ["waiting"]
@@ -64,4 +65,4 @@ def test_nominated_pods_are_not_node_state() -> None:
 
 def test_bound_pod_with_stale_nomination_is_not_nominated() -> None:
     cl = cluster([node("n")], [pod("bound", 400, node="n", nominated="n")])
-    assert scheduler_view(cl).nominated_for("n") == []
+    assert scheduler_view(cl, settings=DEFAULT_SETTINGS).nominated_for("n") == []

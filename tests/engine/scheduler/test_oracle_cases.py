@@ -14,9 +14,7 @@ import pytest
 from service.decisions.placement import scoring_profile
 from tests.engine.scheduler.oracle import needs_oracle, placement_differences, verdict_placement
 
-CASES = (
-    Path(__file__).resolve().parents[2] / "conformance" / "scheduler-oracle.json"
-)
+CASES = Path(__file__).resolve().parents[2] / "conformance" / "scheduler-oracle.json"
 _RESTRICTED_SCORES = {"NodeResourcesFit", "NodeResourcesBalancedAllocation"}
 
 

@@ -18,6 +18,7 @@ from service.decisions.priority import admit_priority
 from service.engine.objects import Cluster
 from service.engine.quantity import parse_quantity
 from service.engine.scheduler.preemption import preempt
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.conftest import node, pod
 from tests.engine.scheduler.oracle import (
@@ -154,7 +155,11 @@ def test_preemption_at_int64_edges_matches_the_scheduler(seed: int) -> None:
         # The pod fit a node, scoring ran and refused an out-of-range score: no preemption.
         assert _INVALID.search(theirs["error"]), theirs["error"]
         cluster = Cluster(snapshot_from_objects(case["objects"]))
-        out = preempt(cluster, admit_priority(pod_from_object(case["pod"]), cluster))
+        out = preempt(
+            cluster,
+            admit_priority(pod_from_object(case["pod"]), cluster),
+            settings=DEFAULT_SETTINGS,
+        )
         assert out.fits_without_preemption
         return
     assert preemption_differences(case, profile="restricted") == []

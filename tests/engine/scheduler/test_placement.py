@@ -5,6 +5,7 @@ from __future__ import annotations
 from service.decisions.placement import scoring_profile
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.profile import MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO
+from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.scheduler.helpers import GI, cluster, node, pod
 
 
@@ -15,7 +16,7 @@ def _by_name(outcome):
 def test_default_profile_scores_and_total() -> None:
     nodes = [node("a", cpu=4000, memory=8 * GI), node("b", cpu=4000, memory=8 * GI)]
     pods = [pod("busy", 2000, 6 * GI, node="a")]
-    out = place(cluster(nodes, pods), pod("p", 1000, GI))
+    out = place(cluster(nodes, pods), pod("p", 1000, GI), settings=DEFAULT_SETTINGS)
     a, b = _by_name(out)["a"], _by_name(out)["b"]
     # a: cpu 3000/4000 -> 25, memory 7/8 -> 12: 18; balanced |0.75 - 0.875| / 2 -> 93
     assert a.scores == {
@@ -36,7 +37,9 @@ def test_most_allocated_packs() -> None:
     nodes = [node("a", cpu=4000, memory=8 * GI), node("b", cpu=4000, memory=8 * GI)]
     pods = [pod("busy", 2000, 4 * GI, node="a")]
     profile = scoring_profile({"strategy": MOST_ALLOCATED, "balancedAllocation": False})
-    out = place(cluster(nodes, pods), pod("p", 1000, GI), profile=profile)
+    out = place(
+        cluster(nodes, pods), pod("p", 1000, GI), profile=profile, settings=DEFAULT_SETTINGS
+    )
     assert out.selected_node == "a"
     assert _by_name(out)["a"].scores["NodeResourcesFit"] == 68  # 75 and 62 -> 68
     assert "NodeResourcesBalancedAllocation" not in _by_name(out)["a"].scores
@@ -51,20 +54,24 @@ def test_requested_to_capacity_ratio_shape_on_the_user_scale() -> None:
             "balancedAllocation": False,
         }
     )
-    out = place(cluster(nodes, []), pod("p", 1000, 2 * GI), profile=profile)
+    out = place(
+        cluster(nodes, []), pod("p", 1000, 2 * GI), profile=profile, settings=DEFAULT_SETTINGS
+    )
     assert out.nodes[0].scores["NodeResourcesFit"] == 25  # utilization 25 -> 2.5 * 10
 
 
 def test_ties_go_to_the_first_node_in_snapshot_order() -> None:
     nodes = [node("z"), node("m"), node("a")]
-    out = place(cluster(nodes, []), pod("p", 100, GI))
+    out = place(cluster(nodes, []), pod("p", 100, GI), settings=DEFAULT_SETTINGS)
     assert len({n.total for n in out.nodes}) == 1
     assert out.selected_node == "z"
 
 
 def test_infeasible_nodes_have_reasons_and_no_scores() -> None:
     nodes = [node("a", cpu=1000), node("b", cpu=1000, unschedulable=True)]
-    out = place(cluster(nodes, [pod("busy", 800, node="a")]), pod("p", 500))
+    out = place(
+        cluster(nodes, [pod("busy", 800, node="a")]), pod("p", 500), settings=DEFAULT_SETTINGS
+    )
     assert out.selected_node is None
     a, b = _by_name(out)["a"], _by_name(out)["b"]
     assert (a.feasible, a.reasons, a.scores, a.total) == (False, ["Insufficient cpu"], None, None)
@@ -77,7 +84,7 @@ def test_infeasible_nodes_have_reasons_and_no_scores() -> None:
 def test_nominated_node_is_taken_without_scoring_the_others() -> None:
     nodes = [node("a", cpu=4000), node("b", cpu=4000)]
     pods = [pod("busy", 3000, node="b")]
-    out = place(cluster(nodes, pods), pod("p", 500, nominated="b"))
+    out = place(cluster(nodes, pods), pod("p", 500, nominated="b"), settings=DEFAULT_SETTINGS)
     assert out.selected_node == "b"
     assert out.nominated_node_chosen
     # a would have scored higher
@@ -85,7 +92,7 @@ def test_nominated_node_is_taken_without_scoring_the_others() -> None:
 
 
 def test_best_effort_pod_skips_balanced_allocation() -> None:
-    out = place(cluster([node("a")], []), pod("p"))
+    out = place(cluster([node("a")], []), pod("p"), settings=DEFAULT_SETTINGS)
     assert "NodeResourcesBalancedAllocation" in out.skipped_plugins
     # non-zero defaults: cpu 100m/4000m -> 97 (97.5), memory 200Mi/8Gi -> 97 (97.6)
     assert "NodeResourcesBalancedAllocation" not in out.nodes[0].scores
@@ -93,12 +100,20 @@ def test_best_effort_pod_skips_balanced_allocation() -> None:
 
 
 def test_volume_plugins_are_modelled() -> None:
-    out = place(cluster([node("a")], []), pod("p", 100, unmodelled=("VolumeBinding",)))
+    out = place(
+        cluster([node("a")], []),
+        pod("p", 100, unmodelled=("VolumeBinding",)),
+        settings=DEFAULT_SETTINGS,
+    )
     assert out.not_modelled == ()
 
 
 def test_a_pod_with_resource_claims_names_dynamic_resources() -> None:
     """DynamicResources acts only on a pod with spec.resourceClaims; Verdict does not
     allocate devices, so such a pod's result says the plugin was not modelled."""
-    out = place(cluster([node("a")], []), pod("p", 100, unmodelled=("DynamicResources",)))
+    out = place(
+        cluster([node("a")], []),
+        pod("p", 100, unmodelled=("DynamicResources",)),
+        settings=DEFAULT_SETTINGS,
+    )
     assert out.not_modelled == ("DynamicResources",)

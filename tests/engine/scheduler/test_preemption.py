@@ -44,6 +44,7 @@ from service.engine.scheduler.preemption import (
 )
 from service.engine.scheduler.profile import DefaultPreemptionArgs as PreemptionArgs
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.engine.scheduler.helpers import cluster, cycle, node, pdb, pod
 from tests.engine.scheduler.random_clusters import random_case
@@ -78,7 +79,11 @@ def test_prefers_the_node_without_pdb_violation() -> None:
         pod("guarded", 800, node="node1", priority=1, labels={"app": "db"}),
         pod("plain", 800, node="node2", priority=50),
     ]
-    out = preempt(cluster(nodes, pods, [pdb("db", {"app": "db"}, 0)]), pod("p", 500, priority=HIGH))
+    out = preempt(
+        cluster(nodes, pods, [pdb("db", {"app": "db"}, 0)]),
+        pod("p", 500, priority=HIGH),
+        settings=DEFAULT_SETTINGS,
+    )
     assert out.nominated_node_name == "node2"
     assert _names(out.victims) == ["plain"]
     assert out.num_pdb_violations == 0
@@ -96,11 +101,11 @@ def test_violating_victims_are_reprieved_first() -> None:
         pod("guarded", 400, node="n", priority=1, start=2, labels={"app": "db"}),
     ]
     cl = cluster(nodes, pods, [pdb("db", {"app": "db"}, 0)])
-    out = preempt(cl, pod("p", 500, priority=HIGH))
+    out = preempt(cl, pod("p", 500, priority=HIGH), settings=DEFAULT_SETTINGS)
     assert _names(out.victims) == ["important"]
     assert out.num_pdb_violations == 0
     # without the PDB the more important pod stays
-    out = preempt(cluster(nodes, pods), pod("p", 500, priority=HIGH))
+    out = preempt(cluster(nodes, pods), pod("p", 500, priority=HIGH), settings=DEFAULT_SETTINGS)
     assert _names(out.victims) == ["guarded"]
 
 
@@ -112,7 +117,11 @@ def test_reprieved_pods_still_use_up_the_budget() -> None:
         pod("a", 300, node="n", priority=10, start=1, labels={"app": "x"}),
         pod("b", 600, node="n", priority=10, start=2, labels={"app": "x"}),
     ]
-    out = preempt(cluster(nodes, pods, [pdb("x", {"app": "x"}, 1)]), pod("p", 500, priority=HIGH))
+    out = preempt(
+        cluster(nodes, pods, [pdb("x", {"app": "x"}, 1)]),
+        pod("p", 500, priority=HIGH),
+        settings=DEFAULT_SETTINGS,
+    )
     assert _names(out.victims) == ["b"]
     assert out.num_pdb_violations == 1
 
@@ -152,7 +161,11 @@ def _expr_pdb(operator: str, values: tuple[str, ...]) -> PodDisruptionBudget:
 )
 def test_pdb_matching(budget, kwargs, violations) -> None:
     victim = pod("v", 800, node="n", priority=0, **({"labels": {"app": "x"}} | kwargs))
-    out = preempt(cluster([node("n", cpu=1000)], [victim], [budget]), pod("p", 500, priority=HIGH))
+    out = preempt(
+        cluster([node("n", cpu=1000)], [victim], [budget]),
+        pod("p", 500, priority=HIGH),
+        settings=DEFAULT_SETTINGS,
+    )
     assert _names(out.victims) == ["v"]
     assert out.num_pdb_violations == violations
 
@@ -162,7 +175,10 @@ def test_pdb_matching(budget, kwargs, violations) -> None:
 
 def _candidate(name: str, victims: list[tuple[int, int | None]], pdbs: int = 0) -> Candidate:
     infos = [
-        pod_info(pod(f"{name}-{i}", 100, node=name, priority=prio, start=start))
+        pod_info(
+            pod(f"{name}-{i}", 100, node=name, priority=prio, start=start),
+            settings=DEFAULT_SETTINGS,
+        )
         for i, (prio, start) in enumerate(victims)
     ]
     return Candidate(name, infos, pdbs)
@@ -235,7 +251,9 @@ def test_criterion_4_fewest_victims() -> None:
 
 def test_preemption_policy_never() -> None:
     cl = cluster([node("n", cpu=1000)], [pod("v", 900, node="n", priority=0)])
-    out = preempt(cl, pod("p", 500, priority=HIGH, preemption_policy="Never"))
+    out = preempt(
+        cl, pod("p", 500, priority=HIGH, preemption_policy="Never"), settings=DEFAULT_SETTINGS
+    )
     assert not out.eligible
     assert out.nominated_node_name is None
     assert out.victims == []
@@ -257,7 +275,7 @@ def test_terminating_by_preemption_needs_the_disruption_condition() -> None:
 
 def test_nominated_node_unresolvable_makes_the_pod_eligible() -> None:
     cl = cluster([node("n")], [pod("v", 100, node="n", priority=0, deleting=True)])
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     p = pod("p", 100, priority=HIGH, nominated="n")
     assert pod_eligible_to_preempt_others(view, p, UNRESOLVABLE) == (True, "")
     assert pod_eligible_to_preempt_others(view, p, None) == (True, "")
@@ -268,7 +286,7 @@ def test_nominated_node_unresolvable_makes_the_pod_eligible() -> None:
 
 def test_pod_that_fits_needs_no_preemption() -> None:
     cl = cluster([node("a", cpu=1000), node("b", cpu=1000)], [pod("v", 900, node="a", priority=0)])
-    out = preempt(cl, pod("p", 500, priority=HIGH))
+    out = preempt(cl, pod("p", 500, priority=HIGH), settings=DEFAULT_SETTINGS)
     assert out.nominated_node_name is None
     assert out.victims == []
     assert out.fits_without_preemption == ["b"]
@@ -278,7 +296,7 @@ def test_pod_that_fits_needs_no_preemption() -> None:
 def test_no_potential_node_clears_the_nomination() -> None:
     """Every node rejects the pod unresolvably (too big): no candidates, nomination cleared."""
     cl = cluster([node("a", cpu=1000), node("b", cpu=1000)], [pod("v", 900, node="a", priority=0)])
-    out = preempt(cl, pod("p", 5000, priority=HIGH))
+    out = preempt(cl, pod("p", 5000, priority=HIGH), settings=DEFAULT_SETTINGS)
     assert out.nominated_node_name == ""
     assert out.code == UNSCHEDULABLE
     assert out.message == (
@@ -305,12 +323,14 @@ def test_offset_and_early_stop() -> None:
     cl = cluster(nodes, pods)
     args = PreemptionArgs(40, 1)
     assert calculate_num_candidates(5, 40, 1) == 2
-    out = preempt(cl, pod("p", 500, priority=HIGH), args=args, offset=3)
+    out = preempt(cl, pod("p", 500, priority=HIGH), args=args, offset=3, settings=DEFAULT_SETTINGS)
     assert [c.node_name for c in out.candidates] == ["n3", "n4"]
     assert out.nominated_node_name == "n3"  # lower victim priority
-    out = preempt(cl, pod("p", 500, priority=HIGH), args=args, offset=8)  # 8 mod 5 = 3
+    out = preempt(
+        cl, pod("p", 500, priority=HIGH), args=args, offset=8, settings=DEFAULT_SETTINGS
+    )  # 8 mod 5 = 3
     assert out.offset == 3
-    out = preempt(cl, pod("p", 500, priority=HIGH), args=args, offset=0)
+    out = preempt(cl, pod("p", 500, priority=HIGH), args=args, offset=0, settings=DEFAULT_SETTINGS)
     assert [c.node_name for c in out.candidates] == ["n0", "n1"]
     assert out.nominated_node_name == "n0"
 
@@ -324,10 +344,14 @@ def test_nominated_pods_need_more_victims() -> None:
         pod("b", 300, node="n", priority=1, start=2),
     ]
     holder = pod("holder", 300, priority=HIGH, nominated="n")
-    out = preempt(cluster([n], [*running, holder]), pod("p", 500, priority=HIGH))
+    out = preempt(
+        cluster([n], [*running, holder]), pod("p", 500, priority=HIGH), settings=DEFAULT_SETTINGS
+    )
     assert _names(out.victims) == ["a", "b"]
     small = pod("small", 300, priority=5, nominated="n")
-    out = preempt(cluster([n], [*running, small]), pod("p", 500, priority=HIGH))
+    out = preempt(
+        cluster([n], [*running, small]), pod("p", 500, priority=HIGH), settings=DEFAULT_SETTINGS
+    )
     assert _names(out.victims) == ["b"]
     assert _names(p.pod for p in out.cleared_nominations) == ["small"]
 
@@ -336,7 +360,12 @@ def test_error_when_a_given_unschedulable_node_needs_no_victim() -> None:
     """Statuses given by the caller say Unschedulable but the pod fits once victims are gone
     and every victim can be reprieved: upstream's "expected at least one victim" error."""
     cl = cluster([node("n", cpu=1000)], [pod("v", 100, node="n", priority=0)])
-    out = preempt(cl, pod("p", 100, priority=HIGH), node_statuses={"n": UNSCHEDULABLE})
+    out = preempt(
+        cl,
+        pod("p", 100, priority=HIGH),
+        node_statuses={"n": UNSCHEDULABLE},
+        settings=DEFAULT_SETTINGS,
+    )
     assert out.code == ERROR
     assert out.nominated_node_name is None
     assert out.message == 'preemption: expected at least one victim pod on node "n"'
@@ -348,7 +377,11 @@ def test_host_port_preemption_picks_the_port_holder() -> None:
         pod("exporter", 10, node="n", priority=10, host_ports=(9100,)),
         pod("app", 10, node="n", priority=5),
     ]
-    out = preempt(cluster([n], pods), pod("p", 10, priority=HIGH, host_ports=(9100,)))
+    out = preempt(
+        cluster([n], pods),
+        pod("p", 10, priority=HIGH, host_ports=(9100,)),
+        settings=DEFAULT_SETTINGS,
+    )
     assert out.filter_statuses["n"].plugin == "NodePorts"
     assert _names(out.victims) == ["exporter"]
 
@@ -420,7 +453,7 @@ def _with_pod_constraints(rng: random.Random, incoming):
 def test_fast_victim_selection_matches_reference(seed: int) -> None:
     rng = random.Random(seed)
     cl = _random_cluster(rng)
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     for _ in range(4):
         incoming = pod(
             "incoming",
@@ -451,7 +484,7 @@ def test_fast_victim_selection_matches_reference_with_volumes() -> None:
         case = random_case(seed, "preemption", volumes=True)
         cl = Cluster(snapshot_from_objects(case["objects"]))
         incoming = admit_priority(pod_from_object(case["pod"]), cl)
-        view = scheduler_view(cl, whole_pods=True)
+        view = scheduler_view(cl, whole_pods=True, settings=DEFAULT_SETTINGS)
         fwk, ctx = cycle(incoming, view)
         if ctx.prefilter_status is not None:
             continue  # PreFilter rejected the pod: preemption dry-runs no node
@@ -519,7 +552,7 @@ def test_a_victim_in_volume_conflict_is_selected_literally(holder_volume, incomi
     ]
     cl = Cluster(snapshot_from_objects(objects))
     incoming = pod_from_object(_volume_pod("incoming", HIGH, [incoming_volume]))
-    view = scheduler_view(cl, whole_pods=True)
+    view = scheduler_view(cl, whole_pods=True, settings=DEFAULT_SETTINGS)
     fwk, ctx = cycle(incoming, view)
     ni = view.by_name["n1"]
     victims = ni.pods_by_importance()
@@ -581,7 +614,7 @@ def test_fast_victim_selection_matches_reference_at_int64_edges(seed: int) -> No
     again. The selection on sums gives the literal selection's verdict there too."""
     rng = random.Random(seed)
     cl = _random_edge_cluster(rng)
-    view = scheduler_view(cl)
+    view = scheduler_view(cl, settings=DEFAULT_SETTINGS)
     for _ in range(4):
         incoming = pod(
             "incoming",

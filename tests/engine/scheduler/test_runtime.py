@@ -13,7 +13,7 @@ from service.engine.scheduler.framework import UNRESOLVABLE
 from service.engine.scheduler.placement import num_feasible_nodes_to_find, place
 from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DEFAULT_PROFILE
-from service.engine.version import EngineSettings
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 from service.ingest.kube import pod_from_object
 from tests.engine.scheduler.helpers import GI, cluster, cluster_of, node, pod
 
@@ -47,8 +47,13 @@ def test_num_feasible_nodes_to_find(percentage, num_all_nodes, want) -> None:
 def test_a_disabled_filter_does_not_reject() -> None:
     tainted = node("t", taints=(Taint(key="k", value="v", effect="NoSchedule"),))
     cl = cluster([tainted], [])
-    assert place(cl, pod("p", 100)).selected_node is None
-    out = place(cl, pod("p", 100), profile=_without(DEFAULT_PROFILE, "TaintToleration"))
+    assert place(cl, pod("p", 100), settings=DEFAULT_SETTINGS).selected_node is None
+    out = place(
+        cl,
+        pod("p", 100),
+        profile=_without(DEFAULT_PROFILE, "TaintToleration"),
+        settings=DEFAULT_SETTINGS,
+    )
     assert out.selected_node == "t"
 
 
@@ -56,12 +61,17 @@ def test_filter_order_decides_the_reported_plugin() -> None:
     """A node failing two filters reports the first in the profile's order."""
     tainted = node("t", cpu=100, taints=(Taint(key="k", value="v", effect="NoSchedule"),))
     cl = cluster([tainted], [])
-    out = place(cl, pod("p", 1000))
+    out = place(cl, pod("p", 1000), settings=DEFAULT_SETTINGS)
     assert out.nodes[0].status.plugin == "TaintToleration"
     names = list(DEFAULT_PROFILE.filter)
     names.remove("NodeResourcesFit")
     names.insert(0, "NodeResourcesFit")
-    out = place(cl, pod("p", 1000), profile=replace(DEFAULT_PROFILE, filter=tuple(names)))
+    out = place(
+        cl,
+        pod("p", 1000),
+        profile=replace(DEFAULT_PROFILE, filter=tuple(names)),
+        settings=DEFAULT_SETTINGS,
+    )
     assert out.nodes[0].status.plugin == "NodeResourcesFit"
     assert out.nodes[0].reasons == ["Insufficient cpu"]
 
@@ -69,11 +79,16 @@ def test_filter_order_decides_the_reported_plugin() -> None:
 def test_weights_multiply_the_normalized_scores() -> None:
     cl = cluster([node("a", cpu=4000, memory=8 * GI)], [])
     weights = tuple((n, 5 if n == "NodeResourcesFit" else w) for n, w in DEFAULT_PROFILE.score)
-    out = place(cl, pod("p", 1000, GI), profile=replace(DEFAULT_PROFILE, score=weights))
+    out = place(
+        cl,
+        pod("p", 1000, GI),
+        profile=replace(DEFAULT_PROFILE, score=weights),
+        settings=DEFAULT_SETTINGS,
+    )
     entry = out.nodes[0]
     assert out.weights["NodeResourcesFit"] == 5
     assert entry.total == sum(out.weights[p] * s for p, s in entry.scores.items())
-    default = place(cl, pod("p", 1000, GI)).nodes[0]
+    default = place(cl, pod("p", 1000, GI), settings=DEFAULT_SETTINGS).nodes[0]
     assert entry.total - default.total == 4 * entry.scores["NodeResourcesFit"]
 
 
@@ -99,7 +114,7 @@ def test_prefilter_result_node_set_leaves_other_nodes_unfiltered() -> None:
             },
         }
     )
-    out = place(cluster([node("a"), node("b")], []), incoming)
+    out = place(cluster([node("a"), node("b")], []), incoming, settings=DEFAULT_SETTINGS)
     a, b = out.nodes
     assert b.feasible and out.selected_node == "b"
     assert a.status.code == UNRESOLVABLE
@@ -111,13 +126,13 @@ def test_start_index_examines_what_the_scheduler_would() -> None:
     adaptive share, starting at the start index and wrapping around."""
     nodes = [node(f"n{i:03}") for i in range(200)]
     cl = cluster(nodes, [])
-    out = place(cl, pod("p", 100), start_index=150)
+    out = place(cl, pod("p", 100), start_index=150, settings=DEFAULT_SETTINGS)
     assert out.num_nodes_to_find == 100  # max(200 * 48 // 100, 100)
     examined = [n.node_name for n in out.nodes if n.examined]
     assert examined == [f"n{i:03}" for i in (*range(0, 50), *range(150, 200))]
     assert out.next_start_index == 50
     assert all(not n.feasible for n in out.nodes if not n.examined)
-    full = place(cl, pod("p", 100))
+    full = place(cl, pod("p", 100), settings=DEFAULT_SETTINGS)
     assert all(n.examined for n in full.nodes) and full.num_nodes_to_find is None
 
 
@@ -128,12 +143,14 @@ def test_preemption_without_the_resource_filters_runs_them_literally() -> None:
     low = pod("low", 800, node="n", priority=0, host_ports=(9100,))
     incoming = pod("p", 500, priority=100, host_ports=(9100,))
     cl = cluster([n], [low])
-    assert [v.name for v in preempt(cl, incoming).victims] == ["low"]
-    out = preempt(cl, incoming, profile=_without(DEFAULT_PROFILE, "NodePorts"))
+    assert [v.name for v in preempt(cl, incoming, settings=DEFAULT_SETTINGS).victims] == ["low"]
+    out = preempt(
+        cl, incoming, profile=_without(DEFAULT_PROFILE, "NodePorts"), settings=DEFAULT_SETTINGS
+    )
     assert [v.name for v in out.victims] == ["low"]
     small = pod("q", 100, priority=100, host_ports=(9100,))
     assert preempt(
-        cl, small, profile=_without(DEFAULT_PROFILE, "NodePorts")
+        cl, small, profile=_without(DEFAULT_PROFILE, "NodePorts"), settings=DEFAULT_SETTINGS
     ).fits_without_preemption
 
 
@@ -159,7 +176,7 @@ def test_fit_score_reads_pod_level_resources_by_version() -> None:
     )
     cl = cluster_of([n7])
     v135 = place(cl, incoming, settings=EngineSettings(fit_score_pod_level_resources=False))
-    newest = place(cl, incoming)
+    newest = place(cl, incoming, settings=DEFAULT_SETTINGS)
     assert v135.nodes[0].scores["NodeResourcesFit"] == 31
     assert newest.nodes[0].scores["NodeResourcesFit"] == 86
     assert v135.nodes[0].scores["NodeResourcesBalancedAllocation"] == 88
@@ -174,17 +191,22 @@ def test_a_profile_without_a_prefilter_answers_its_filters_error_not_a_crash() -
         pre_filter=tuple(n for n in DEFAULT_PROFILE.pre_filter if n != "NodeResourcesFit"),
         pre_score=(),
     )
-    out = place(cluster([node("a")], []), pod("p", 100), profile=profile)
+    out = place(cluster([node("a")], []), pod("p", 100), profile=profile, settings=DEFAULT_SETTINGS)
     status = out.nodes[0].status
     assert (status.code, status.plugin) == ("Error", "NodeResourcesFit")
     assert out.selected_node is None
     scored = place(
-        cluster([node("a")], []), pod("p", 100), profile=replace(DEFAULT_PROFILE, pre_score=())
+        cluster([node("a")], []),
+        pod("p", 100),
+        profile=replace(DEFAULT_PROFILE, pre_score=()),
+        settings=DEFAULT_SETTINGS,
     )
     assert scored.selected_node == "a"
     assert (
         scored.nodes[0].scores["NodeResourcesFit"]
-        == place(cluster([node("a")], []), pod("p", 100)).nodes[0].scores["NodeResourcesFit"]
+        == place(cluster([node("a")], []), pod("p", 100), settings=DEFAULT_SETTINGS)
+        .nodes[0]
+        .scores["NodeResourcesFit"]
     )
 
 
@@ -193,6 +215,7 @@ def test_a_profile_without_score_plugins_places_on_the_first_feasible_node() -> 
         cluster([node("a", cpu=100), node("b"), node("c")], []),
         pod("p", 500),
         profile=replace(DEFAULT_PROFILE, score=(), pre_score=()),
+        settings=DEFAULT_SETTINGS,
     )
     assert out.selected_node == "b"
     assert [n.scores for n in out.nodes] == [None, {}, {}]

@@ -38,7 +38,7 @@ from service.engine.scheduler.framework import (
 from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DefaultPreemptionArgs as PreemptionArgs
 from service.engine.scheduler.snapshot import scheduler_view
-from service.engine.version import EngineSettings
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings
 from tests.engine.scheduler import helpers
 
 GI = 1024**3
@@ -107,9 +107,14 @@ CASES = {
 
 
 def _reference(pod: Pod) -> tuple[dict[str, int], int, int, bool]:
-    nz = pod_requests_non_zero(pod)
+    nz = pod_requests_non_zero(pod, settings=DEFAULT_SETTINGS)
     has_ports = any(p.host_port > 0 for c in pod.containers for p in c.ports)
-    return pod_requests(pod), nz.get("cpu", 0), nz.get("memory", 0), has_ports
+    return (
+        pod_requests(pod, settings=DEFAULT_SETTINGS),
+        nz.get("cpu", 0),
+        nz.get("memory", 0),
+        has_ports,
+    )
 
 
 @pytest.mark.parametrize("gate", [True, False])
@@ -127,17 +132,17 @@ def test_scheduler_pod_requests_matches_the_general_functions(case: str, gate: b
 
 def test_scheduler_pod_requests_shares_only_the_one_container_dict() -> None:
     one = CASES["cpu and memory"]
-    assert scheduler_pod_requests(one)[0] is one.containers[0].requests
+    assert scheduler_pod_requests(one, settings=DEFAULT_SETTINGS)[0] is one.containers[0].requests
     for case in ("overhead", "pod-level requests", "init container", "two containers"):
         pod = CASES[case]
-        requests = scheduler_pod_requests(pod)[0]
+        requests = scheduler_pod_requests(pod, settings=DEFAULT_SETTINGS)[0]
         assert all(requests is not c.requests for c in pod.containers + pod.init_containers)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_pod_info_matches_the_general_requests(case: str) -> None:
     pod = CASES[case]
-    info = pod_info(pod)
+    info = pod_info(pod, settings=DEFAULT_SETTINGS)
     requests, nz_cpu, nz_mem, has_ports = _reference(pod)
     assert info.requests == requests
     assert list(info.requests) == list(requests)  # same key order as well
@@ -171,9 +176,9 @@ def test_pod_info_matches_the_general_requests_on_random_pods(seed: int) -> None
             extra["resources"] = PodResources(requests=requests(), limits=requests())
         pod = _pod(containers, name=f"p{i}", init_containers=inits, **extra)
         shapes.add((len(containers), len(inits), bool(pod.overhead), pod.resources is None))
-        info = pod_info(pod)
+        info = pod_info(pod, settings=DEFAULT_SETTINGS)
         reqs, nz_cpu, nz_mem, has_ports = _reference(pod)
-        got = scheduler_pod_requests(pod)
+        got = scheduler_pod_requests(pod, settings=DEFAULT_SETTINGS)
         assert got == (reqs, nz_cpu, nz_mem), pod
         assert list(got[0]) == list(reqs), pod
         assert (info.requests, info.nz_cpu, info.nz_mem, info.has_ports) == (
@@ -210,13 +215,13 @@ def _start_ns_reference(moment: datetime | None) -> int:
     ],
 )
 def test_pod_info_start_time(moment: datetime | None) -> None:
-    info = pod_info(_pod([_c()], start_time=moment))
+    info = pod_info(_pod([_c()], start_time=moment), settings=DEFAULT_SETTINGS)
     assert info.start_ns == _start_ns_reference(moment)
 
 
 def test_priority_defaults_to_zero() -> None:
-    assert pod_info(_pod([_c()])).priority == 0
-    assert pod_info(_pod([_c()], priority=-10)).priority == -10
+    assert pod_info(_pod([_c()]), settings=DEFAULT_SETTINGS).priority == 0
+    assert pod_info(_pod([_c()], priority=-10), settings=DEFAULT_SETTINGS).priority == -10
 
 
 def test_view_and_preemption_leave_the_snapshot_dicts_alone() -> None:
@@ -242,12 +247,12 @@ def test_view_and_preemption_leave_the_snapshot_dicts_alone() -> None:
     snapshot = Snapshot(nodes=tuple(nodes), pods=tuple(pods))
     before = copy.deepcopy([c.requests for p in pods for c in p.containers])
     cluster = Cluster(snapshot)
-    view = scheduler_view(cluster)
+    view = scheduler_view(cluster, settings=DEFAULT_SETTINGS)
     preemptor = _pod(
         [_c(requests={"cpu": 900, "memory": GI}, ports=HOST_PORT)], name="pre", priority=10
     )
     for _ in range(2):
-        out = preempt(cluster, preemptor, args=PreemptionArgs(100, 100))
+        out = preempt(cluster, preemptor, args=PreemptionArgs(100, 100), settings=DEFAULT_SETTINGS)
         assert out.victims
     for ni in view.nodes:
         for name in ("cpu", "memory"):
@@ -334,7 +339,7 @@ def _random_cluster(seed: int) -> Cluster:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_per_node_indexes_match_literal_computations(seed: int) -> None:
-    view = scheduler_view(_random_cluster(seed))
+    view = scheduler_view(_random_cluster(seed), settings=DEFAULT_SETTINGS)
     positions = {ni.name: ni.pdb_positions(view) for ni in view.nodes}  # bulk lookup first
     for ni in view.nodes:
         order = ni.pods_by_importance()
@@ -365,7 +370,9 @@ def test_per_node_indexes_match_literal_computations(seed: int) -> None:
                 if labels and info.namespace == pi.namespace and info.matches(labels)
             ]
             assert view.matching_pdbs(pi) == tuple(matches)
-            assert view.matching_pdbs(pod_info(pi.pod)) == tuple(matches)  # not memoized
+            assert view.matching_pdbs(pod_info(pi.pod, settings=DEFAULT_SETTINGS)) == tuple(
+                matches
+            )  # not memoized
             if matches:
                 expected_pdb.append(
                     (
@@ -388,7 +395,7 @@ def test_per_node_indexes_match_literal_computations(seed: int) -> None:
 
 def test_pod_info_cpu_and_memory_fields() -> None:
     for pod in CASES.values():
-        info = pod_info(pod)
+        info = pod_info(pod, settings=DEFAULT_SETTINGS)
         assert (info.cpu, info.memory) == (
             info.requests.get("cpu", 0),
             info.requests.get("memory", 0),
@@ -398,7 +405,10 @@ def test_pod_info_cpu_and_memory_fields() -> None:
 def test_node_sums_read_requests_of_foreign_pod_infos() -> None:
     """A PodInfo made without the cpu/memory fields (as holds make them) is summed from its
     requests."""
-    made = pod_info(_pod([_c(requests={"cpu": 100, "memory": 10})], name="made", priority=1))
+    made = pod_info(
+        _pod([_c(requests={"cpu": 100, "memory": 10})], name="made", priority=1),
+        settings=DEFAULT_SETTINGS,
+    )
     foreign = PodInfo(
         None,
         namespace="ns",
@@ -418,5 +428,7 @@ def test_node_sums_read_requests_of_foreign_pod_infos() -> None:
 
 def test_view_is_cached_per_cluster() -> None:
     cl = helpers.cluster([helpers.node("n")], [helpers.pod("a", 100, node="n")])
-    assert scheduler_view(cl) is scheduler_view(cl)
-    assert scheduler_view(cl).nodes[0].requested == {"cpu": 100}
+    assert scheduler_view(cl, settings=DEFAULT_SETTINGS) is scheduler_view(
+        cl, settings=DEFAULT_SETTINGS
+    )
+    assert scheduler_view(cl, settings=DEFAULT_SETTINGS).nodes[0].requested == {"cpu": 100}

@@ -42,7 +42,7 @@ from service.engine.scheduler.framework import (
     Status,
 )
 from service.engine.scheduler.profile import InterPodAffinityArgs
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "ERR_REASON_AFFINITY",
@@ -225,9 +225,9 @@ class InterPodAffinity(Plugin):
     name = "InterPodAffinity"
 
     def __init__(
-        self, args: InterPodAffinityArgs | None = None, settings: EngineSettings = DEFAULT_SETTINGS
+        self, args: InterPodAffinityArgs | None = None, *, settings: EngineSettings
     ) -> None:
-        super().__init__(args or InterPodAffinityArgs(), settings)
+        super().__init__(args or InterPodAffinityArgs(), settings=settings)
 
     # --- helpers over the view ---
 

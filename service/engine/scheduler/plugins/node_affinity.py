@@ -31,7 +31,7 @@ from service.engine.scheduler.framework import (
 )
 from service.engine.scheduler.plugins.helper import default_normalize_score
 from service.engine.scheduler.profile import NodeAffinityArgs
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "ERR_REASON_AFFINITY_CONFLICT",
@@ -59,11 +59,9 @@ def preferred_score(terms: Sequence[PreferredSchedulingTerm], node: Node) -> int
 class NodeAffinity(Plugin):
     name = "NodeAffinity"
 
-    def __init__(
-        self, args: NodeAffinityArgs | None = None, settings: EngineSettings = DEFAULT_SETTINGS
-    ) -> None:
+    def __init__(self, args: NodeAffinityArgs | None = None, *, settings: EngineSettings) -> None:
         args = args or NodeAffinityArgs()
-        super().__init__(args, settings)
+        super().__init__(args, settings=settings)
         added = args.added_affinity
         self.added_required = added.required if added is not None else None
         self.added_preferred = added.preferred if added is not None and added.preferred else None

@@ -44,7 +44,7 @@ from service.engine.scheduler.framework import (
 )
 from service.engine.scheduler.profile import SYSTEM_DEFAULT_CONSTRAINTS, PodTopologySpreadArgs
 from service.engine.tolerations import find_untolerated
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",
@@ -274,10 +274,10 @@ class PodTopologySpread(Plugin):
     name = "PodTopologySpread"
 
     def __init__(
-        self, args: PodTopologySpreadArgs | None = None, settings: EngineSettings = DEFAULT_SETTINGS
+        self, args: PodTopologySpreadArgs | None = None, *, settings: EngineSettings
     ) -> None:
         args = args or PodTopologySpreadArgs()
-        super().__init__(args, settings)
+        super().__init__(args, settings=settings)
         self.system_defaulted = args.defaulting_type == "System"
         self.defaults = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else args.default_constraints

@@ -9,6 +9,7 @@ from service.engine.scheduler.framework import Status
 from service.engine.scheduler.profile import DEFAULT_PROFILE, Profile
 from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 
 
 def only(plugin: str, args: object | None = None, profile: Profile = DEFAULT_PROFILE) -> Profile:
@@ -22,8 +23,10 @@ def only(plugin: str, args: object | None = None, profile: Profile = DEFAULT_PRO
 def normalized_scores(plugin: str, pod: Pod, nodes: list[Node], pods=(), args=None) -> list[int]:
     """PreScore, Score on every node, NormalizeScore: upstream's expected lists (a plugin
     that skips at PreScore scores every node 0)."""
-    view = scheduler_view(Cluster(Snapshot(nodes=tuple(nodes), pods=tuple(pods))))
-    fwk = Framework(only(plugin, args))
+    view = scheduler_view(
+        Cluster(Snapshot(nodes=tuple(nodes), pods=tuple(pods))), settings=DEFAULT_SETTINGS
+    )
+    fwk = Framework(only(plugin, args), settings=DEFAULT_SETTINGS)
     state = fwk.cycle_state(pod, view)
     fwk.run_pre_score_plugins(state, view.nodes)
     scores = fwk.run_score_plugins(state, view.nodes, view.nodes)
@@ -37,7 +40,7 @@ def filter_status(plugin: str, pod: Pod, node: Node, args=None) -> Status:
         if args is None
         else replace(DEFAULT_PROFILE, args={**DEFAULT_PROFILE.args, plugin: args})
     )
-    view = scheduler_view(Cluster(Snapshot(nodes=(node,), pods=())))
-    fwk = Framework(profile)
+    view = scheduler_view(Cluster(Snapshot(nodes=(node,), pods=())), settings=DEFAULT_SETTINGS)
+    fwk = Framework(profile, settings=DEFAULT_SETTINGS)
     state = fwk.cycle_state(pod, view)
     return fwk.run_filter_plugins(state, view.nodes[0])

@@ -12,6 +12,7 @@ from service.engine.scheduler.framework import UNRESOLVABLE, UNSCHEDULABLE
 from service.engine.scheduler.profile import DEFAULT_PROFILE
 from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 
 AFFINITY = "node(s) didn't match pod affinity rules"
@@ -184,8 +185,8 @@ ROWS = [
 @pytest.mark.parametrize(("incoming", "existing", "want"), ROWS)
 def test_required_affinity_single_node(incoming, existing, want) -> None:
     cluster = Cluster(snapshot_from_objects([NODE1, *existing]))
-    view = scheduler_view(cluster)
-    fwk = Framework(DEFAULT_PROFILE)
+    view = scheduler_view(cluster, settings=DEFAULT_SETTINGS)
+    fwk = Framework(DEFAULT_PROFILE, settings=DEFAULT_SETTINGS)
     state = fwk.cycle_state(pod_from_object(incoming), view)
     status = fwk.run_filter_plugins(state, view.nodes[0])
     if want is None:
@@ -411,8 +412,10 @@ MULTIPLE_NODES = [
 
 @pytest.mark.parametrize(("incoming", "existing", "nodes", "wants"), MULTIPLE_NODES)
 def test_required_affinity_multiple_nodes(incoming, existing, nodes, wants) -> None:
-    view = scheduler_view(Cluster(snapshot_from_objects([*nodes, *existing])))
-    fwk = Framework(DEFAULT_PROFILE)
+    view = scheduler_view(
+        Cluster(snapshot_from_objects([*nodes, *existing])), settings=DEFAULT_SETTINGS
+    )
+    fwk = Framework(DEFAULT_PROFILE, settings=DEFAULT_SETTINGS)
     state = fwk.cycle_state(pod_from_object(incoming), view)
     got = []
     for ni in view.nodes:
@@ -436,6 +439,7 @@ def _scores(incoming, existing, hard=1):
         Cluster(snapshot_from_objects([*nodes, *existing])),
         pod_from_object(incoming),
         profile=replace(DEFAULT_PROFILE, args=args),
+        settings=DEFAULT_SETTINGS,
     )
     return [(n.scores or {}).get("InterPodAffinity") for n in out.nodes]
 

@@ -3,7 +3,7 @@ interpodaffinity/scoring_test.go (TestPreferredAffinity,
 TestPreferredAffinityWithHardPodAffinitySymmetricWeight): one row per upstream case, named
 as upstream names it, run through the framework with InterPodAffinity the only score plugin.
 The rows whose pods carry invalid label values are refused at ingest instead (see
-tests/ingest/test_scheduling_objects.py); upstream's namespaces "subteamN.teamM" are named
+tests/ingest/kube/test_pods.py); upstream's namespaces "subteamN.teamM" are named
 "subteamN-teamM" here, since the API server only admits DNS labels as namespace names."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from service.engine.objects import Cluster
 from service.engine.scheduler.profile import InterPodAffinityArgs
 from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.engine.scheduler.plugins.helpers import only
 
@@ -166,8 +167,8 @@ def _nodes(*labels):
 def _run(incoming, existing, nodes, hard=1):
     """Normalized InterPodAffinity scores of every node, None when PreScore skips."""
     cluster = Cluster(snapshot_from_objects([*nodes, *NAMESPACES, *existing]))
-    view = scheduler_view(cluster)
-    fwk = Framework(only("InterPodAffinity", InterPodAffinityArgs(hard)))
+    view = scheduler_view(cluster, settings=DEFAULT_SETTINGS)
+    fwk = Framework(only("InterPodAffinity", InterPodAffinityArgs(hard)), settings=DEFAULT_SETTINGS)
     state = fwk.cycle_state(pod_from_object(incoming), view)
     fwk.run_pre_score_plugins(state, view.nodes)
     if "InterPodAffinity" in state.skip_score:

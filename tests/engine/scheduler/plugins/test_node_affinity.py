@@ -15,6 +15,7 @@ from service.engine.objects import (
 )
 from service.engine.scheduler.framework import UNRESOLVABLE
 from service.engine.scheduler.profile import AddedAffinity, NodeAffinityArgs
+from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.scheduler.helpers import node
 from tests.engine.scheduler.helpers import pod as make_pod
 from tests.engine.scheduler.plugins.helpers import filter_status, normalized_scores
@@ -107,11 +108,13 @@ def test_skip_is_returned_in_pre_score_when_node_affinity_is_nil() -> None:
     from service.engine.scheduler.placement import place
     from tests.engine.scheduler.helpers import cluster
 
-    out = place(cluster([node("node1", labels=LABEL1)], []), _pod(None))
+    out = place(cluster([node("node1", labels=LABEL1)], []), _pod(None), settings=DEFAULT_SETTINGS)
     assert "NodeAffinity" not in out.weights
     assert (
         "NodeAffinity"
-        in place(cluster([node("node1", labels=LABEL1)], []), _pod(AFFINITY1)).weights
+        in place(
+            cluster([node("node1", labels=LABEL1)], []), _pod(AFFINITY1), settings=DEFAULT_SETTINGS
+        ).weights
     )
 
 

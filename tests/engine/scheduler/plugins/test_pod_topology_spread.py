@@ -15,6 +15,7 @@ from service.engine.scheduler.framework import SUCCESS, UNRESOLVABLE, UNSCHEDULA
 from service.engine.scheduler.profile import DEFAULT_PROFILE
 from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 
 ONLY_SPREAD = replace(
@@ -246,8 +247,10 @@ ROWS = [
 
 @pytest.mark.parametrize(("incoming", "nodes", "existing", "want"), ROWS)
 def test_single_constraint(incoming, nodes, existing, want) -> None:
-    view = scheduler_view(Cluster(snapshot_from_objects([*nodes, *existing])))
-    fwk = Framework(ONLY_SPREAD)
+    view = scheduler_view(
+        Cluster(snapshot_from_objects([*nodes, *existing])), settings=DEFAULT_SETTINGS
+    )
+    fwk = Framework(ONLY_SPREAD, settings=DEFAULT_SETTINGS)
     state = fwk.cycle_state(pod_from_object(incoming), view)
     assert [fwk.run_filter_plugins(state, ni).code for ni in view.nodes] == want
 
@@ -345,8 +348,10 @@ MULTIPLE = [
 
 @pytest.mark.parametrize(("incoming", "nodes", "existing", "want"), MULTIPLE)
 def test_multiple_constraints(incoming, nodes, existing, want) -> None:
-    view = scheduler_view(Cluster(snapshot_from_objects([*nodes, *existing])))
-    fwk = Framework(ONLY_SPREAD)
+    view = scheduler_view(
+        Cluster(snapshot_from_objects([*nodes, *existing])), settings=DEFAULT_SETTINGS
+    )
+    fwk = Framework(ONLY_SPREAD, settings=DEFAULT_SETTINGS)
     state = fwk.cycle_state(pod_from_object(incoming), view)
     assert [fwk.run_filter_plugins(state, ni).code for ni in view.nodes] == want
 
@@ -603,12 +608,14 @@ REMOVE_POD = [
 
 def _after(incoming, nodes, existing, change, pod, want) -> None:
     """PreFilter, then AddPod / RemovePod of ``pod`` on its node, then Filter on each node."""
-    view = scheduler_view(Cluster(snapshot_from_objects([*nodes, *existing])))
-    fwk = Framework(ONLY_SPREAD)
+    view = scheduler_view(
+        Cluster(snapshot_from_objects([*nodes, *existing])), settings=DEFAULT_SETTINGS
+    )
+    fwk = Framework(ONLY_SPREAD, settings=DEFAULT_SETTINGS)
     state = fwk.cycle_state(pod_from_object(incoming), view)
     changed = pod_from_object(pod)
     (ni,) = [ni for ni in view.nodes if ni.node.name == changed.node_name]
-    change(fwk, state, pod_info(changed), ni)
+    change(fwk, state, pod_info(changed, settings=DEFAULT_SETTINGS), ni)
     assert [fwk.run_filter_plugins(state, n).code for n in view.nodes] == want
 
 

@@ -10,6 +10,7 @@ import pytest
 from service.engine.objects import Cluster
 from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.engine.scheduler.plugins.helpers import only
 
@@ -62,9 +63,9 @@ def _node(name, zone=None, hostname=True):
 
 def _scores(incoming, existing, nodes, failed=(), objects=()):
     cluster = Cluster(snapshot_from_objects([*nodes, *failed, *existing, *objects]))
-    view = scheduler_view(cluster)
+    view = scheduler_view(cluster, settings=DEFAULT_SETTINGS)
     candidates = [view.by_name[n["metadata"]["name"]] for n in nodes]
-    fwk = Framework(only("PodTopologySpread"))
+    fwk = Framework(only("PodTopologySpread"), settings=DEFAULT_SETTINGS)
     state = fwk.cycle_state(pod_from_object(incoming), view)
     fwk.run_pre_score_plugins(state, candidates)
     out = fwk.run_score_plugins(state, candidates, candidates)

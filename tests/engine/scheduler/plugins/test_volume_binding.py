@@ -27,6 +27,7 @@ from service.engine.scheduler.plugins.volume_binding import (
     VolumeBinding,
 )
 from service.engine.scheduler.snapshot import SchedulerView
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.engine.scheduler.plugins.volumes import (
     BIND_COMPLETED,
@@ -80,9 +81,11 @@ def _node(name, **labels):
 
 def decide(pod: dict, nodes: list, objects: list) -> tuple[Status, list[Status] | None]:
     """PreFilter's status, and Filter's on each node (None when PreFilter did not succeed)."""
-    view = SchedulerView(Cluster(snapshot_from_objects([*nodes, *CLASSES, *objects])))
-    plugin = VolumeBinding()
-    state = CycleState(pod_from_object(pod), view)
+    view = SchedulerView(
+        Cluster(snapshot_from_objects([*nodes, *CLASSES, *objects])), settings=DEFAULT_SETTINGS
+    )
+    plugin = VolumeBinding(settings=DEFAULT_SETTINGS)
+    state = CycleState(pod_from_object(pod), view, settings=DEFAULT_SETTINGS)
     names, pre = plugin.pre_filter(state, view.nodes)
     assert names is None  # no PreFilterResult in 1.35
     pre = Status(pre.code, pre.reasons)
@@ -246,7 +249,11 @@ def test_volume_binding(pod, nodes, objects, want_pre, want_filter) -> None:
 
 
 def test_pre_score_skips_without_the_storage_capacity_scoring_gate() -> None:
-    assert VolumeBinding().pre_score(CycleState(pod_from_object(k8s_pod("p")), None), []).is_skip
+    assert (
+        VolumeBinding(settings=DEFAULT_SETTINGS)
+        .pre_score(CycleState(pod_from_object(k8s_pod("p")), None, settings=DEFAULT_SETTINGS), [])
+        .is_skip
+    )
 
 
 # --- the binder (binder_test.go) through the plugin's Filter ---

@@ -23,6 +23,7 @@ from service.engine.scheduler.plugins.volume_restrictions import (
     VolumeRestrictions,
 )
 from service.engine.scheduler.snapshot import SchedulerView
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 from tests.engine.scheduler.plugins.volumes import (
     claim_volume,
@@ -175,9 +176,9 @@ def test_removing_the_holder_frees_the_claim() -> None:
     ReadWriteOncePod claim lets the pod fit; adding it back, or a nominated pod using the
     same claim, makes it conflict again. A clone keeps its own count."""
     objects = [k8s_node("node-1"), _rwop_pod("holder", node="node-1"), RWOP_PVC]
-    view = SchedulerView(Cluster(snapshot_from_objects(objects)))
-    plugin = VolumeRestrictions()
-    state = CycleState(pod_from_object(_rwop_pod("pod")), view)
+    view = SchedulerView(Cluster(snapshot_from_objects(objects)), settings=DEFAULT_SETTINGS)
+    plugin = VolumeRestrictions(settings=DEFAULT_SETTINGS)
+    state = CycleState(pod_from_object(_rwop_pod("pod")), view, settings=DEFAULT_SETTINGS)
     assert plugin.pre_filter(state, view.nodes)[1] == OK
     ni = view.by_name["node-1"]
     holder = ni.pods[0]

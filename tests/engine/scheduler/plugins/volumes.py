@@ -8,6 +8,7 @@ from service.engine.objects import Cluster
 from service.engine.scheduler.framework import OK, CycleState, Status
 from service.engine.scheduler.plugins import REGISTRY
 from service.engine.scheduler.snapshot import SchedulerView
+from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object, snapshot_from_objects
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
@@ -182,9 +183,9 @@ def run_plugin(
 ) -> tuple[frozenset[str] | None, Status, Status | None]:
     """(PreFilterResult's nodes, PreFilter status, Filter status on ``node`` or None),
     statuses without the plugin name so rows read like upstream's."""
-    view = SchedulerView(Cluster(snapshot_from_objects(objects)))
-    instance = REGISTRY[plugin]()
-    state = CycleState(pod_from_object(pod), view)
+    view = SchedulerView(Cluster(snapshot_from_objects(objects)), settings=DEFAULT_SETTINGS)
+    instance = REGISTRY[plugin](settings=DEFAULT_SETTINGS)
+    state = CycleState(pod_from_object(pod), view, settings=DEFAULT_SETTINGS)
     names, pre = instance.pre_filter(state, view.nodes)
     got = None
     if node is not None:

@@ -19,7 +19,7 @@ from service.engine.scheduler.plugins.noderesources.resource_allocation import (
     BalancedAllocationScorer,
 )
 from service.engine.scheduler.profile import NodeResourcesBalancedAllocationArgs
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = ["NodeResourcesBalancedAllocation"]
 
@@ -30,10 +30,11 @@ class NodeResourcesBalancedAllocation(Plugin):
     def __init__(
         self,
         args: NodeResourcesBalancedAllocationArgs | None = None,
-        settings: EngineSettings = DEFAULT_SETTINGS,
+        *,
+        settings: EngineSettings,
     ) -> None:
         args = args or NodeResourcesBalancedAllocationArgs()
-        super().__init__(args, settings)
+        super().__init__(args, settings=settings)
         self.scorer = BalancedAllocationScorer(args.resources)
 
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:

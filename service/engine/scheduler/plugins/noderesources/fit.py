@@ -29,7 +29,7 @@ from service.engine.scheduler.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
 )
 from service.engine.scheduler.profile import NodeResourcesFitArgs
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "FitState",
@@ -108,10 +108,10 @@ class NodeResourcesFit(Plugin):
     name = "NodeResourcesFit"
 
     def __init__(
-        self, args: NodeResourcesFitArgs | None = None, settings: EngineSettings = DEFAULT_SETTINGS
+        self, args: NodeResourcesFitArgs | None = None, *, settings: EngineSettings
     ) -> None:
         args = args or NodeResourcesFitArgs()
-        super().__init__(args, settings)
+        super().__init__(args, settings=settings)
         strategy = args.scoring_strategy
         self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, strategy.shape)
 

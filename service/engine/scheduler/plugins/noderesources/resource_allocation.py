@@ -1,6 +1,6 @@
 """Resource scoring: NodeResourcesFit's strategies and NodeResourcesBalancedAllocation.
 
-Mirrors kubernetes/kubernetes (master, about v1.35/1.36; spec/scheduler.md §5):
+Mirrors kubernetes/kubernetes (master, about v1.35/1.36):
 
 * ``plugins/noderesources/resource_allocation.go`` ``resourceAllocationScorer.score``,
   ``calculateResourceAllocatableRequest`` and ``calculatePodResourceRequestList``;
@@ -34,7 +34,7 @@ from service.engine.scheduler.profile import (
     REQUESTED_TO_CAPACITY_RATIO,
     ResourceSpec,
 )
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "DEFAULT_RESOURCES",
@@ -372,7 +372,7 @@ class ResourceAllocationScorer:
             scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
             self._shape = broken_linear_function([(u, s * scale) for u, s in shape or ()])
 
-    def prepare(self, pod: Pod, settings: EngineSettings = DEFAULT_SETTINGS) -> _Allocation:
+    def prepare(self, pod: Pod, settings: EngineSettings) -> _Allocation:
         """calculatePodResourceRequestList with the non-zero defaults (useRequested false).
         Pod-level resources count only where the release's scorer reads them
         (``settings.fit_score_pod_level_resources``: v1.35 builds the scorer without them)."""
@@ -409,7 +409,7 @@ class BalancedAllocationScorer:
     def __init__(self, resources: Sequence[ResourceSpec] = DEFAULT_RESOURCES) -> None:
         self.resources = tuple(resources)
 
-    def prepare(self, pod: Pod, settings: EngineSettings = DEFAULT_SETTINGS) -> _Allocation | None:
+    def prepare(self, pod: Pod, settings: EngineSettings) -> _Allocation | None:
         """PreScore: None (Skip) when every considered pod request is 0 (best-effort pod)."""
         reqs_map = pod_requests(pod, settings=settings)
         reqs = [reqs_map.get(r.name, 0) for r in self.resources]

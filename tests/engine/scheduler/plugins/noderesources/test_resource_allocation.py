@@ -24,6 +24,7 @@ from service.engine.scheduler.plugins.noderesources.resource_allocation import (
     validate_balanced_resources,
     validate_scoring_strategy,
 )
+from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.scheduler.helpers import pod
 
 
@@ -83,18 +84,18 @@ def test_fit_scorer_uses_non_zero_requests_and_balanced_actual_ones() -> None:
     BalancedAllocation (which skips a pod requesting none of its resources)."""
     empty = pod("p")  # one container, no requests
     fit = ResourceAllocationScorer(MOST_ALLOCATED)
-    prepared = fit.prepare(empty)
+    prepared = fit.prepare(empty, settings=DEFAULT_SETTINGS)
     alloc = {"cpu": 1000, "memory": 1000 * 1024 * 1024}
     # cpu 100/1000 -> 10, memory 200Mi/1000Mi -> 20: 15
     assert fit.score(prepared, alloc, {}, 0, 0) == 15
-    assert BalancedAllocationScorer().prepare(empty) is None
+    assert BalancedAllocationScorer().prepare(empty, settings=DEFAULT_SETTINGS) is None
 
 
 def test_extended_resource_not_requested_is_skipped() -> None:
     fit = ResourceAllocationScorer(
         LEAST_ALLOCATED, [ResourceSpec("cpu", 1), ResourceSpec("example.com/gpu", 5)]
     )
-    prepared = fit.prepare(pod("p", 500))
+    prepared = fit.prepare(pod("p", 500), settings=DEFAULT_SETTINGS)
     # the gpu line would score 100 with weight 5 if it were counted
     assert fit.score(prepared, {"cpu": 1000, "example.com/gpu": 4}, {}, 0, 0) == 50
 
@@ -102,7 +103,7 @@ def test_extended_resource_not_requested_is_skipped() -> None:
 def test_empty_resources_is_a_score_error() -> None:
     fit = ResourceAllocationScorer(LEAST_ALLOCATED, [])
     with pytest.raises(ScoringError, match="resources not found"):
-        fit.score(fit.prepare(pod("p", 1)), {"cpu": 1}, {}, 0, 0)
+        fit.score(fit.prepare(pod("p", 1), settings=DEFAULT_SETTINGS), {"cpu": 1}, {}, 0, 0)
 
 
 @pytest.mark.parametrize(
@@ -199,12 +200,12 @@ def test_requested_to_capacity_utilization_is_int64() -> None:
 def test_calculate_resource_allocatable_request_wraps_the_sum() -> None:
     # calculateResourceAllocatableRequest: the node's int64 sum plus the pod's request wraps.
     scorer = ResourceAllocationScorer(LEAST_ALLOCATED)
-    prepared = scorer.prepare(pod("p", MAX, 1))
+    prepared = scorer.prepare(pod("p", MAX, 1), settings=DEFAULT_SETTINGS)
     reqs, _ = prepared.pairs({"cpu": MAX, "memory": 8 * 1024**3}, {}, MAX, 0)
     assert reqs[0] == -2
     # BalancedAllocation's fraction is float64(-2) / float64(capacity): negative, kept.
     balanced = BalancedAllocationScorer()
-    prepared = balanced.prepare(pod("p", MAX, 1024))
+    prepared = balanced.prepare(pod("p", MAX, 1024), settings=DEFAULT_SETTINGS)
     assert prepared.pairs({"cpu": 4000, "memory": 4096}, {"cpu": MAX, "memory": 0}, 0, 0)[0] == [
         -2,
         1024,

@@ -1,13 +1,13 @@
-"""What the inter-pod affinity and topology spread plugins will read, kept at ingest: pod
-(anti-)affinity terms, topology spread constraints, Namespaces, Services and the workload
-controllers' selectors; and the API server's validation of them (422 naming the field)."""
+"""What the inter-pod affinity and topology spread plugins will read of a pod, kept at ingest
+(``ingest/kube/pods.py``): pod (anti-)affinity terms, topology spread constraints; and the API
+server's validation of them (422 naming the field)."""
 
 from __future__ import annotations
 
 import pytest
 
 from service.ingest.errors import IngestError
-from service.ingest.kube import pod_from_object, snapshot_from_objects
+from service.ingest.kube import pod_from_object
 from tests.conftest import kube_list, node, pod
 
 
@@ -62,40 +62,6 @@ def test_affinity_terms_and_spread_constraints_are_kept() -> None:
         "Honor",
     )
     assert p.unmodelled == ("InterPodAffinity", "PodTopologySpread")
-
-
-def test_namespaces_services_and_controllers_are_kept() -> None:
-    snap = snapshot_from_objects(
-        [
-            {"kind": "Namespace", "metadata": {"name": "team", "labels": {"tier": "gold"}}},
-            {
-                "kind": "Service",
-                "metadata": {"name": "web", "namespace": "team"},
-                "spec": {"selector": {"app": "web"}},
-            },
-            {
-                "kind": "ReplicaSet",
-                "metadata": {"name": "web-1", "namespace": "team"},
-                "spec": {"selector": {"matchLabels": {"app": "web"}}},
-            },
-            {
-                "kind": "StatefulSet",
-                "metadata": {"name": "db", "namespace": "team"},
-                "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}},
-            },
-            {
-                "kind": "ReplicationController",
-                "metadata": {"name": "old", "namespace": "team"},
-                "spec": {"selector": {"app": "old"}},
-            },
-        ]
-    )
-    assert snap.namespaces[0].labels == {"tier": "gold"}
-    assert snap.services[0].selector == {"app": "web"}
-    kinds = {c.kind: c for c in snap.controllers}
-    assert kinds["ReplicaSet"].selector.match_labels == {"app": "web"}
-    assert kinds["StatefulSet"].selector.match_expressions[0].operator == "Exists"
-    assert kinds["ReplicationController"].selector.match_labels == {"app": "old"}
 
 
 BAD = [
