@@ -22,15 +22,16 @@ import orjson
 from marshmallow import ValidationError, fields, post_load, validate, validates_schema
 
 from service.decisions.base import DecisionInputError, DecisionKind
+from service.decisions.diff import differences
 from service.decisions.eviction import ConfigSchema
 from service.decisions.kinds import KINDS
-from service.decisions.replay import Change, NotReplayable, replay_decision
+from service.decisions.replay import Change, NotReplayable, decide_again
 from service.decisions.run import kubernetes_version
 from service.decisions.schemas import StrictSchema, time_field
 from service.ingest.errors import IngestError
 from service.ingest.kubescheduler_config import SchedulerConfigError, scheduler_profiles
 from service.store import records
-from service.store.db import Database
+from service.store.db import Database, strict_json
 from service.store.snapshots import ClusterCache
 
 log = logging.getLogger("verdict.impact")
@@ -247,7 +248,7 @@ class Page:
         self.examined += 1
         counts["examined"] += 1
         try:
-            replayed = replay_decision(
+            result, _ = decide_again(
                 db, cache, row, query.change_for(KINDS[row.kind]), strict=False, on_read=on_read
             )
         except Exception as exc:
@@ -255,11 +256,15 @@ class Page:
             counts["failed"] += 1
             self.failures.append({"decisionId": row.id, "kind": row.kind, "reason": _reason(exc)})
             return
-        if not replayed.differences:
+        if strict_json(result) == row.result_text:  # as stored, byte for byte
+            return
+        stored = orjson.loads(row.result_text)
+        found = differences(stored, result)
+        if not found:  # the same values written otherwise (1 and 1.0)
             return
         self.changed += 1
         counts["changed"] += 1
-        self.changes.append(change_entry(row, replayed.result, replayed.differences))
+        self.changes.append(change_entry(row, stored, result, found))
 
     def answer(self, next_cursor: str | None) -> dict:
         return {
@@ -304,12 +309,12 @@ def _flat(messages, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix or "request", str(messages))]
 
 
-def change_entry(row, replayed: dict, differences: list[dict]) -> dict:
+def change_entry(row, stored: dict, replayed: dict, differences: list[dict]) -> dict:
     entry = {
         "decisionId": row.id,
         "kind": row.kind,
         "subject": subject(row.kind, row.request),
-        "summary": summary(row.kind, row.result, replayed, differences),
+        "summary": summary(row.kind, stored, replayed, differences),
         "differences": differences[:CHANGE_DIFFERENCES],
     }
     if len(differences) > CHANGE_DIFFERENCES:

@@ -101,7 +101,7 @@ class Replayed:
     differences: list[dict]
 
 
-def replay_decision(
+def decide_again(
     db: Database | None,
     cache: ClusterCache,
     row,
@@ -109,11 +109,12 @@ def replay_decision(
     *,
     strict: bool = True,
     on_read: Callable[[ClusterCache, str], None] | None = None,
-) -> Replayed:
-    """Decide the stored request of ``row`` (a record: kind, snapshot_id, request, result)
-    again, with ``change`` applied. Raises NotReplayable, and the errors of a request
-    (marshmallow's ValidationError, DecisionInputError) when the changed request cannot be
-    decided: naming the field, as for a new decision."""
+) -> tuple[dict, dict]:
+    """The result of the stored request of ``row`` (a record: kind, snapshot_id, request)
+    decided again with ``change`` applied, and what the change replaced. Raises
+    NotReplayable, and the errors of a request (marshmallow's ValidationError,
+    DecisionInputError) when the changed request cannot be decided: naming the field, as for
+    a new decision."""
     kind = KINDS.get(row.kind)
     if kind is None or row.snapshot_id is None:
         raise NotReplayable(f"decisions of kind {row.kind!r} cannot be replayed")
@@ -128,7 +129,21 @@ def replay_decision(
         kind, decision_params(row.request), change or Change(), strict=strict
     )
     outcome = compute(kind, named.cluster, params, stored_at=stored_time(db, kind, named, params))
-    return Replayed(outcome.result, changed, differences(row.result, outcome.result))
+    return outcome.result, changed
+
+
+def replay_decision(
+    db: Database | None,
+    cache: ClusterCache,
+    row,
+    change: Change | None = None,
+    *,
+    strict: bool = True,
+    on_read: Callable[[ClusterCache, str], None] | None = None,
+) -> Replayed:
+    """``decide_again``, compared with the stored result."""
+    result, changed = decide_again(db, cache, row, change, strict=strict, on_read=on_read)
+    return Replayed(result, changed, differences(row.result, result))
 
 
 def replay_record(

@@ -284,14 +284,16 @@ def page(
 
 
 class ReplayRow(NamedTuple):
-    """What a replay reads of a record, as plain values."""
+    """What a replay reads of a record, as plain values: the request parsed, the result as
+    the stored JSON text (``strict_json``'s), which a replay giving the same result matches
+    without parsing it."""
 
     seq: int
     id: str
     kind: str
     snapshot_id: str | None
     request: dict
-    result: dict
+    result_text: str
 
 
 def _of_kinds(filters: Filters, kinds: Collection[str], *columns):
@@ -320,7 +322,7 @@ def replay_page(
         query = query.where(DecisionRow.seq < before_seq)
     rows = session.execute(query.order_by(DecisionRow.seq.desc()).limit(limit)).all()
     loads = orjson.loads
-    return [ReplayRow(s, i, k, snap, loads(req), loads(res)) for s, i, k, snap, req, res in rows]
+    return [ReplayRow(s, i, k, snap, loads(req), res) for s, i, k, snap, req, res in rows]
 
 
 def count(session: Session, filters: Filters, kinds: Collection[str]) -> int:
