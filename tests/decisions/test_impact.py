@@ -197,7 +197,7 @@ def test_the_read_role_may_ask_and_no_key_may_not(api):
     assert _impact(api, {"kubernetesVersion": "1.37"}, role=None).status_code == 401
 
 
-def test_a_yaml_body(api):
+def test_a_yaml_body_is_read_as_json(api):
     _history(api)
     response = api.post(
         "/v1/impact",
@@ -206,6 +206,13 @@ def test_a_yaml_body(api):
         role="read",
     )
     assert response.status_code == 200 and response.json["changed"] == 2
+    bad = api.post(
+        "/v1/impact",
+        data=b"kubernetesVersion: '1.99'\n",
+        content_type="application/yaml",
+        role="read",
+    )
+    assert bad.status_code == 422 and bad.json["errors"][0]["path"] == "kubernetesVersion"
 
 
 def _ref(name):
