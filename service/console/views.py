@@ -26,7 +26,7 @@ from service.console import csrf, explain
 from service.decisions import KINDS
 from service.decisions.base import DecisionInputError
 from service.decisions.cluster import SnapshotReference, resolve_cluster
-from service.decisions.impact import ImpactRequestSchema, impact_page
+from service.decisions.impact import ImpactRequestSchema, impact_page, subject
 from service.decisions.replay import ChangeSchema, NotReplayable, replay_record
 from service.engine.summary import node_view, pod_view
 from service.engine.version import DEFAULT_SETTINGS, KNOWN_VERSIONS
@@ -207,7 +207,7 @@ def decisions():
             "snapshotId": r.snapshot_id,
             "keyId": r.key_id,
             "summary": explain.summary(r.kind, r.result),
-            "subject": _subject(r.request),
+            "subject": subject(r.kind, r.request or {}),
         }
         for r in rows[:PAGE_SIZE]
     ]
@@ -225,17 +225,6 @@ def decisions():
         older=older,
         first_page=before is None,
     )
-
-
-def _subject(req: dict) -> str:
-    pod = (req or {}).get("pod") or {}
-    meta = pod.get("metadata") or {} if isinstance(pod, dict) else {}
-    parts = []
-    if meta.get("name"):
-        parts.append(f"{meta.get('namespace', 'default')}/{meta['name']}")
-    if (req or {}).get("nodeName"):
-        parts.append(f"on {req['nodeName']}")
-    return " ".join(parts)
 
 
 def _record(decision_id: str):
@@ -262,6 +251,7 @@ def decision(decision_id: str):
         "request_json": _pretty({k: v for k, v in req.items() if k != "snapshot"}),
         "pod_name": explain.pod_name,
         "replayable": row.kind in KINDS and row.snapshot_id is not None,
+        "versions": KNOWN_VERSIONS,
     }
     try:
         return render_template(

@@ -263,3 +263,16 @@ def test_replay_under_another_release_by_link(console_app, secrets, seeded):
     assert "Under Kubernetes 1.35, the running engine decides the same" in _text(response)
     unknown = client.get(f"{path}?kubernetesVersion=1.99")
     assert unknown.status_code == 422 and "unknown Kubernetes version" in _text(unknown)
+
+
+def test_replay_under_a_release_chosen_on_the_decision_page(console_app, secrets, seeded):
+    _, ids = seeded
+    client, _ = _signed_in(console_app, secrets["read"])
+    path = f"/console/decisions/{ids['admission']}"
+    page = client.get(path)
+    assert "as stored" in _text(page)
+    response = client.post(
+        f"{path}/replay", data={"csrf_token": _token(client, path), "kubernetesVersion": "1.35"}
+    )
+    assert response.status_code == 200
+    assert "Under Kubernetes 1.35, the running engine decides" in _text(response)
