@@ -164,9 +164,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
     return result_json(result, settings)
 
 
-_MEMOS: weakref.WeakKeyDictionary[Cluster, dict[str, PodRequestsMemo]] = (
-    weakref.WeakKeyDictionary()
-)
+_MEMOS: weakref.WeakKeyDictionary[Cluster, dict[str, PodRequestsMemo]] = weakref.WeakKeyDictionary()
 _MEMOS_LOCK = threading.Lock()
 
 
