@@ -261,3 +261,18 @@ def _ref(name):
 def test_summary_says_what_a_person_cares_about(kind, stored, replayed, expected):
     differences = [{"path": f"result.{k}", "stored": None, "replayed": None} for k in stored]
     assert summary(kind, stored, replayed, differences) == expected
+
+
+def test_a_later_page_after_a_prune_is_empty_not_an_error(api, app):
+    from datetime import UTC, datetime, timedelta
+
+    from service.engine.version import ENGINE_VERSION
+    from service.store import records
+
+    _history(api)
+    first = _impact(api, {"kubernetesVersion": "1.37", "limit": 1}).json
+    with app.extensions["verdict.db"].session(write=True) as session:
+        records.prune(session, datetime.now(UTC) + timedelta(days=1), ENGINE_VERSION)
+    later = {"kubernetesVersion": "1.37", "limit": 1, "cursor": first["nextCursor"]}
+    answer = _impact(api, later).json
+    assert (answer["examined"], answer["changes"], answer["nextCursor"]) == (0, [], None)
