@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -38,6 +39,10 @@ log = logging.getLogger("verdict.impact")
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 1000
+# A page stops early once it has replayed for this long (a history of large preemptions):
+# its nextCursor continues after the last decision examined, so no request nears the
+# server's worker timeout.
+PAGE_SECONDS = 60.0
 # Differences listed per changed decision (the rest are counted in moreDifferences).
 CHANGE_DIFFERENCES = 20
 # The kinds whose request ``config`` is a KubeletConfiguration (node-eviction-rate's is the
@@ -226,10 +231,14 @@ def impact_page(
     if not rows and query.before_seq is None:
         raise NothingMatches()
     page = Page()
-    for row in rows[: query.limit]:
+    deadline = time.monotonic() + PAGE_SECONDS
+    examined = rows[: query.limit]
+    for i, row in enumerate(examined):
         page.examine(db, cache, query, row, on_read)
+        if time.monotonic() > deadline and i + 1 < len(rows):
+            return page.answer(query.cursor_after(row.seq))  # the rest on the next page
     more = len(rows) > query.limit
-    return page.answer(query.cursor_after(rows[query.limit - 1].seq) if more else None)
+    return page.answer(query.cursor_after(examined[-1].seq) if more else None)
 
 
 @dataclass

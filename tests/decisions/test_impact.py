@@ -276,3 +276,20 @@ def test_a_later_page_after_a_prune_is_empty_not_an_error(api, app):
     later = {"kubernetesVersion": "1.37", "limit": 1, "cursor": first["nextCursor"]}
     answer = _impact(api, later).json
     assert (answer["examined"], answer["changes"], answer["nextCursor"]) == (0, [], None)
+
+
+def test_a_page_past_its_time_stops_early_and_the_cursor_continues(api, monkeypatch):
+    from service.decisions import impact
+
+    history = _history(api)
+    monkeypatch.setattr(impact, "PAGE_SECONDS", 0.0)
+    seen, cursor = [], None
+    while True:
+        body = {"kubernetesVersion": "1.37", **({"cursor": cursor} if cursor else {})}
+        answer = _impact(api, body).json
+        assert answer["examined"] == 1
+        seen += [c["decisionId"] for c in answer["changes"]]
+        cursor = answer["nextCursor"]
+        if cursor is None:
+            break
+    assert sorted(seen) == sorted(history["moved"])
