@@ -957,7 +957,10 @@ def impact(
     )
     with bar if interactive else contextlib.nullcontext(bar):
         while True:
-            answer = impact_page(db, cache, query)
+            try:
+                answer = impact_page(db, cache, query)
+            except NothingMatches as exc:  # pruned since it was counted
+                raise click.ClickException(exc.message) from None
             out.page(answer)
             if interactive:
                 bar.update(answer["examined"])
