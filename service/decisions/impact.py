@@ -16,7 +16,6 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -111,7 +110,14 @@ class ImpactQuery:
                 self.scheduler_configuration,
                 self.kubelet_configuration,
             ],
-            "filter": [f.kind, f.snapshot_id, f.node_name, f.pod, _iso(f.since), _iso(f.until)],
+            "filter": [
+                f.kind,
+                f.snapshot_id,
+                f.node_name,
+                f.pod,
+                records.iso(f.since),
+                records.iso(f.until),
+            ],
         }
         digest = hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS))
         return digest.hexdigest()[:16]
@@ -119,10 +125,6 @@ class ImpactQuery:
     def cursor_after(self, seq: int) -> str:
         raw = f"{seq}.{self.fingerprint()}".encode()
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return records.iso(moment)
 
 
 def _cursor_position(cursor: str, query: ImpactQuery) -> int:
