@@ -293,3 +293,16 @@ def test_a_page_past_its_time_stops_early_and_the_cursor_continues(api, monkeypa
         if cursor is None:
             break
     assert sorted(seen) == sorted(history["moved"])
+
+
+def test_a_replay_equal_to_the_stored_text_is_not_walked(api, monkeypatch):
+    """Unchanged decisions match their stored JSON text byte for byte (both databases keep
+    it as written), so only the changed ones are parsed and walked for differences."""
+    from service.decisions import impact
+
+    _history(api)
+    walked = []
+    real = impact.differences
+    monkeypatch.setattr(impact, "differences", lambda a, b: walked.append(a) or real(a, b))
+    answer = _impact(api, {"kubernetesVersion": "1.37"}).json
+    assert answer["changed"] == 2 and len(walked) == 2
