@@ -160,3 +160,56 @@ def test_a_change_the_kind_does_not_read_is_a_422(api):
 def test_a_body_that_is_not_an_object_is_a_400(api):
     record = place(api, releases_apart_snapshot(api), "1.37", body=pod_level_pod("x"))
     assert _replay(api, record["id"], json=["1.35"]).status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("kind", "stored", "change", "strict", "replayed", "changed"),
+    [
+        (
+            "admission",
+            {"nodeName": "n1"},
+            {"kubernetes_version": "1.35"},
+            True,
+            {"nodeName": "n1", "kubernetesVersion": "1.35"},
+            {"kubernetesVersion": {"stored": "1.37", "replayed": "1.35"}},
+        ),
+        (
+            "admission",
+            {"nodeName": "n1"},
+            {"scheduler_configuration": SCHEDULER_CONFIGURATION},
+            False,
+            {"nodeName": "n1"},
+            {},
+        ),
+        (
+            "placement",
+            {"scoring": {"strategy": "MostAllocated"}},
+            {"scheduler_configuration": "kind: KubeSchedulerConfiguration"},
+            True,
+            {"schedulerConfiguration": "kind: KubeSchedulerConfiguration"},
+            {
+                "schedulerConfiguration": {
+                    "stored": None,
+                    "replayed": "kind: KubeSchedulerConfiguration",
+                },
+                "scoring": {"stored": {"strategy": "MostAllocated"}, "replayed": None},
+            },
+        ),
+        (
+            "node-eviction-rate",
+            {"config": {"nodeEvictionRate": 0.1}},
+            {"config": {"nodeEvictionRate": 0.1}},
+            True,
+            {"config": {"nodeEvictionRate": 0.1}},
+            {},
+        ),
+    ],
+)
+def test_changed_request(kind, stored, change, strict, replayed, changed):
+    from service.decisions import KINDS
+    from service.decisions.replay import Change, changed_request
+
+    assert changed_request(KINDS[kind], stored, Change(**change), strict=strict) == (
+        replayed,
+        changed,
+    )
