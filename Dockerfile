@@ -22,9 +22,9 @@ RUN pip install --no-cache-dir -c /tmp/requirements.lock /tmp/dist/verdict-*.whl
     && rm -rf /tmp/dist /tmp/requirements.lock \
     && groupadd --system --gid 10001 verdict \
     && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/verdict verdict \
-    && mkdir -p /var/lib/verdict && chown 10001:10001 /var/lib/verdict
+    && install -d -m 0700 -o 10001 -g 10001 /var/lib/verdict
 
-# The SQLite default (and the console's secret, the checkpoint log) live here.
+# The SQLite default (and the console's secret, the checkpoint log) live here, owner-only.
 VOLUME ["/var/lib/verdict"]
 # Numeric, so that Kubernetes' runAsNonRoot can check it without a user database.
 USER 10001:10001

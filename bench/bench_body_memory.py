@@ -130,7 +130,7 @@ def _serve(workdir: Path):
         "VERDICT_PRELOAD_SNAPSHOTS": "0",
     }
     server = subprocess.Popen(
-        [VERDICT, "serve", "--port", str(port), "--workers", "1", "--threads", "4"],
+        [VERDICT, "serve", "--port", str(port), "--workers", "1"],
         env=env,
         stderr=subprocess.DEVNULL,
     )

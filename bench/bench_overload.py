@@ -1,7 +1,7 @@
 """Overload is shed, not queued (issue 14): recorded admission decisions on PostgreSQL.
 
     python -m bench.bench_overload --database-url postgresql+psycopg://postgres@127.0.0.1:5432/verdict_bench \
-        [--hosts 1] [--workers 2] [--threads 8] [--max-in-flight 2] [--factor 2] [--seconds 15]
+        [--hosts 1] [--workers 2] [--max-in-flight 2] [--factor 2] [--seconds 15]
 
 1. Sustainable rate: ``--clients`` closed-loop clients spread over the hosts for
    ``--seconds``; the throughput of 201s is the rate the service sustains (with ``--hosts 2``,
@@ -43,8 +43,6 @@ def _start_hosts(args, env: dict) -> tuple[list, list[int]]:
                     str(port),
                     "--workers",
                     str(args.workers),
-                    "--threads",
-                    str(args.threads),
                 ],
                 env=env,
                 stderr=subprocess.DEVNULL,
@@ -142,7 +140,6 @@ def main() -> None:
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--hosts", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--max-in-flight", type=int, default=2)
     # Default: as many closed-loop clients as the hosts admit at once (none is shed).
     parser.add_argument("--clients", type=int, default=0)
@@ -152,7 +149,7 @@ def main() -> None:
     parser.add_argument("--skip-overload", action="store_true")
     args = parser.parse_args()
     if not args.clients:
-        args.clients = args.hosts * args.workers * (args.max_in_flight or args.threads)
+        args.clients = args.hosts * args.workers * (args.max_in_flight or 4)
 
     workdir = Path(tempfile.mkdtemp(prefix="verdict-overload-"))
     env = {
@@ -176,7 +173,7 @@ def main() -> None:
         before = _verify(ports[0], headers)["records"]
         created, rate = _closed_loop(ports, bodies, headers, args.clients, args.seconds)
         print(
-            f"hosts={args.hosts} workers={args.workers} threads={args.threads} "
+            f"hosts={args.hosts} workers={args.workers} "
             f"max_in_flight={args.max_in_flight} clients={args.clients}"
         )
         print(f"sustainable: {rate:.0f} recorded decisions/s (closed loop)")

@@ -96,7 +96,12 @@ class Time(click.ParamType):
             self.fail(
                 f"{value!r} is not a time; write 2026-11-20T10:00:00Z or 2026-11-20", param, ctx
             )
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        try:
+            return moment.astimezone(UTC)  # the instant, whatever offset it was written in
+        except OverflowError:
+            self.fail(f"{value!r} is outside the years 1 to 9999 in UTC", param, ctx)
 
 
 TIME = Time()
@@ -141,9 +146,23 @@ def _serve_option(name: str, default, kind, help_text: str):
 @_serve_option("host", "127.0.0.1", click.STRING, "Address to listen on")
 @_serve_option("port", 8080, click.IntRange(1, 65535), "Port to listen on")
 @_serve_option("workers", 2, click.IntRange(min=1), "gunicorn worker processes")
-@_serve_option("threads", 4, click.IntRange(min=1), "Threads per worker")
-def serve(host: str, port: int, workers: int, threads: int) -> int:
-    """Run the HTTP service under gunicorn, migrating the database first."""
+@_serve_option(
+    "connections", 1000, click.IntRange(min=1), "Client connections one worker holds at once"
+)
+@_serve_option(
+    "header-timeout", 10, click.IntRange(min=1), "Seconds a request's headers may take to arrive"
+)
+@_serve_option(
+    "idle-timeout", 30, click.IntRange(min=1), "Seconds a client may leave a read or write waiting"
+)
+def serve(
+    host: str, port: int, workers: int, connections: int, header_timeout: int, idle_timeout: int
+) -> int:
+    """Run the HTTP service under gunicorn (gevent workers: slow clients are timed out and
+    never hold a worker), migrating the database first."""
+    from service import serving
+
+    serving.prepare_psycopg()  # before anything imports psycopg
     from gunicorn.app.base import BaseApplication
 
     from service.api import logs
@@ -161,7 +180,7 @@ def serve(host: str, port: int, workers: int, threads: int) -> int:
         def load_config(self):
             self.cfg.set("bind", f"{host}:{port}")
             self.cfg.set("workers", workers)
-            self.cfg.set("threads", threads)
+            serving.configure(self.cfg, connections, header_timeout, idle_timeout)
             self.cfg.set("timeout", 300)
             # gunicorn 25+ opens a control socket at one per-user path; several `verdict
             # serve` on one machine (hosts of one installation, tests) would share it.
@@ -656,14 +675,18 @@ def audit_public_key() -> int:
 
 @audit.command("checkpoint")
 def audit_checkpoint() -> int:
-    """Sign a checkpoint now and keep it in the log."""
+    """Sign a checkpoint now and keep it in the log (refused, exit 1, when the chain
+    contradicts the log's newest checkpoint)."""
     from service.store import checkpoints
 
     settings = _settings()
-    db = _database(settings)
-    with db.session() as session:
-        cp = checkpoints.sign(session, _audit_key(settings))
-    checkpoints.append_log(settings.CHECKPOINT_DIR, cp)
+    try:
+        cp = checkpoints.sign_into_log(
+            _database(settings), _audit_key(settings), settings.CHECKPOINT_DIR
+        )
+    except checkpoints.CheckpointError as exc:
+        click.echo(f"verdict: {exc.detail}", err=True)
+        return 1
     _print(cp)
     return 0
 
@@ -675,34 +698,28 @@ def audit_checkpoint() -> int:
     help="Checkpoint JSON file the chain must extend.",
 )
 def audit_verify(checkpoint: str | None) -> int:
-    """Verify the chain, against a checkpoint if given. Exit 1 when the chain is broken or
-    does not extend the checkpoint, 2 on a bad checkpoint."""
+    """Verify the chain, against every checkpoint in the log (when a key is configured) and
+    the given one. Exit 1 when the chain is broken or does not extend one of them, 2 on a bad
+    checkpoint."""
     from service.store import checkpoints, records
 
     settings = _settings()
     db = _database(settings)
-    if checkpoint is None:
+    key = checkpoints.load_signing_key(settings) if checkpoint is None else _audit_key(settings)
+    if key is None:
         with db.session() as session:
             outcome = records.verify(session)
         _print({"ok": outcome.ok, "records": outcome.records, "firstBadId": outcome.first_bad_id})
         return 0 if outcome.ok else 1
-    public = _audit_key(settings).public_key()
     try:
-        cp = checkpoints.parse(Path(checkpoint).read_bytes())
+        cp = None if checkpoint is None else checkpoints.parse(Path(checkpoint).read_bytes())
         with db.session() as session:
-            got = checkpoints.verify_against(session, cp, public, settings.CHECKPOINT_DIR)
+            got = checkpoints.verify_against(session, cp, key.public_key(), settings.CHECKPOINT_DIR)
     except checkpoints.CheckpointError as exc:
         click.echo(f"verdict: {exc.path}: {exc.detail}", err=True)
         return 2
-    _print(
-        {
-            "ok": got.ok,
-            "records": got.records,
-            "firstBadId": got.first_bad_id,
-            "extendsCheckpoint": got.extends,
-        }
-    )
-    return 0 if got.ok and got.extends else 1
+    _print(got.to_json())
+    return 0 if got.ok else 1
 
 
 # ----------------------------------------------------------------------------- impact

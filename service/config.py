@@ -17,7 +17,10 @@ GIB = 1024**3
 MIB = 1024**2
 PREFIX = "VERDICT_"
 # Variables that used to be read and are not any more: set, they are an error, not ignored.
-REMOVED = {"VERDICT_AUTH": "use VERDICT_AUTH_ENABLED=true|false"}
+REMOVED = {
+    "VERDICT_AUTH": "use VERDICT_AUTH_ENABLED=true|false",
+    "VERDICT_THREADS": "verdict serve runs gevent workers; VERDICT_CONNECTIONS bounds a worker",
+}
 
 
 class SettingsError(ValueError):
@@ -79,6 +82,9 @@ class Settings(BaseSettings):
     # Console session cookie signing secret; default: a random one kept in
     # <instance>/console-secret-key (shared by the workers of one host).
     SECRET_KEY: str = ""
+    # The console cookie's Secure option: "auto" sets it except for plain http to a loopback
+    # host (localhost, 127.0.0.1, ::1), where a developer's browser must still get it back.
+    CONSOLE_SECURE_COOKIE: Literal["auto", "true", "false"] = "auto"
 
     @field_validator("DATABASE_URL")
     @classmethod
@@ -109,7 +115,7 @@ class Settings(BaseSettings):
         if not settings.CHECKPOINT_DIR:
             settings.CHECKPOINT_DIR = str(Path(settings.INSTANCE_PATH) / "checkpoints")
         if not settings.DATABASE_URL:
-            Path(settings.INSTANCE_PATH).mkdir(parents=True, exist_ok=True)
+            Path(settings.INSTANCE_PATH).mkdir(mode=0o700, parents=True, exist_ok=True)
             settings.DATABASE_URL = f"sqlite:///{Path(settings.INSTANCE_PATH) / 'verdict.db'}"
         return settings
 

@@ -12,7 +12,9 @@ import pytest
 import yaml
 
 from service.cli import DECISION_KINDS, main
+from service.store import records
 from tests.conftest import kube_list, node, pod
+from tests.store.helpers import OFFSET_TIMES, append_at_hours
 
 
 @pytest.fixture
@@ -274,6 +276,27 @@ def test_decide_on_a_stored_snapshot(monkeypatch, tmp_path, cluster_file, capsys
     assert code == 2 and "--snapshot-id: no stored snapshot nope" in err
     code, _, err = _run(capsys, "decide", "eviction", "--node", "n1")
     assert code == 2 and "--snapshot FILE or --snapshot-id ID" in err
+
+
+@pytest.mark.parametrize(("moment", "before"), OFFSET_TIMES)
+def test_history_prune_compares_instants(app, database_url, monkeypatch, capsys, moment, before):
+    """`--before 10:06+14:00` is two hours ago, not the end of the day: the records older than
+    that instant go, on both databases (issue 24)."""
+    ids = append_at_hours(app.extensions["verdict.db"])
+    monkeypatch.setenv("VERDICT_DATABASE_URL", database_url)
+    code, out, _ = _run(capsys, "history", "prune", "--before", moment, "--dry-run")
+    assert code == 0 and out.startswith(f"would remove {before} records")
+    code, out, _ = _run(capsys, "history", "prune", "--before", moment)
+    assert code == 0 and orjson.loads(out)["result"]["deleted"] == before
+    assert orjson.loads(out)["request"]["before"].endswith("Z")
+    with app.extensions["verdict.db"].session() as session:
+        kept = [row.id for row in records.iterate(session)]
+    assert kept[:-1] == ids[before:]  # and the prune's own record
+
+
+def test_a_time_past_the_utc_range_is_a_usage_error(capsys):
+    code, _, err = _run(capsys, "history", "prune", "--before", "9999-12-31T23:59:59-14:00")
+    assert code == 2 and "outside the years 1 to 9999 in UTC" in err
 
 
 @pytest.fixture

@@ -58,6 +58,14 @@ def test_the_old_alias_is_an_error_not_a_way_to_turn_auth_off(monkeypatch):
         Settings.from_env()
 
 
+def test_threads_are_gone_with_the_threaded_worker(monkeypatch):
+    """`verdict serve` runs gevent workers (issue 24): a VERDICT_THREADS left in an
+    environment says what bounds a worker now instead of being ignored."""
+    monkeypatch.setenv("VERDICT_THREADS", "8")
+    with pytest.raises(SettingsError, match="VERDICT_CONNECTIONS"):
+        Settings.from_env()
+
+
 def test_an_unknown_override_is_refused():
     with pytest.raises(SettingsError, match="AUTH_ENABLE"):
         Settings.from_env({"AUTH_ENABLE": False})

@@ -1,4 +1,5 @@
-"""Signed checkpoints over HTTP: sign one, the public key, verify the chain against one."""
+"""Signed checkpoints over HTTP: sign one (kept nowhere), the public key, verify the chain
+against the checkpoint log and a given checkpoint."""
 
 from __future__ import annotations
 
@@ -42,36 +43,37 @@ def log_dir() -> str:
 
 
 def sign_now() -> dict:
-    """Sign the current head and keep the checkpoint in the log."""
+    """Sign the current head, unless the chain contradicts the checkpoint log (409). Nothing
+    is written: the log is kept by the interval signer and `verdict audit checkpoint`."""
     key = signing_key()
-    with current_app.extensions["verdict.db"].session() as session:
-        cp = checkpoints.sign(session, key)
-    checkpoints.append_log(log_dir(), cp)
-    return cp
+    try:
+        with current_app.extensions["verdict.db"].session() as session:
+            return checkpoints.sign(session, key, log_dir())
+    except checkpoints.CheckpointError as exc:
+        raise _problem(exc) from None
+
+
+def _problem(exc: checkpoints.CheckpointError) -> ApiError:
+    return ApiError(exc.status, exc.detail, [{"path": exc.path, "message": exc.detail}])
 
 
 def verify_with(checkpoint_text: str | None) -> dict:
-    """Plain verify, or verify against a checkpoint (raises ApiError on bad input)."""
+    """Verify the chain against every checkpoint in the log, and the given one if any
+    (raises ApiError on bad input). Without a key there is no log to check: plain verify."""
     db = current_app.extensions["verdict.db"]
-    if checkpoint_text is None:
+    key = current_app.extensions.get("verdict.checkpoint_key")
+    if checkpoint_text is None and key is None:
         with db.session() as session:
             outcome = records.verify(session)
         return {"ok": outcome.ok, "records": outcome.records, "firstBadId": outcome.first_bad_id}
     public = signing_key().public_key()
     try:
-        cp = checkpoints.parse(checkpoint_text)
+        cp = None if checkpoint_text is None else checkpoints.parse(checkpoint_text)
         with db.session() as session:
             outcome = checkpoints.verify_against(session, cp, public, log_dir())
     except checkpoints.CheckpointError as exc:
-        raise ApiError(
-            exc.status, exc.detail, [{"path": exc.path, "message": exc.detail}]
-        ) from None
-    return {
-        "ok": outcome.ok,
-        "records": outcome.records,
-        "firstBadId": outcome.first_bad_id,
-        "extendsCheckpoint": outcome.extends,
-    }
+        raise _problem(exc) from None
+    return outcome.to_json()
 
 
 @bp.get("/v1/audit/checkpoint")

@@ -83,6 +83,15 @@ _INITIALIZER = """window.addEventListener("load", function () {
 """
 
 
+# The page runs only Verdict's own scripts and talks only to Verdict; no site may frame it
+# (clickjacking "Authorize" or "Execute"). Swagger UI sets inline styles and data: icons.
+DOCS_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; font-src 'self'; frame-ancestors 'none'; "
+    "base-uri 'none'; form-action 'none'"
+)
+
+
 def _escape(text: str) -> str:
     return (
         text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
@@ -108,7 +117,10 @@ def swagger_ui() -> Response:
         init=_escape(url_for("docs.swagger_initializer")),
         spec=_escape(url_for("docs.openapi_json")),
     )
-    return Response(page, mimetype="text/html")
+    response = Response(page, mimetype="text/html")
+    response.headers["Content-Security-Policy"] = DOCS_CSP
+    response.headers["X-Frame-Options"] = "DENY"  # frame-ancestors, for older browsers
+    return response
 
 
 @docs_bp.get("/docs/assets/verdict-initializer.js")

@@ -1,7 +1,9 @@
 """Bounds on one worker's work: requests in flight, and large bodies decoded at once.
 
 Past either bound a request is answered 503 with Retry-After at once, rather than queued
-behind work it would only make slower (overload is shed), and counted in /metrics.
+behind work it would only make slower (overload is shed), and counted in /metrics. A
+request waiting for its client to send more of its body is not in flight: a client that
+sends slowly, or stops mid-body, must not take the slots of the others (issue 24).
 """
 
 from __future__ import annotations
@@ -53,6 +55,50 @@ class Slots:
             self.used -= 1
 
 
+class SlotFreeWhileWaiting:
+    """The request's input stream: each read gives the request's in-flight slot back while
+    it waits for the client, and takes it again once the bytes are in (shed with 503 when
+    the others took them all meanwhile)."""
+
+    def __init__(self, stream, slots: Slots) -> None:
+        self.stream, self.slots = stream, slots
+
+    def _waiting(self, read, *args):
+        if g.pop("in_flight_slot", False):
+            self.slots.give_back()
+        try:
+            data = read(*args)
+        except TimeoutError:  # the socket's idle timeout (service/serving.py)
+            raise ApiError(408, "no byte of the body arrived in time") from None
+        _take_in_flight(self.slots)
+        return data
+
+    def read(self, *args):
+        return self._waiting(self.stream.read, *args)
+
+    def readline(self, *args):
+        return self._waiting(self.stream.readline, *args)
+
+    def readlines(self, *args):
+        return self._waiting(self.stream.readlines, *args)
+
+    def __iter__(self):
+        return iter(self.readline, b"")
+
+
+def _take_in_flight(slots: Slots) -> None:
+    if not slots.take():
+        raise _shed("in_flight", "this worker is at its bound of requests in flight", 1)
+    g.in_flight_slot = True
+
+
+def _has_body() -> bool:
+    return (
+        bool(request.content_length)
+        or "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+    )
+
+
 def _shed(reason: str, detail: str, retry_after: int) -> ApiError:
     SHED.labels(reason).inc()
     return ApiError(503, detail, headers={"Retry-After": str(retry_after)})
@@ -73,6 +119,7 @@ def register(app: Flask) -> None:
     in_flight = Slots(settings.MAX_IN_FLIGHT) if settings.MAX_IN_FLIGHT else None
     large_bodies = Slots(settings.LARGE_BODY_SLOTS)
     app.extensions["verdict.large_bodies"] = large_bodies
+    app.extensions["verdict.in_flight"] = in_flight
 
     @app.before_request
     def _admit():
@@ -82,9 +129,10 @@ def register(app: Flask) -> None:
             or request.endpoint in UNBOUNDED_ENDPOINTS
         ):
             return
-        if not in_flight.take():
-            raise _shed("in_flight", "this worker is at its bound of requests in flight", 1)
-        g.in_flight_slot = True
+        _take_in_flight(in_flight)
+        if _has_body():
+            environ = request.environ
+            environ["wsgi.input"] = SlotFreeWhileWaiting(environ["wsgi.input"], in_flight)
 
     @app.teardown_request
     def _release(_exc):

@@ -451,5 +451,16 @@ def chain_verify():
 def chain_checkpoint():
     from service.api.audit import sign_now
 
-    signed = _pretty(sign_now())
+    try:
+        signed = _pretty(sign_now())
+    except ApiError as exc:  # the chain contradicts the checkpoint log
+        page = render_template(
+            "chain.html",
+            state=_chain_state(),
+            outcome=None,
+            signed=None,
+            error=exc.detail,
+            refused=True,
+        )
+        return page, exc.status
     return render_template("chain.html", state=_chain_state(), outcome=None, signed=signed)

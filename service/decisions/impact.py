@@ -237,6 +237,9 @@ def impact_page(
     examined = rows[: query.limit]
     for i, row in enumerate(examined):
         page.examine(db, cache, query, row, on_read)
+        # Under `verdict serve`'s gevent workers, CPU work never yields: let the worker's
+        # other requests (and its heartbeat) run between two replays.
+        time.sleep(0)
         if time.monotonic() > deadline and i + 1 < len(rows):
             return page.answer(query.cursor_after(row.seq))  # the rest on the next page
     more = len(rows) > query.limit

@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 import msgspec
 import orjson
@@ -369,6 +369,11 @@ def _envelope_errors(envelope: wire.Envelope) -> list[FieldError]:
         errors.append(FieldError("cluster", f"must be no more than {MAX_CLUSTER_NAME} characters"))
     if isinstance(envelope.labels, dict):
         errors.extend(label_errors(envelope.labels, "labels"))
+    if envelope.captured_at is not None:
+        try:  # stored and compared in UTC (store/db.py), kept as a UTC timestamp in msgpack
+            envelope.captured_at.astimezone(UTC)
+        except OverflowError:
+            errors.append(FieldError("capturedAt", "is outside the years 1 to 9999 in UTC"))
     return errors
 
 

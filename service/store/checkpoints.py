@@ -21,6 +21,7 @@ import fcntl
 import hashlib
 import logging
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -127,7 +128,11 @@ def head(session: Session) -> tuple[int, str, str]:
     return state.head_seq, head_id or "", state.head_hash
 
 
-def sign(session: Session, key: Ed25519PrivateKey) -> dict:
+def sign(session: Session, key: Ed25519PrivateKey, log_dir: str | None) -> dict:
+    """A checkpoint of the chain's head, once the chain is seen to extend the newest
+    checkpoint in the log (``refuse_contradiction``): the service never vouches for a chain
+    that its own log says was rewritten."""
+    refuse_contradiction(session, key.public_key(), log_dir)
     size, head_id, head_hash = head(session)
     cp = {
         "size": size,
@@ -138,6 +143,50 @@ def sign(session: Session, key: Ed25519PrivateKey) -> dict:
     }
     cp["signature"] = base64.b64encode(key.sign(canonical_text(cp))).decode()
     return cp
+
+
+def refuse_contradiction(session: Session, public: Ed25519PublicKey, log_dir: str | None):
+    """Raise a 409 CheckpointError (and log it) unless today's chain extends the newest
+    checkpoint kept in the log: the record at its size is the one it names, with the hash it
+    names, and every record after it checks and links up to the recorded head.
+
+    Only the records since that checkpoint are walked: each kept checkpoint was signed after
+    the same check against the one before it. A checkpoint inside a pruned prefix can no
+    longer be checked and is passed over."""
+    newest = latest(log_dir, public)
+    if newest is None or newest["size"] == 0:
+        return
+    state = session.get(AuditState, 1)
+    head_seq = state.head_seq if state else 0
+    anchor_seq = state.anchor_seq if state else 0
+    size = newest["size"]
+    if size < anchor_seq:
+        return
+    if size > head_seq:
+        problem = f"the chain's head {head_seq} is behind it: records were cut off"
+    elif size == anchor_seq:
+        ok = state.anchor_hash == newest["headHash"]
+        problem = None if ok else "the prune anchor's hash differs from its head hash"
+    else:
+        expected = {size: (newest["headId"], newest["headHash"])}
+        outcome = records.verify(session, expected, start_after=size - 1)
+        problem = None if outcome.ok else _what_differs(outcome, size)
+    if problem is None:
+        return
+    detail = (
+        f"refusing to sign: the chain contradicts the checkpoint log's newest checkpoint "
+        f"(size {size}, signed {newest['time']}): {problem}. Run `verdict audit verify`."
+    )
+    log.error("%s", detail)
+    raise CheckpointError(409, detail, "chain")
+
+
+def _what_differs(outcome, size: int) -> str:
+    if outcome.first_bad_id is None:
+        return "records were cut off the end"
+    if outcome.checked_through < size:
+        return f"the record at its size is not the one it signed (found {outcome.first_bad_id})"
+    return f"record {outcome.first_bad_id} after it does not check"
 
 
 # ------------------------------------------------------------------ parsing
@@ -197,20 +246,69 @@ class Extension:
     ok: bool
     records: int
     first_bad_id: str | None
-    extends: bool
+    extends: bool | None  # None: no checkpoint was given
+    checked: int  # checkpoints checked (the given one and the log's)
+    broken: dict | None  # the earliest of them that the chain no longer extends
+
+    def to_json(self) -> dict:
+        """The answer of `GET /v1/audit/verify` and `verdict audit verify`."""
+        out = {"ok": self.ok, "records": self.records, "firstBadId": self.first_bad_id}
+        if self.extends is not None:
+            out["extendsCheckpoint"] = self.extends
+        out["checkpointsChecked"] = self.checked
+        out["brokenCheckpoint"] = self.broken
+        return out
 
 
 def verify_against(
-    session: Session, cp: dict, public: Ed25519PublicKey, log_dir: str | None = None
+    session: Session, cp: dict | None, public: Ed25519PublicKey, log_dir: str | None = None
 ) -> Extension:
-    """Does today's chain extend ``cp``: is the record at ``cp.size`` the one it names, with
-    the hash it names? The whole chain is walked as plain verify does. Every checkpoint kept in
-    the log (signed by the same key, no larger than ``cp``) is checked on the way too, so the
-    first record that differs is located to the earliest checkpoint it breaks."""
-    check_signature(cp, public)
+    """Walk the whole chain as plain verify does, checking on the way every checkpoint kept in
+    the log (signed by ``public``), and ``cp`` if given: does today's chain extend each, is
+    the record at its size the one it names, with the hash it names? The first record that
+    differs is located to the earliest checkpoint it breaks, which is reported.
+
+    A given checkpoint beyond the head, or inside the pruned prefix, is a 409; kept ones
+    there are reported broken (beyond the head) or passed over (pruned)."""
     state = session.get(AuditState, 1)
     head_seq = state.head_seq if state else 0
     anchor_seq = state.anchor_seq if state else 0
+    anchor_hash = state.anchor_hash if state else GENESIS_HASH
+    if cp is not None:
+        _check_given(cp, public, head_seq, anchor_seq)
+    committed = [c for c in read_log(log_dir, public) if c["size"] >= anchor_seq]
+    if cp is not None:
+        committed.append(cp)
+    committed.sort(key=lambda c: c["size"])  # stable: a size's kept ones before the given
+    heads: dict[int, tuple[str, str]] = {}
+    for c in committed:
+        if c["size"] > anchor_seq:
+            heads.setdefault(c["size"], (c["headId"], c["headHash"]))
+    outcome = records.verify(session, heads)
+
+    def extended(c: dict) -> bool:
+        if c["size"] == 0:
+            return True  # the empty chain: every chain extends it
+        if c["size"] == anchor_seq:
+            return c["headHash"] == anchor_hash
+        return c["size"] <= outcome.checked_through and heads[c["size"]] == (
+            c["headId"],
+            c["headHash"],
+        )
+
+    broken = next((c for c in committed if not extended(c)), None)
+    return Extension(
+        ok=outcome.ok and broken is None,
+        records=outcome.records,
+        first_bad_id=outcome.first_bad_id,
+        extends=None if cp is None else extended(cp),
+        checked=len(committed),
+        broken=broken,
+    )
+
+
+def _check_given(cp: dict, public: Ed25519PublicKey, head_seq: int, anchor_seq: int) -> None:
+    check_signature(cp, public)
     if cp["size"] > head_seq:
         raise CheckpointError(
             409,
@@ -225,17 +323,6 @@ def verify_against(
             f"{anchor_seq} were pruned): it can no longer be checked",
             "checkpoint.size",
         )
-    committed = {
-        c["size"]: c for c in read_log(log_dir, public) if anchor_seq < c["size"] < cp["size"]
-    }
-    committed[cp["size"]] = cp
-    anchor_hash = state.anchor_hash if state else GENESIS_HASH
-    anchor_cp = committed.get(anchor_seq)  # a checkpoint at the anchor itself
-    if anchor_cp is not None and anchor_cp["headHash"] != anchor_hash:
-        return Extension(False, 0, None, False)
-    heads = {size: (c["headId"], c["headHash"]) for size, c in committed.items()}
-    outcome = records.verify(session, heads)
-    return Extension(outcome.ok, outcome.records, outcome.first_bad_id, outcome.intact)
 
 
 # ------------------------------------------------------- the checkpoint log
@@ -254,7 +341,7 @@ def append_log(log_dir: str | None, cp: dict) -> bool:
     if not log_dir:
         return False
     path = log_path(log_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with _log_lock, open(path, "a+b") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)
@@ -290,8 +377,33 @@ def read_log(log_dir: str | None, public: Ed25519PublicKey) -> list[dict]:
 
 
 def latest(log_dir: str | None, public: Ed25519PublicKey) -> dict | None:
-    kept = read_log(log_dir, public)
-    return kept[-1] if kept else None
+    """The newest kept checkpoint that verifies, read from the log's end (every signing
+    looks at it; the log grows by one line per interval)."""
+    if not log_dir or not log_path(log_dir).exists():
+        return None
+    for line in _lines_backwards(log_path(log_dir)):
+        try:
+            cp = parse(line)
+            check_signature(cp, public)
+        except CheckpointError:
+            continue
+        return cp
+    return None
+
+
+def _lines_backwards(path: Path, block: int = 1 << 16) -> Iterator[bytes]:
+    with open(path, "rb") as handle:
+        position = handle.seek(0, 2)
+        tail = b""
+        while position > 0:
+            step = min(block, position)
+            position -= step
+            handle.seek(position)
+            lines = (handle.read(step) + tail).split(b"\n")
+            tail = lines.pop(0)  # may continue in the block before
+            yield from (line for line in reversed(lines) if line.strip())
+        if tail.strip():
+            yield tail
 
 
 class IntervalSigner:
@@ -313,14 +425,22 @@ class IntervalSigner:
         self._stop.set()
 
     def tick(self) -> dict:
-        with self.db.session() as session:
-            cp = sign(session, self.key)
-        append_log(self.log_dir, cp)
-        return cp
+        return sign_into_log(self.db, self.key, self.log_dir)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
             try:
                 self.tick()
+            except CheckpointError:
+                pass  # a chain that contradicts the log: refuse_contradiction logged it
             except Exception:  # keep signing after a database hiccup
                 log.exception("interval checkpoint failed")
+
+
+def sign_into_log(db, key: Ed25519PrivateKey, log_dir: str) -> dict:
+    """Sign the head and keep the checkpoint in the log: what the interval signer and
+    `verdict audit checkpoint` do (a reader's `GET /v1/audit/checkpoint` keeps nothing)."""
+    with db.session() as session:
+        cp = sign(session, key, log_dir)
+    append_log(log_dir, cp)
+    return cp

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
 
-from sqlalchemy import MetaData, create_engine, event
-from sqlalchemy.engine import Engine
+from sqlalchemy import DateTime, MetaData, create_engine, event
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.types import TypeDecorator
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -21,6 +24,40 @@ NAMING_CONVENTION = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """The same instant in UTC; a naive time is taken as UTC (SQLite hands stored times back
+    naive). An instant past the datetime range (9999-12-31T23:59:59-14:00) is held at the
+    range's end, which every comparison with a stored time still answers rightly."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        edge = datetime.max if moment.year == datetime.max.year else datetime.min
+        return edge.replace(tzinfo=UTC)
+
+
+class UtcDateTime(TypeDecorator):
+    """A point in time, stored and compared in UTC on every database.
+
+    SQLite has no time type: SQLAlchemy writes a datetime's wall-clock digits and drops its
+    offset, and compares the text. Every value bound here (stored, or compared with a column)
+    is first turned into UTC, so that text order is time order; PostgreSQL's timestamptz
+    compares instants anyway. Values come back aware, in UTC."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        moment = as_utc(value)
+        return moment.replace(tzinfo=None) if dialect.name == "sqlite" else moment
+
+    def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
+        return None if value is None else as_utc(value)
 
 
 def normalize_url(url: str) -> str:
@@ -36,9 +73,22 @@ def strict_json(value) -> str:
     return json.dumps(value, allow_nan=False)
 
 
+def create_private_file(path: str) -> None:
+    """Create the SQLite file owner-only (0600), in folders created owner-only (0700), before
+    SQLite opens it: it holds every record and the API keys' hashes. SQLite gives its -wal and
+    -shm files the database file's mode. An existing file is left as it is."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 def make_engine(url: str) -> Engine:
     url = normalize_url(url)
     if url.startswith("sqlite"):
+        path = make_url(url).database
+        if path and path != ":memory:" and not path.startswith("file:"):
+            create_private_file(path)
         engine = create_engine(
             url,
             connect_args={"timeout": 30, "check_same_thread": False},

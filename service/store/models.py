@@ -7,7 +7,6 @@ from datetime import datetime
 from sqlalchemy import (
     JSON,
     BigInteger,
-    DateTime,
     ForeignKey,
     Index,
     Integer,
@@ -17,7 +16,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.store.db import Base
+from service.store.db import Base, UtcDateTime
 
 
 class ApiKey(Base):
@@ -27,8 +26,8 @@ class ApiKey(Base):
     name: Mapped[str] = mapped_column(String(200), default="")
     role: Mapped[str] = mapped_column(String(16))
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 hex of the secret
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
 class SnapshotRow(Base):
@@ -38,8 +37,8 @@ class SnapshotRow(Base):
     name: Mapped[str | None] = mapped_column(String(500), nullable=True)
     cluster: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     labels: Mapped[dict] = mapped_column(JSON, default=dict)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
-    captured_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), index=True)
+    captured_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     digest: Mapped[str] = mapped_column(String(80), index=True)
     counts: Mapped[dict] = mapped_column(JSON)
     ignored: Mapped[dict] = mapped_column(JSON, default=dict)
@@ -64,7 +63,7 @@ class DecisionRow(Base):
     snapshot_id: Mapped[str | None] = mapped_column(
         String(36), ForeignKey("snapshots.id", ondelete="RESTRICT"), nullable=True
     )
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
     engine_version: Mapped[str] = mapped_column(String(64))
     key_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     request: Mapped[dict] = mapped_column(JSON)

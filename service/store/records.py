@@ -21,13 +21,8 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from service.store.db import strict_json
+from service.store.db import as_utc, strict_json
 from service.store.models import GENESIS_HASH, AuditState, DecisionRow, DecisionSubject
-
-
-def as_utc(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; every stored time is UTC."""
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -376,11 +371,11 @@ def _chain_columns():
 
 
 def iterate(
-    session: Session, since: datetime | None = None, batch: int = 5000
+    session: Session, since: datetime | None = None, batch: int = 5000, after_seq: int = -1
 ) -> Iterator[StoredRecord]:
-    """Every record in chain order (oldest first), fetched in keyset batches as plain tuples
-    (no ORM row objects: the walk reads a million records)."""
-    after = -1
+    """Every record in chain order (oldest first), after ``after_seq``, fetched in keyset
+    batches as plain tuples (no ORM row objects: the walk reads a million records)."""
+    after = after_seq
     columns = _chain_columns()
     loads = orjson.loads
     connection = session.connection()
@@ -416,34 +411,47 @@ class Verification:
     # Every record walked checks (links, hashes, expected heads); only the recorded head may
     # disagree, which means records were cut off the end.
     intact: bool = True
+    # The sequence number of the last record that checks (the walk's start when none does).
+    checked_through: int = field(default=0, compare=False)
 
 
-def verify(session: Session, expected: Mapping[int, tuple[str, str]] | None = None) -> Verification:
+def verify(
+    session: Session,
+    expected: Mapping[int, tuple[str, str]] | None = None,
+    start_after: int | None = None,
+) -> Verification:
     """Walk the chain from the anchor; then the newest record must be the recorded head, or
     records were cut off the end (reported with no ``first_bad_id``: none is left to name).
 
     ``expected`` maps a sequence number to the (id, hash) the record there must have: the
-    heads of signed checkpoints the chain must extend."""
+    heads of signed checkpoints the chain must extend. ``start_after`` walks only the records
+    after that sequence number instead, the first of them trusted for its link back."""
     expected = expected or {}
     state = session.get(AuditState, 1)
-    expected_prev = state.anchor_hash if state else GENESIS_HASH
-    expected_seq = (state.anchor_seq if state else 0) + 1
+    if start_after is None:
+        expected_prev = state.anchor_hash if state else GENESIS_HASH
+        expected_seq = (state.anchor_seq if state else 0) + 1
+    else:
+        expected_prev, expected_seq = None, start_after + 1
     count = 0
-    for row in iterate(session):
+    for row in iterate(session, after_seq=-1 if start_after is None else start_after):
         count += 1
         if (
             row.seq != expected_seq
-            or row.prev_hash != expected_prev
+            or row.prev_hash != (row.prev_hash if expected_prev is None else expected_prev)
             or content_hash(row.prev_hash, row) != row.record_hash
         ):
-            return Verification(False, count, row.id, intact=False)
+            return Verification(
+                False, count, row.id, intact=False, checked_through=expected_seq - 1
+            )
         head = expected.get(row.seq)
         if head is not None and head != (row.id, row.record_hash):
-            return Verification(False, count, row.id, intact=False)
+            return Verification(False, count, row.id, intact=False, checked_through=row.seq - 1)
         expected_prev, expected_seq = row.record_hash, row.seq + 1
-    if state is not None and (state.head_seq, state.head_hash) != (expected_seq - 1, expected_prev):
-        return Verification(False, count, None)
-    return Verification(True, count, None)
+    checked = expected_seq - 1
+    if state is not None and (state.head_seq, state.head_hash) != (checked, expected_prev):
+        return Verification(False, count, None, checked_through=checked)
+    return Verification(True, count, None, checked_through=checked)
 
 
 def prune(session: Session, before: datetime, engine_version: str) -> DecisionRow:

@@ -71,3 +71,14 @@ def test_swagger_ui_5_reads_the_31_document_itself(api):
     page = api.get("/docs", role=None).get_data(as_text=True)
     assert 'data-spec-url="/openapi.json"' in page
     assert api.get("/docs/assets/openapi-3.0.json", role=None, validate=False).status_code == 404
+
+
+def test_docs_page_forbids_framing_and_foreign_scripts(api):
+    response = api.get("/docs", role=None)
+    policy = dict(
+        part.strip().split(" ", 1)
+        for part in response.headers["Content-Security-Policy"].split(";")
+    )
+    assert policy["frame-ancestors"] == "'none'" and response.headers["X-Frame-Options"] == "DENY"
+    assert policy["script-src"] == "'self'" and policy["connect-src"] == "'self'"
+    assert policy["default-src"] == "'none'"

@@ -3,6 +3,8 @@ forbids), replay, verify, export, inline snapshots."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import orjson
 import pytest
 from sqlalchemy import update
@@ -10,6 +12,7 @@ from sqlalchemy import update
 from service.store.models import DecisionRow
 from tests.api.helpers import busy_node_snapshot
 from tests.conftest import kube_list, node, pod
+from tests.store.helpers import HOURS, OFFSET_TIMES, at_hours
 
 
 def _admit(api, snapshot_id: str, name: str, node_name: str = "n1", cpu: str = "1"):
@@ -157,3 +160,18 @@ def test_unknown_filters_and_kinds_are_400(api):
 @pytest.mark.parametrize("query", ["snapshotId=", "snapshotId=abc", "since=", "until="])
 def test_list_filters_the_spec_forbids_are_a_400(api, query):
     assert api.get(f"/v1/decisions?{query}", role="read").status_code == 400
+
+
+@pytest.mark.parametrize(("moment", "before"), OFFSET_TIMES)
+def test_since_and_until_compare_instants(api, app, moment, before):
+    """`since`/`until` in any offset select by the instant, on both databases (issue 24)."""
+    snap = busy_node_snapshot(api)
+    ids = [_admit(api, snap, f"p{i}").json["id"] for i in range(len(HOURS))]
+    at_hours(app.extensions["verdict.db"], ids)
+    query = quote(moment)
+    until = api.get(f"/v1/decisions?until={query}", role="read").json["items"]
+    since = api.get(f"/v1/decisions?since={query}", role="read").json["items"]
+    export = api.get(f"/v1/decisions/export?since={query}", role="read").get_data()
+    assert [r["id"] for r in until] == ids[:before][::-1]
+    assert [r["id"] for r in since] == ids[before:][::-1]
+    assert [orjson.loads(line)["id"] for line in export.splitlines()] == ids[before:]

@@ -337,3 +337,21 @@ def test_a_bare_list_without_an_items_array_is_a_422(api):
     response = api.post("/v1/snapshots", json=body, role="decide", validate=False)
     assert response.status_code == 422
     assert response.json["errors"][0]["path"] == "items"
+
+
+@pytest.mark.parametrize("stamp", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"])
+def test_a_captured_at_outside_the_utc_range_is_a_422_naming_it(api, stamp):
+    """capturedAt is stored and compared in UTC: an instant past year 9999 (or before year 1)
+    in UTC cannot be, and was a 500 (issue 24)."""
+    body = {"objects": kube_list(node("n1")), "capturedAt": stamp}
+    response = api.post("/v1/snapshots", json=body, role="decide")
+    assert response.status_code == 422
+    assert response.json["errors"][0]["path"] == "capturedAt"
+
+
+def test_a_captured_at_with_an_offset_is_answered_in_utc(api):
+    body = {"objects": kube_list(node("n1")), "capturedAt": "2026-11-20T10:00:00+02:00"}
+    created = api.post("/v1/snapshots", json=body, role="decide").json
+    assert created["capturedAt"] == "2026-11-20T08:00:00.000000Z"
+    stored = api.get(f"/v1/snapshots/{created['id']}", role="read").json
+    assert stored["capturedAt"] == "2026-11-20T08:00:00.000000Z"

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from urllib.parse import quote
 
 import orjson
 import pytest
+from sqlalchemy import update
 
 from service.app import create_app
-from service.store import checkpoints, keys
+from service.store import checkpoints, keys, records
+from service.store.models import AuditState, DecisionRow
 from tests.conftest import kube_list, node, pod
 from tests.console.helpers import seed
+from tests.store.helpers import HOURS, OFFSET_TIMES, at_hours
 
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 
@@ -239,6 +243,84 @@ def test_a_failed_scheduling_cycle_is_explained(console_app, secrets):
     ) in page
     assert "reason SchedulerError" in page
     assert "scheduling cycle error" in _text(client.get("/console/decisions"))
+
+
+@pytest.mark.parametrize(("moment", "before"), OFFSET_TIMES)
+def test_time_filters_compare_instants(console_app, secrets, seeded, moment, before):
+    """The console's since/until select by the instant, whatever the offset (issue 24)."""
+    db = console_app.extensions["verdict.db"]
+    with db.session() as session:
+        newest = [row.id for row in records.page(session, records.Filters(), len(HOURS), None)]
+    ids = at_hours(db, newest[::-1])
+    client, _ = _signed_in(console_app, secrets["read"])
+    since = client.get(f"/console/decisions?since={quote(moment)}").get_data(as_text=True)
+    until = client.get(f"/console/decisions?until={quote(moment)}").get_data(as_text=True)
+    assert [i for i in ids if i in since] == ids[before:]
+    assert [i for i in ids if i in until] == ids[:before]
+
+
+def test_the_chain_page_names_the_broken_checkpoint_of_the_log(console_app, secrets, seeded):
+    """The administrator's rewrite of the tail: Verify names the log's checkpoint it breaks,
+    and signing is refused (issue 24)."""
+    kept = checkpoints.sign_into_log(
+        console_app.extensions["verdict.db"],
+        console_app.extensions["verdict.checkpoint_key"],
+        console_app.config["VERDICT"].CHECKPOINT_DIR,
+    )
+    with console_app.extensions["verdict.db"].session(write=True) as session:
+        prev = records.GENESIS_HASH
+        for row in session.query(DecisionRow).order_by(DecisionRow.seq):
+            row.result = {**row.result, "rewritten": True}
+            row.prev_hash, row.record_hash = prev, records.content_hash(prev, row)
+            prev = row.record_hash
+        session.execute(update(AuditState).values(head_hash=prev))
+    client, _ = _signed_in(console_app, secrets["read"])
+    token = _token(client, "/console/chain")
+    page = _text(client.post("/console/chain/verify", data={"csrf_token": token}))
+    assert "The chain is broken at record" in page
+    assert f"no longer extends the checkpoint of size {kept['size']}" in page
+    refused = client.post("/console/chain/checkpoint", data={"csrf_token": token})
+    assert refused.status_code == 409 and "refusing to sign" in _text(refused)
+
+
+@pytest.mark.parametrize(
+    ("setting", "base_url", "secure"),
+    [
+        ("auto", "http://localhost", False),
+        ("auto", "http://127.0.0.1:8080", False),
+        ("auto", "http://[::1]:8080", False),
+        ("auto", "https://localhost", True),
+        ("auto", "http://verdict.example.com", True),
+        ("auto", "http://10.0.0.7:8080", True),
+        ("true", "http://localhost", True),
+        ("false", "http://verdict.example.com", False),
+    ],
+)
+def test_the_cookie_is_secure_except_plain_http_to_this_machine(
+    database_url, tmp_path, setting, base_url, secure
+):
+    application = create_app(
+        {
+            "DATABASE_URL": database_url,
+            "TESTING": True,
+            "INSTANCE_PATH": str(tmp_path),
+            "LOG_LEVEL": "WARNING",
+            "CONSOLE_SECURE_COOKIE": setting,
+        }
+    )
+    with application.extensions["verdict.db"].session(write=True) as session:
+        secret = keys.create(session, "read", "cookie")[1]
+    client = application.test_client()
+    page = client.get("/console/sign-in", base_url=base_url).get_data(as_text=True)
+    response = client.post(
+        "/console/sign-in",
+        data={"api_key": secret, "csrf_token": TOKEN.search(page).group(1)},
+        base_url=base_url,
+        headers={"Referer": f"{base_url}/console/sign-in"},  # checked over https
+    )
+    application.extensions["verdict.db"].dispose()
+    cookie = response.headers["Set-Cookie"]
+    assert response.status_code == 302 and ("; Secure" in cookie) is secure
 
 
 def test_impact_page_asks_first_then_answers_and_names_bad_input(console_app, secrets, seeded):

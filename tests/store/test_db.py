@@ -1,11 +1,18 @@
 """A stored record survives power loss on both databases (issue 14): every session commits
-with the WAL flushed, whatever the server's defaults."""
+with the WAL flushed, whatever the server's defaults. Times are stored and compared as
+instants in UTC on both (issue 24)."""
 
 from __future__ import annotations
 
-from sqlalchemy import text
+from datetime import UTC, datetime, timedelta, timezone
 
+import pytest
+from sqlalchemy import text, update
+
+from service.store import records
 from service.store.db import Database
+from service.store.models import DecisionRow
+from tests.store.helpers import OFFSET_TIMES, append_at_hours
 
 
 def test_commits_wait_for_the_disk(app):
@@ -27,3 +34,72 @@ def test_commits_wait_for_the_disk(app):
     finally:
         with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.execute(text(f'ALTER DATABASE "{name}" RESET synchronous_commit'))
+
+
+@pytest.mark.parametrize(("moment", "before"), OFFSET_TIMES)
+def test_times_are_compared_as_instants(app, moment, before):
+    """A time with any offset filters and prunes by the instant it names (issue 24): SQLite
+    compares stored times as text, so both sides must be UTC."""
+    db = app.extensions["verdict.db"]
+    ids = append_at_hours(db)
+    cut = datetime.fromisoformat(moment)
+    with db.session() as session:
+        since = records.page(session, records.Filters(since=cut), 10, None)
+        until = records.page(session, records.Filters(until=cut), 10, None)
+        exported = [r.id for r in records.iterate(session, cut)]
+    assert sorted(r.id for r in until) == sorted(ids[:before])
+    assert sorted(r.id for r in since) == sorted(ids[before:]) == sorted(exported)
+    with db.session(write=True) as session:
+        pruned = records.prune(session, cut, "test")
+    assert pruned.result["deleted"] == before
+
+
+def test_times_are_stored_in_utc(app):
+    db = app.extensions["verdict.db"]
+    ids = append_at_hours(db)
+    plus_two = timezone(timedelta(hours=2))
+    with db.session(write=True) as session:
+        session.execute(
+            update(DecisionRow)
+            .where(DecisionRow.id == ids[0])
+            .values(created_at=datetime(2026, 11, 27, 10, 0, tzinfo=plus_two))
+        )
+    with db.session() as session:
+        row = records.get(session, ids[0])
+        raw = session.execute(
+            text("SELECT CAST(created_at AS TEXT) FROM decisions WHERE id = :id"), {"id": ids[0]}
+        ).scalar()
+    assert row.created_at == datetime(2026, 11, 27, 8, 0, tzinfo=UTC)
+    assert row.created_at.utcoffset() == timedelta(0)
+    if db.is_sqlite:
+        assert raw == "2026-11-27 08:00:00.000000"
+
+
+def test_an_instant_past_the_datetime_range_compares_as_its_end(app):
+    db = app.extensions["verdict.db"]
+    ids = append_at_hours(db)
+    late = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-14)))
+    early = datetime(1, 1, 1, 0, 0, tzinfo=timezone(timedelta(hours=14)))
+    with db.session() as session:
+        assert len(records.page(session, records.Filters(until=late), 10, None)) == len(ids)
+        assert records.page(session, records.Filters(since=late), 10, None) == []
+        assert len(records.page(session, records.Filters(since=early), 10, None)) == len(ids)
+
+
+def test_the_sqlite_file_is_owner_only(tmp_path):
+    """verdict.db holds every record and the API keys' hashes: 0600 in a 0700 folder, and
+    SQLite's WAL and shared-memory files follow the database file's mode."""
+    from service.config import Settings
+    from service.store import migrate
+
+    settings = Settings.from_env({"INSTANCE_PATH": str(tmp_path / "instance")})
+    migrate.upgrade(settings.DATABASE_URL)
+    db = Database(settings.DATABASE_URL)
+    with db.session(write=True) as session:
+        session.execute(text("CREATE TABLE probe (x INTEGER)"))
+    files = sorted((tmp_path / "instance").glob("verdict.db*"))
+    modes = {path.name: path.stat().st_mode & 0o777 for path in files}
+    db.dispose()
+    assert {"verdict.db", "verdict.db-wal"} <= set(modes)
+    assert set(modes.values()) == {0o600}, modes
+    assert (tmp_path / "instance").stat().st_mode & 0o777 == 0o700

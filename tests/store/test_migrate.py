@@ -7,7 +7,7 @@ import subprocess
 import sys
 import uuid
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import orjson
@@ -17,7 +17,7 @@ from sqlalchemy.engine import make_url
 
 from service.store import migrate, records
 from service.store.db import Base, Database
-from service.store.models import AuditState
+from service.store.models import AuditState, SnapshotRow
 from tests.conftest import TEST_DATABASE_URL
 from tests.store.helpers import append_record
 
@@ -158,3 +158,35 @@ def test_migration_gives_an_existing_chain_its_head(scratch_url):
     with db.session() as session:
         assert records.verify(session) == records.Verification(True, 4, None)
     db.dispose()
+
+
+def test_migration_stores_captured_at_in_utc(scratch_url):
+    """SQLite kept a capturedAt's wall-clock digits without its offset; 0004 rewrites it from
+    the instant the snapshot's content holds (PostgreSQL held the instant already)."""
+    from service.engine.objects import Snapshot
+    from service.store import snapshots
+
+    migrate.upgrade(scratch_url, "0003")
+    sent = datetime(2026, 11, 20, 10, 0, tzinfo=timezone(timedelta(hours=2)))
+    content, digest = snapshots.encode(Snapshot(captured_at=sent))
+    wall_clock = "2026-11-20 10:00:00.000000" if "sqlite" in scratch_url else sent
+    db = Database(scratch_url)
+    with db.engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO snapshots (id, labels, created_at, captured_at, digest, counts, "
+                "ignored, content) VALUES ('s1', '{}', :created, :captured, :digest, '{}', "
+                "'{}', :content)"
+            ),
+            {
+                "created": datetime(2026, 11, 20, 11, tzinfo=UTC),
+                "captured": wall_clock,
+                "digest": digest,
+                "content": content,
+            },
+        )
+    migrate.upgrade(scratch_url)
+    with db.session() as session:
+        row = session.get(SnapshotRow, "s1")
+    db.dispose()
+    assert row.captured_at == datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
