@@ -2,7 +2,7 @@
 envelope (the body POST /v1/snapshots takes).
 
 What is read: ``kubectl get`` of every kind Verdict uses (the storage kinds the scheduler's
-volume plugins read in a call of their own, see ``fetch_objects``), then, per node, the kubelet's
+volume plugins read and the resource.k8s.io kinds DynamicResources reads in a call of their own, see ``fetch_objects``), then, per node, the kubelet's
 Summary stats (``/api/v1/nodes/NAME/proxy/stats/summary``, what the eviction manager
 observes) and its running configuration (``.../proxy/configz``, what an eviction decision
 uses when the request carries no ``config``). Nodes are fetched a few at a time; a node that
@@ -63,7 +63,17 @@ STORAGE_KINDS = (
     "csistoragecapacities.storage.k8s.io",
     "volumeattachments.storage.k8s.io",
 )
-KINDS = REQUIRED_KINDS + STORAGE_KINDS
+# What DynamicResources reads (resource.k8s.io; kubectl lists the version the server
+# prefers, v1 from 1.34, and the reader converts v1beta1/v1beta2). Optional like the storage
+# kinds: a server without the API has them left out and named.
+RESOURCE_KINDS = (
+    "resourceclaims.resource.k8s.io",
+    "resourceclaimtemplates.resource.k8s.io",
+    "deviceclasses.resource.k8s.io",
+    "resourceslices.resource.k8s.io",
+)
+OPTIONAL_KINDS = STORAGE_KINDS + RESOURCE_KINDS
+KINDS = REQUIRED_KINDS + OPTIONAL_KINDS
 
 
 class CaptureError(Exception):
@@ -163,8 +173,8 @@ def fetch_objects(kube: Kubectl, spool: Path) -> Objects:
     ``spool`` (a cluster's List can be most of a gigabyte: it is never held as a tree, only
     as kubectl's bytes and a view of each item).
 
-    The required kinds come in one call, whose failure stops the capture. The storage kinds
-    come in a second; when it fails, each storage kind is listed alone, and those that still
+    The required kinds come in one call, whose failure stops the capture. The storage and
+    resource.k8s.io kinds come in a second; when it fails, each is listed alone, and those that still
     fail are left out and listed in ``errors`` with kubectl's message."""
     core = spool.with_name(spool.name + ".required")
     try:
@@ -177,9 +187,9 @@ def fetch_objects(kube: Kubectl, spool: Path) -> Objects:
     errors: list[dict] = []
     storage = spool.with_name(spool.name + ".storage")
     try:
-        items += _list(kube, STORAGE_KINDS, storage)[1]
+        items += _list(kube, OPTIONAL_KINDS, storage)[1]
     except KubectlFailed:
-        for kind in STORAGE_KINDS:
+        for kind in OPTIONAL_KINDS:
             try:
                 items += _list(kube, (kind,), storage)[1]
             except KubectlFailed as exc:

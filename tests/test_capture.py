@@ -9,12 +9,16 @@ import os
 import orjson
 import pytest
 
-from service.capture import KINDS
+from service.capture import KINDS, RESOURCE_KINDS, STORAGE_KINDS
 from service.cli import main
 from service.ingest.body import parse_snapshot
 from tests.conftest import kube_list, node, pod
 from tests.fake_kubectl import BIN_DIR, node_answer, record
+from tests.ingest.kube.test_resource import CLAIM, CLASS, SLICE, TEMPLATE
 from tests.ingest.kube.test_storage import ALL, STORAGE_COUNTS
+
+DRA = (CLASS, SLICE, CLAIM, TEMPLATE)
+DRA_COUNTS = ("deviceClasses", "resourceSlices", "resourceClaims", "resourceClaimTemplates")
 
 SUMMARY = {
     "node": {"nodeName": "any", "memory": {"availableBytes": 50 * 2**20, "workingSetBytes": 2**30}},
@@ -107,9 +111,14 @@ def test_output_or_server_exactly_one(cluster, capsys):
 
 @pytest.fixture
 def storage_cluster(tmp_path, monkeypatch):
-    """Two nodes, a pod, and one object of each storage kind the volume plugins read."""
+    """Two nodes, a pod, and one object of each storage kind the volume plugins read and of
+    each resource.k8s.io kind DynamicResources reads."""
     objects = kube_list(
-        node("n1", cpu="2"), node("n2", cpu="2"), pod("busy", "n1"), *copy.deepcopy(ALL)
+        node("n1", cpu="2"),
+        node("n2", cpu="2"),
+        pod("busy", "n1"),
+        *copy.deepcopy(ALL),
+        *copy.deepcopy(DRA),
     )
     answers = record(tmp_path / "answers", objects, SUMMARY, CONFIGZ)
     monkeypatch.setenv("FAKE_KUBECTL_DIR", str(answers))
@@ -121,7 +130,7 @@ def storage_cluster(tmp_path, monkeypatch):
 def test_capture_lists_the_storage_kinds_by_their_api_names():
     # What kubectl resolves through discovery: the core group's plurals, and storage.k8s.io's
     # named with their group so that a custom resource of the same plural cannot answer.
-    assert KINDS[-7:] == (
+    assert STORAGE_KINDS == (
         "persistentvolumes",
         "persistentvolumeclaims",
         "storageclasses.storage.k8s.io",
@@ -130,13 +139,15 @@ def test_capture_lists_the_storage_kinds_by_their_api_names():
         "csistoragecapacities.storage.k8s.io",
         "volumeattachments.storage.k8s.io",
     )
+    assert KINDS[-11:] == STORAGE_KINDS + RESOURCE_KINDS
+    assert all(kind.endswith(".resource.k8s.io") for kind in RESOURCE_KINDS)
 
 
 def test_captured_storage_objects_round_trip_into_the_summary(storage_cluster, api, capsys):
     target = storage_cluster.parent / "cluster.json.gz"
     code, _, err = _capture(capsys, "--output", str(target))
     assert code == 0, err
-    assert "captured 10 objects, 2 nodes" in err and "0 errors" in err
+    assert "captured 14 objects, 2 nodes" in err and "0 errors" in err
     response = api.post(
         "/v1/snapshots",
         data=target.read_bytes(),
@@ -147,6 +158,7 @@ def test_captured_storage_objects_round_trip_into_the_summary(storage_cluster, a
     assert response.status_code == 201, response.json
     counts = response.json["counts"]
     assert {key: counts[key] for key in STORAGE_COUNTS} == dict.fromkeys(STORAGE_COUNTS, 1)
+    assert {key: counts[key] for key in DRA_COUNTS} == dict.fromkeys(DRA_COUNTS, 1)
     assert (counts["nodes"], counts["pods"]) == (2, 1)
 
 
@@ -160,7 +172,7 @@ def test_a_storage_kind_rbac_forbids_is_left_out_and_named(storage_cluster, api,
         'persistentvolumes is forbidden: User "alice" cannot list resource "persistentvolumes"'
     ) in err
     assert "verdict: volumeattachments: kubectl exited 1: Error from server (Forbidden)" in err
-    assert "captured 8 objects, 2 nodes" in err and "2 errors" in err
+    assert "captured 12 objects, 2 nodes" in err and "2 errors" in err
     response = api.post(
         "/v1/snapshots",
         data=target.read_bytes(),
@@ -186,6 +198,19 @@ def test_a_storage_kind_the_server_does_not_serve_is_left_out(storage_cluster, c
     parsed = parse_snapshot(gzip.decompress(target.read_bytes()))
     assert parsed.snapshot.csi_storage_capacities == ()
     assert len(parsed.snapshot.persistent_volume_claims) == 1
+
+
+def test_a_cluster_without_the_resource_api_is_captured_without_it(storage_cluster, capsys):
+    """A server that does not serve resource.k8s.io (DRA off, or before 1.34 without its
+    beta API): those kinds are left out and named, the rest is captured."""
+    (storage_cluster / "missing").write_text("resourceslices\nresourceclaims\n")
+    target = storage_cluster.parent / "cluster.json.gz"
+    code, _, err = _capture(capsys, "--output", str(target))
+    assert code == 0, err
+    assert 'the server doesn\'t have a resource type "resourceslices.resource.k8s.io"' in err
+    parsed = parse_snapshot(gzip.decompress(target.read_bytes())).snapshot
+    assert (parsed.resource_slices, parsed.resource_claims) == ((), ())
+    assert [c.name for c in parsed.device_classes] == ["gpu"]
 
 
 def test_a_required_kind_rbac_forbids_stops_the_capture(storage_cluster, capsys):

@@ -33,6 +33,10 @@ RESOURCES = {
     "csidrivers": ("CSIDriver", "storage.k8s.io"),
     "csistoragecapacities": ("CSIStorageCapacity", "storage.k8s.io"),
     "volumeattachments": ("VolumeAttachment", "storage.k8s.io"),
+    "resourceclaims": ("ResourceClaim", "resource.k8s.io"),
+    "resourceclaimtemplates": ("ResourceClaimTemplate", "resource.k8s.io"),
+    "deviceclasses": ("DeviceClass", "resource.k8s.io"),
+    "resourceslices": ("ResourceSlice", "resource.k8s.io"),
 }
 
 
@@ -62,7 +66,8 @@ def get_objects(directory, kinds):
             return 1
         plurals.append(plural)
     storage = all(
-        RESOURCES[p][1] == "storage.k8s.io" or p.startswith("persistentvolume") for p in plurals
+        RESOURCES[p][1] in ("storage.k8s.io", "resource.k8s.io") or p.startswith("persistentvolume")
+        for p in plurals
     )
     path = os.path.join(directory, "storage.json" if storage else "objects.json")
     forbidden = lines(os.path.join(directory, "forbidden")) & set(plurals)

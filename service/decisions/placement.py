@@ -16,7 +16,7 @@ Request (the contract, openapi/openapi.yaml): ``{"pod": <v1 Pod>, "scoring": {..
 * The pod must not already be bound: ``pod.spec.nodeName`` is rejected.
 
 Result: ``{"selectedNode", "nodes": [{"nodeName", "feasible", "reasons", "scores", "total"}],
-"message", "notModelled"}``. ``nodes`` is in snapshot order; ``scores`` holds the raw 0..100
+"message", "notModelled", "allocation"}``. ``nodes`` is in snapshot order; ``scores`` holds the raw 0..100
 score of each modelled score plugin (NodeResourcesBalancedAllocation is left out when its
 PreScore skips the pod, or when disabled) and ``total`` their sum with the default profile's
 plugin weights (1 each); both are null for infeasible nodes. ``notModelled`` names the
@@ -25,7 +25,10 @@ spread, volume binding); ``message`` says so too. Ties between the highest total
 first node in snapshot order (upstream picks one at random). ``cycleError`` is present when
 the cycle fails (a filter's Error, or a normalized score outside 0..100 on one of two or
 more feasible nodes; a lone one is never scored upstream): no node is selected, and the
-scored nodes' ``total`` is null (the scheduler never adds them up).
+scored nodes' ``total`` is null (the scheduler never adds them up). ``allocation`` (on the
+result for the selected node, and on each feasible node) names the devices DynamicResources
+would allocate to each of the pod's unallocated ResourceClaims there, by claim name
+(docs/dynamic-resources.md).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from service.decisions.schemas import (
     holds_from_request,
     scoring_profile,
 )
-from service.engine.objects import Cluster
+from service.engine.objects import AllocatedDevice, Cluster
 from service.engine.scheduler.placement import PlacementOutcome, place
 
 __all__ = ["DECISION", "PlacementRequestSchema", "decide", "scoring_profile", "subjects"]
@@ -66,6 +69,20 @@ class PlacementRequestSchema(SchedulerRequestSchema):
     options = fields.Nested(PlacementOptionsSchema, load_default=None)
 
 
+def allocation_json(allocation: dict[str, list[AllocatedDevice]]) -> dict:
+    """The devices DynamicResources allocated, by claim name."""
+    out = {}
+    for claim, devices in allocation.items():
+        rows = []
+        for d in devices:
+            row = {"request": d.request, "driver": d.driver, "pool": d.pool, "device": d.device}
+            if d.admin_access:
+                row["adminAccess"] = True
+            rows.append(row)
+        out[claim] = rows
+    return out
+
+
 def result_json(outcome: PlacementOutcome) -> dict:
     nodes = []
     for n in outcome.nodes:
@@ -80,6 +97,8 @@ def result_json(outcome: PlacementOutcome) -> dict:
             entry["rawScores"] = n.raw_scores
         if not n.examined:
             entry["examined"] = False
+        if n.allocation is not None and n.feasible:
+            entry["allocation"] = allocation_json(n.allocation)
         nodes.append(entry)
     message = outcome.message if outcome.message.endswith(".") else outcome.message + "."
     if outcome.skipped_plugins:
@@ -103,6 +122,9 @@ def result_json(outcome: PlacementOutcome) -> dict:
     }
     if outcome.cycle_error is not None:
         result["cycleError"] = cycle_error_json(outcome.cycle_error)
+    chosen = next((n for n in outcome.nodes if n.node_name == outcome.selected_node), None)
+    if chosen is not None and chosen.allocation is not None:
+        result["allocation"] = allocation_json(chosen.allocation)
     if outcome.num_nodes_to_find is not None:
         result["numNodesToFind"] = outcome.num_nodes_to_find
         result["nextStartIndex"] = outcome.next_start_index

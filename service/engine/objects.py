@@ -185,6 +185,14 @@ class OwnerReference(_Frozen):
     api_version: str = ""
 
 
+class PodResourceClaim(_Frozen):
+    """One of spec.resourceClaims: a claim by name, or a template the claim is made from."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
 class Pod(_Frozen):
     namespace: str
     name: str
@@ -230,6 +238,10 @@ class Pod(_Frozen):
     volumes: tuple[PodVolume, ...] = ()
     # Scheduler features Verdict does not model that this pod uses (e.g. "InterPodAffinity").
     unmodelled: tuple[str, ...] = ()
+    # spec.resourceClaims and status.resourceClaimStatuses (DynamicResources): the claim
+    # generated for each template entry, "" when the status names none.
+    resource_claims: tuple[PodResourceClaim, ...] = ()
+    resource_claim_statuses: dict[str, str] = {}
     # Format of the first quantity seen per resource, for printing sums.
     formats: dict[str, str] = {}
     overhead_given: dict[str, str] = {}
@@ -498,6 +510,111 @@ class VolumeAttachment(_Frozen):
     persistent_volume_name: str = ""
 
 
+# --- dynamic resources: resource.k8s.io (v1 shapes; v1beta1/v1beta2 converted at ingest) ---
+
+
+class DeviceAttribute(_Frozen, array_like=True):
+    """A device attribute's one value: ``kind`` is "int", "bool", "string" or "version"."""
+
+    kind: str
+    value: int | bool | str
+
+
+class DeviceSubRequest(_Frozen):
+    """ExactDeviceRequest or one of firstAvailable's DeviceSubRequests (``name`` is the
+    subrequest's). ``selectors`` are CEL expressions; ``count`` is None for mode All."""
+
+    name: str
+    device_class_name: str
+    selectors: tuple[str, ...] = ()
+    allocation_mode: str = "ExactCount"
+    count: int | None = 1
+    admin_access: bool | None = None
+
+
+class DeviceRequest(_Frozen):
+    """A claim's request: exactly one device spec, or firstAvailable's ordered choices."""
+
+    name: str
+    exactly: DeviceSubRequest | None = None
+    first_available: tuple[DeviceSubRequest, ...] = ()
+
+
+class DeviceConstraint(_Frozen):
+    requests: tuple[str, ...] = ()
+    match_attribute: str = ""
+
+
+class AllocatedDevice(_Frozen, array_like=True):
+    """status.allocation.devices.results[]: request (``req/sub`` for a subrequest)."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool | None = None
+
+
+class ResourceClaimSpec(_Frozen):
+    requests: tuple[DeviceRequest, ...] = ()
+    constraints: tuple[DeviceConstraint, ...] = ()
+
+
+class ResourceClaim(_Frozen):
+    """A ResourceClaim. ``allocation`` is None while unallocated; ``reserved_for`` the pod
+    UIDs in status.reservedFor; ``controller_uid`` the controlling owner's uid."""
+
+    namespace: str
+    name: str
+    uid: str = ""
+    spec: ResourceClaimSpec = ResourceClaimSpec()
+    allocation: tuple[AllocatedDevice, ...] | None = None
+    allocation_node_selector: tuple[NodeSelectorTerm, ...] | None = None
+    reserved_for: tuple[str, ...] = ()
+    controller_uid: str = ""
+    deletion_timestamp: datetime | None = None
+
+
+class ResourceClaimTemplate(_Frozen):
+    namespace: str
+    name: str
+    spec: ResourceClaimSpec = ResourceClaimSpec()
+
+
+class DeviceClass(_Frozen):
+    name: str
+    selectors: tuple[str, ...] = ()
+
+
+class Device(_Frozen):
+    """A device in a slice: attributes and capacities by their (possibly qualified) name;
+    capacities as written (quantity strings)."""
+
+    name: str
+    attributes: dict[str, DeviceAttribute] = {}
+    capacity: dict[str, str] = {}
+    # consumesCounters / bindingConditions set: never allocated with 1.35's default gates
+    consumes_counters: bool = False
+    binding_conditions: bool = False
+
+
+class ResourceSlice(_Frozen):
+    """A ResourceSlice: the pool it belongs to and which nodes it serves (``node_name``,
+    ``all_nodes`` or ``node_selector``)."""
+
+    name: str
+    driver: str
+    pool: str
+    generation: int = 0
+    resource_slice_count: int = 1
+    node_name: str = ""
+    all_nodes: bool = False
+    node_selector: tuple[NodeSelectorTerm, ...] | None = None
+    devices: tuple[Device, ...] = ()
+    # sharedCounters or perDeviceNodeSelection (partitionable devices, off in 1.35)
+    partitionable: bool = False
+
+
 class Snapshot(_Frozen):
     """A cluster's state at one moment: what the engine decides on. Immutable."""
 
@@ -517,6 +634,11 @@ class Snapshot(_Frozen):
     csi_drivers: tuple[CSIDriver, ...] = ()
     csi_storage_capacities: tuple[CSIStorageCapacity, ...] = ()
     volume_attachments: tuple[VolumeAttachment, ...] = ()
+    # resource.k8s.io (DynamicResources), stored as read
+    resource_claims: tuple[ResourceClaim, ...] = ()
+    resource_claim_templates: tuple[ResourceClaimTemplate, ...] = ()
+    device_classes: tuple[DeviceClass, ...] = ()
+    resource_slices: tuple[ResourceSlice, ...] = ()
     captured_at: datetime | None = None
     ignored: dict[str, int] = {}  # kinds Verdict does not use, counted
     # Per node, the KubeletConfiguration its kubelet runs (from configz), as captured.

@@ -202,8 +202,18 @@ class PodSpec(_Wire):
     termination_grace_period_seconds: int | None = None
     topology_spread_constraints: list[TopologySpreadConstraint] | None = None
     volumes: list[Volume] | None = None
-    # Only whether there are any: DynamicResources, which Verdict does not model, acts on them.
-    resource_claims: list[msgspec.Raw] | None = None
+    resource_claims: list[PodResourceClaim] | None = None
+
+
+class PodResourceClaim(_Wire):
+    name: str = ""
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+class PodResourceClaimStatus(_Wire):
+    name: str = ""
+    resource_claim_name: str | None = None
 
 
 class PodCondition(_Wire):
@@ -218,6 +228,7 @@ class PodStatus(_Wire):
     qos_class: str = msgspec.field(default="", name="qosClass")
     start_time: datetime | None = None
     nominated_node_name: str = ""
+    resource_claim_statuses: list[PodResourceClaimStatus] | None = None
 
 
 class Pod(_Wire):

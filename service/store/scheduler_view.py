@@ -10,7 +10,7 @@ Decoding a 150,000-pod snapshot and building its SchedulerView takes about 1.5 s
 spent on pod fields the scheduler never reads (labels, annotations, containers, stats). The
 stored view keeps, per node, the PodInfos the view holds (requests, priority, start time,
 matching PDBs, QoS class) and the node totals, plus the few objects read whole: the nodes,
-PDBs and PriorityClasses, the pods with host ports or a deletionTimestamp, and the nominated
+PDBs and PriorityClasses, the resource.k8s.io claims, classes and slices, the pods with host ports or a deletionTimestamp, and the nominated
 pods. It is derived data: ``FINGERPRINT`` names the code that derived it, and a stored view
 with another fingerprint is not used.
 """
@@ -26,17 +26,21 @@ import msgspec
 from service.engine import objects, qos, quantity, resources
 from service.engine.objects import (
     Cluster,
+    DeviceClass,
     Namespace,
     Node,
     Pod,
     PodDisruptionBudget,
     PriorityClass,
+    ResourceClaim,
+    ResourceSlice,
     Service,
     Snapshot,
     WorkloadController,
 )
 from service.engine.qos import get_pod_qos
 from service.engine.scheduler import framework, snapshot
+from service.engine.scheduler.dra_manager import DraManager
 from service.engine.scheduler.framework import PodInfo
 from service.engine.scheduler.snapshot import SchedulerView, install_view
 from service.engine.version import DEFAULT_SETTINGS, ENGINE_VERSION
@@ -81,6 +85,9 @@ class StoredView(msgspec.Struct, array_like=True, gc=False):
     namespaces: tuple[Namespace, ...] = ()
     services: tuple[Service, ...] = ()
     controllers: tuple[WorkloadController, ...] = ()
+    resource_claims: tuple[ResourceClaim, ...] = ()
+    device_classes: tuple[DeviceClass, ...] = ()
+    resource_slices: tuple[ResourceSlice, ...] = ()
 
 
 def _kept(pi: PodInfo) -> PodInfo:
@@ -125,6 +132,9 @@ def stored_view(view: SchedulerView, snapshot: Snapshot) -> StoredView:
         namespaces=snapshot.namespaces,
         services=snapshot.services,
         controllers=snapshot.controllers,
+        resource_claims=snapshot.resource_claims,
+        device_classes=snapshot.device_classes,
+        resource_slices=snapshot.resource_slices,
     )
 
 
@@ -139,6 +149,7 @@ def restore(stored: StoredView) -> SchedulerView:
         stored.inter_pod_affinity_in_use,
         (stored.pdbs, stored.namespaces, stored.services, stored.controllers),
         DEFAULT_SETTINGS,
+        DraManager.of(stored.resource_claims, stored.device_classes, stored.resource_slices),
     )
 
 

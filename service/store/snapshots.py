@@ -125,6 +125,7 @@ def counts(snapshot: Snapshot) -> dict[str, int]:
             for key, kind in _CONTROLLER_COUNTS
         },
         **{key: len(getattr(snapshot, field)) for key, field in _STORAGE_COUNTS},
+        **{key: len(getattr(snapshot, field)) for key, field in _RESOURCE_COUNTS},
     }
 
 
@@ -136,6 +137,13 @@ _STORAGE_COUNTS = (
     ("csiDrivers", "csi_drivers"),
     ("csiStorageCapacities", "csi_storage_capacities"),
     ("volumeAttachments", "volume_attachments"),
+)
+
+_RESOURCE_COUNTS = (
+    ("resourceClaims", "resource_claims"),
+    ("resourceClaimTemplates", "resource_claim_templates"),
+    ("deviceClasses", "device_classes"),
+    ("resourceSlices", "resource_slices"),
 )
 
 _CONTROLLER_COUNTS = (

@@ -58,6 +58,10 @@ def test_post_list_is_stored_and_read_back(api):
         "csiDrivers": 0,
         "csiStorageCapacities": 0,
         "volumeAttachments": 0,
+        "resourceClaims": 0,
+        "resourceClaimTemplates": 0,
+        "deviceClasses": 0,
+        "resourceSlices": 0,
     }
     assert body["ignored"] == {"ConfigMap": 1}
     assert body["digest"].startswith("sha256:")

@@ -245,6 +245,31 @@ def test_a_failed_scheduling_cycle_is_explained(console_app, secrets):
     assert "scheduling cycle error" in _text(client.get("/console/decisions"))
 
 
+def test_the_devices_a_placement_allocates_are_listed(console_app, secrets):
+    """A pod claiming a GPU: the page lists the device DynamicResources picked per claim."""
+    from tests.engine.dra.test_allocator import CLASS, _claim, _gpu, _slice
+
+    api = console_app.test_client()
+    headers = {"Authorization": f"Bearer {secrets['decide']}"}
+    cluster = kube_list(
+        node("a"),
+        CLASS,
+        _slice("a", [_gpu("g7")]),
+        _claim([{"name": "gpus", "exactly": {"deviceClassName": "gpu"}}]),
+    )
+    snap = api.post("/v1/snapshots", json=cluster, headers=headers).json["id"]
+    incoming = pod("in", cpu="100m", memory="1Gi")
+    incoming["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "want"}]
+    decided = api.post(
+        "/v1/decisions/placement", json={"snapshotId": snap, "pod": incoming}, headers=headers
+    )
+    assert decided.status_code == 201, decided.json
+    client, _ = _signed_in(console_app, secrets["read"])
+    page = _text(client.get(f"/console/decisions/{decided.json['id']}"))
+    assert "Devices allocated on a (DynamicResources)" in page
+    assert "want gpus gpu.example.com a g7" in page
+
+
 @pytest.mark.parametrize(("moment", "before"), OFFSET_TIMES)
 def test_time_filters_compare_instants(console_app, secrets, seeded, moment, before):
     """The console's since/until select by the instant, whatever the offset (issue 24)."""

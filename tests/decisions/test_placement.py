@@ -72,9 +72,11 @@ def test_default_profile_result() -> None:
         "feasible": True,
         "reasons": [],
         # TaintToleration: no PreferNoSchedule taint (raw 0) normalizes, reversed, to 100
+        # DynamicResources scores 0 for a pod without claims (it has no PreScore to skip)
         "scores": {
             "TaintToleration": 100,
             "NodeResourcesFit": 18,
+            "DynamicResources": 0,
             "NodeResourcesBalancedAllocation": 93,
             "ImageLocality": 0,
         },
@@ -85,6 +87,7 @@ def test_default_profile_result() -> None:
     assert r["weights"] == {
         "TaintToleration": 3,
         "NodeResourcesFit": 1,
+        "DynamicResources": 2,
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
     }
@@ -207,11 +210,17 @@ def test_validation_errors_name_the_field(params, paths) -> None:
     assert sorted(e["path"] for e in flatten_messages(err.value.messages)) == sorted(paths)
 
 
-def test_a_pod_with_resource_claims_reports_dynamic_resources_not_modelled() -> None:
+def test_a_pod_whose_resource_claim_is_missing_fits_nowhere() -> None:
+    """DynamicResources' PreFilter rejects the pod on every node (modelled: nothing is
+    "not modelled")."""
     pending = _pod("gpu", "1", "1Gi")
     pending["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "gpu-claim"}]
-    assert _place({"pod": pending}).result["notModelled"] == ["DynamicResources"]
-    assert _place({"pod": _pod("plain", "1", "1Gi")}).result["notModelled"] == []
+    result = _place({"pod": pending}).result
+    assert result["notModelled"] == []
+    assert result["selectedNode"] is None
+    assert result["message"].startswith(
+        '0/3 nodes are available: could not find ResourceClaim "default/gpu-claim".'
+    )
 
 
 def test_a_score_outside_0_100_fails_the_cycle(api) -> None:
@@ -282,3 +291,33 @@ def test_a_filter_error_fails_the_cycle(api) -> None:
         assert error["extensionPoint"] == "Filter" and error["nodeName"] == "a"
         assert error["message"].startswith('running "NodeResourcesFit" filter plugin: ')
     assert response.json["result"]["candidates"] == []
+
+
+def test_the_result_names_the_devices_allocated_per_claim(api) -> None:
+    """DynamicResources' allocation on each feasible node and for the selected one, as the
+    OpenAPI document describes it (the test client checks the answer against it)."""
+    from tests.engine.dra.test_allocator import CLASS, _claim, _gpu, _held, _slice
+
+    cluster = kube_list(
+        node("a", cpu="4", memory="8Gi"),
+        node("b", cpu="4", memory="8Gi"),
+        CLASS,
+        _slice("a", [_gpu("g0"), _gpu("g1")]),
+        _slice("b", [_gpu("g0")]),
+        _held("busy", "a", ["g0"]),
+        _claim([{"name": "r", "exactly": {"deviceClassName": "gpu", "count": 1}}]),
+    )
+    snap = api.post("/v1/snapshots", json=cluster, role="decide").json["id"]
+    incoming = pod("in", cpu="100m", memory="1Gi")
+    incoming["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "want"}]
+    response = api.post(
+        "/v1/decisions/placement", json={"snapshotId": snap, "pod": incoming}, role="decide"
+    )
+    assert response.status_code == 201, response.json
+    result = response.json["result"]
+    a, b = result["nodes"]
+    device = {"request": "r", "driver": "gpu.example.com"}
+    assert a["allocation"] == {"want": [{**device, "pool": "a", "device": "g1"}]}
+    assert b["allocation"] == {"want": [{**device, "pool": "b", "device": "g0"}]}
+    assert result["allocation"] == (a if result["selectedNode"] == "a" else b)["allocation"]
+    assert result["notModelled"] == []

@@ -18,12 +18,17 @@ STORAGE = {
     "CSIDriver",
     "CSIStorageCapacity",
     "VolumeAttachment",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "DeviceClass",
+    "ResourceSlice",
 }
 
 
 def record(directory: Path, objects: dict, summary: dict, configz: dict) -> Path:
     """Lay out the answers the script serves: the object List (the required kinds in
-    objects.json, the storage kinds in storage.json, as the two listings print them), and one
+    objects.json, the storage and resource.k8s.io kinds in storage.json, as the two listings
+    print them), and one
     Summary and configz answered for every node without answers of its own."""
     (directory / "nodes").mkdir(parents=True, exist_ok=True)
     items = objects.get("items", [])

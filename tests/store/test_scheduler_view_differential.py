@@ -50,6 +50,7 @@ from tests.engine.scheduler.plugins.volumes import (
     k8s_pv,
     k8s_pvc,
 )
+from tests.engine.scheduler.random_dra import random_dra_case
 
 DECODER = msgspec.msgpack.Decoder(StoredView)
 
@@ -401,3 +402,22 @@ def test_a_pod_without_volumes_never_decodes_the_snapshot() -> None:
     result = compute(KINDS["placement"], cluster, {"pod": _pod()}).result
     assert result["notModelled"] == []
     assert loads.count == 0
+
+
+def test_dynamic_resources_decide_the_same_on_a_restored_view() -> None:
+    """The claims, classes and slices are kept in the stored view: a pod claiming devices
+    is placed and preempted as on the whole snapshot, without decoding it."""
+    for seed, kind in ((1, "placement"), (7, "placement"), (3, "preemption"), (11, "preemption")):
+        case = random_dra_case(seed, kind)
+        snapshot = snapshot_from_objects(case["objects"])
+        cluster, loads = restored(snapshot)
+        for params in (
+            {"pod": case["pod"]},
+            {"pod": case["pod"], "options": {"minCandidateNodesPercentage": 100}},
+        ):
+            if "options" in params and kind == "placement":
+                continue
+            full = compute(KINDS[kind], Cluster(snapshot), params).result
+            again = compute(KINDS[kind], cluster, params).result
+            assert again == full, seed
+        assert loads.count == 0

@@ -67,6 +67,7 @@ __all__ = [
     "Plugin",
     "PodInfo",
     "PreFilterResult",
+    "ScoreError",
     "Status",
     "node_info_pods_of",
     "pod_info",
@@ -115,6 +116,10 @@ SKIPPED = Status(SKIP)
 
 # What PreFilter answers: PreFilterResult.NodeNames (None: every node) and the status.
 PreFilterResult = tuple[frozenset[str] | None, Status]
+
+
+class ScoreError(Exception):
+    """A Score plugin's error status: RunScorePlugins fails, and with it the cycle."""
 
 
 def prefilter_state_missing(plugin: str) -> Status:

@@ -15,7 +15,7 @@ Mirrors kubernetes/kubernetes ``pkg/scheduler/schedule_one.go`` (v1.35) ``schedu
 * Score: every enabled score plugin that did not Skip at PreScore, normalized, weighted.
 * selectHost: the highest total wins; upstream breaks ties at random (reservoir sampling),
   Verdict takes the first of the tied nodes in snapshot order.
-* A filter's Error, or a normalized score outside 0..100, fails the cycle (``CycleError``):
+* A filter's Error, a Score plugin's error, or a normalized score outside 0..100, fails the cycle (``CycleError``):
   no node is selected. Verdict still reports every node's status and scores. A lone
   feasible node is taken without scoring (schedulePod), so its scores, shown all the same,
   cannot fail the cycle.
@@ -27,10 +27,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from service.engine.objects import Cluster, Pod
+from service.engine.objects import AllocatedDevice, Cluster, Pod
 from service.engine.scheduler.framework import ERROR, NodeInfo, Status
 from service.engine.scheduler.holds import Hold, apply_holds, hold_reasons
 from service.engine.scheduler.nominated import prepare_nominated
+from service.engine.scheduler.plugins.dynamic_resources import allocation_of
 from service.engine.scheduler.preemption import fit_error_message
 from service.engine.scheduler.profile import DEFAULT_PROFILE, Profile
 from service.engine.scheduler.runtime import (
@@ -63,6 +64,8 @@ class NodePlacement:
     raw_scores: dict[str, int] | None = None
     total: int | None = None
     examined: bool = True
+    # DynamicResources: the devices its Filter allocated here, by claim (feasible nodes)
+    allocation: dict[str, list[AllocatedDevice]] | None = None
 
     @property
     def feasible(self) -> bool:
@@ -140,7 +143,9 @@ def place(
             cycle_error = filter_error(ni.name, status)
         if status.is_success:
             feasible.append(ni)
-            entries[ni.index] = NodePlacement(ni.name, status, [])
+            entries[ni.index] = NodePlacement(
+                ni.name, status, [], allocation=allocation_of(state, ni.name)
+            )
             continue
         if hold_nodes and ni.name in hold_nodes:
             extra = hold_reasons(fwk, state, ni, status, plan)
@@ -160,7 +165,7 @@ def place(
         cycle_error = None
     elif cycle_error is None and len(feasible) > 1:
         # schedulePod takes a lone feasible node as it is: it never scores it.
-        cycle_error = invalid_score(scores, [ni.name for ni in feasible])
+        cycle_error = scores.error or invalid_score(scores, [ni.name for ni in feasible])
     best_total: float = -math.inf  # a lone node's wrapped total still wins
     best_name: str | None = None
     plugins = scores.plugins

@@ -251,8 +251,8 @@ class PluginSet:
     disabled: tuple[str, ...] = ()
 
 
-# default_plugins.go getDefaultPlugins, with DynamicResources (its feature gate on since
-# 1.34) inserted before DefaultPreemption by applyFeatureGates.
+# default_plugins.go getDefaultPlugins (v1.35), with DynamicResources (its feature gate on
+# since 1.34) inserted before DefaultPreemption, weight 2, by applyFeatureGates.
 DEFAULT_PLUGINS: Mapping[str, PluginSet] = MappingProxyType(
     {
         "multiPoint": PluginSet(
@@ -273,7 +273,7 @@ DEFAULT_PLUGINS: Mapping[str, PluginSet] = MappingProxyType(
                     ("VolumeZone", 0),
                     ("PodTopologySpread", 2),
                     ("InterPodAffinity", 2),
-                    ("DynamicResources", 0),
+                    ("DynamicResources", 2),
                     ("DefaultPreemption", 0),
                     ("NodeResourcesBalancedAllocation", 1),
                     ("ImageLocality", 1),

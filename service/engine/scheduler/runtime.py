@@ -32,6 +32,7 @@ from service.engine.scheduler.framework import (
     NodeInfoPods,
     Plugin,
     PodInfo,
+    ScoreError,
     Status,
 )
 from service.engine.scheduler.plugins import REGISTRY
@@ -59,7 +60,7 @@ _PER_NODE = "framework/keepsVerdict"  # the filters asked per node, see Framewor
 # Filters whose verdict on a node does not depend on the node's pods: preemption removing
 # or reprieving pods never changes them.
 POD_INDEPENDENT_FILTERS = frozenset(
-    {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"}
+    {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "DynamicResources"}
 )
 _SUMMABLE_FILTERS = POD_INDEPENDENT_FILTERS | {"NodePorts", "NodeResourcesFit"}
 _VOLUME_PLUGINS = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone")
@@ -75,6 +76,8 @@ class NodeScores:
     weights: dict[str, int]
     raw: dict[str, list[int]]
     normalized: dict[str, list[int]]
+    # a Score plugin's error (RunScorePlugins fails: the cycle fails)
+    error: CycleError | None = None
 
     def total(self, i: int) -> int:
         """Σ weight × normalized score of node ``i``."""
@@ -321,11 +324,7 @@ class Framework:
             matters.add("InterPodAffinity")
         if "PodTopologySpread" in uses or self._default_spreading(pod):
             matters.add("PodTopologySpread")
-        if "DynamicResources" in uses:
-            # dynamicresources PreFilter skips a pod without spec.resourceClaims; with them
-            # its Filter allocates devices, which Verdict does not model.
-            matters.add("DynamicResources")
-        known = {"InterPodAffinity", "PodTopologySpread", "DynamicResources"}
+        known = {"InterPodAffinity", "PodTopologySpread"}
         return tuple(n for n in unmodelled if n in matters or n not in known)
 
     def _default_spreading(self, pod: Pod) -> bool:
@@ -430,7 +429,12 @@ class Framework:
             if plugin.name in state.skip_score:
                 continue
             score = plugin.score
-            raw = [score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)]
+            try:
+                raw = [score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)]
+            except ScoreError as exc:
+                message = f'running Score plugins: plugin "{plugin.name}" failed with: {exc}'
+                result.error = result.error or CycleError("Score", plugin.name, None, message)
+                raw = [0] * len(nodes)
             normalized = raw
             if hasattr(plugin, "normalize_score"):
                 normalized = list(raw)

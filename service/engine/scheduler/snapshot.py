@@ -27,6 +27,7 @@ from service.engine.objects import (
     Service,
     WorkloadController,
 )
+from service.engine.scheduler.dra_manager import EMPTY_DRA, DraManager
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
 from service.engine.scheduler.storage import EMPTY_STORAGE, Storage
 from service.engine.version import EngineSettings
@@ -118,10 +119,12 @@ def _pdb_info(index: int, pdb) -> PdbInfo:
 class SchedulerView:
     """The scheduler's cache/snapshot for one Cluster: NodeInfos in snapshot order, the
     nominator's pods by node, PDBs by namespace, the storage objects the volume plugins
-    read (none in a restored view), for a release (``settings``: the PodInfos' requests
-    depend on it). Build with ``scheduler_view(cluster, settings)``."""
+    read (none in a restored view), the resource.k8s.io objects DynamicResources reads,
+    for a release (``settings``: the PodInfos' requests depend on it). Build with
+    ``scheduler_view(cluster, settings)``."""
 
     storage: Storage = EMPTY_STORAGE
+    dra: DraManager = EMPTY_DRA
 
     def __init__(self, cluster: Cluster, settings: EngineSettings) -> None:
         self.settings = settings
@@ -167,6 +170,7 @@ class SchedulerView:
         self.whole_pods = True
         self.index_workloads(snapshot.namespaces, snapshot.services, snapshot.controllers)
         self.storage = Storage.of(snapshot)
+        self.dra = DraManager.of_snapshot(snapshot)
 
     @classmethod
     def restored(
@@ -184,6 +188,7 @@ class SchedulerView:
             Sequence[WorkloadController],
         ],
         settings: EngineSettings,
+        dra: DraManager = EMPTY_DRA,
     ) -> SchedulerView:
         """The view built from parts computed earlier (the store keeps them with each
         snapshot, ``store/scheduler_view.py``), with the same nodes, pods, order and answers
@@ -192,7 +197,7 @@ class SchedulerView:
         NonZeroRequested sums; ``nominated`` the pods with a nominated node;
         ``terminating_statefulset`` (node index, position in that node's pods) pairs;
         ``workloads`` the PDBs, namespaces, services and workload controllers; ``settings``
-        the release the PodInfos were derived under."""
+        the release the PodInfos were derived under; ``dra`` the resource.k8s.io objects."""
         pdbs, namespaces, services, controllers = workloads
         infos = [
             NodeInfo(node, i, pods, totals)
@@ -211,6 +216,7 @@ class SchedulerView:
         view._bound_pdbs_done = True
         view.whole_pods = False  # most PodInfos carry no Pod: see scheduler_view(whole_pods=)
         view.index_workloads(namespaces, services, controllers)
+        view.dra = dra
         return view
 
     def _assemble(

@@ -1,7 +1,7 @@
 """Kubernetes objects → the engine's normalized model, once, at the edge, one module per
 family of objects: ``pods``, ``nodes`` (with Leases and the kubelet's Summary stats),
 ``workloads`` (PDBs, PriorityClasses, Namespaces, Services, workload controllers),
-``storage`` (the volume plugins' kinds), the ``selectors`` they share, ``decode`` (JSON into
+``storage`` (the volume plugins' kinds), ``resource`` (resource.k8s.io, DynamicResources'), the ``selectors`` they share, ``decode`` (JSON into
 the wire structs, quantities, the Interner) and ``builder`` (the tables of kinds and the
 SnapshotBuilder).
 

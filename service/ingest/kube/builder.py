@@ -17,6 +17,7 @@ from service.ingest.errors import FieldError, IngestError
 from service.ingest.kube.decode import Interner, convert_object, decode_json
 from service.ingest.kube.nodes import node_stats, to_lease, to_node
 from service.ingest.kube.pods import to_pod
+from service.ingest.kube.resource import RESOURCE_KINDS
 from service.ingest.kube.storage import (
     to_csi_driver,
     to_csi_node,
@@ -68,9 +69,10 @@ _KINDS = {
     "CSIDriver": (wire.CSIDriver, to_csi_driver),
     "CSIStorageCapacity": (wire.CSIStorageCapacity, to_csi_storage_capacity),
     "VolumeAttachment": (wire.VolumeAttachment, to_volume_attachment),
+    **{kind: (raw, convert) for kind, (raw, convert, _, _) in RESOURCE_KINDS.items()},
 }
 _CONTROLLER_KINDS = ("ReplicaSet", "StatefulSet", "ReplicationController")
-_CLUSTER_SCOPED_KINDS = ("Node", "PriorityClass", "Namespace")
+_CLUSTER_SCOPED_KINDS = ("Node", "PriorityClass", "Namespace", "DeviceClass", "ResourceSlice")
 # The builder's list of each kind outside storage; the workload controllers share one.
 _COLLECTED_IN = {
     "Node": "nodes",
@@ -97,6 +99,7 @@ class SnapshotBuilder:
         self.services: list[m.Service] = []
         self.controllers: list[m.WorkloadController] = []
         self.storage: dict[str, list[Any]] = {field: [] for field, _ in _STORAGE_KINDS.values()}
+        self.storage.update({field: [] for _, _, field, _ in RESOURCE_KINDS.values()})
         self.ignored: Counter[str] = Counter()
         self.stats: dict[str, m.NodeStats] = {}
         self.kubelet_configs: dict[str, dict] = {}
@@ -110,6 +113,9 @@ class SnapshotBuilder:
         } | {
             kind: (self.storage[field], namespaced)
             for kind, (field, namespaced) in _STORAGE_KINDS.items()
+        } | {
+            kind: (self.storage[field], namespaced)
+            for kind, (_, _, field, namespaced) in RESOURCE_KINDS.items()
         }
 
     def _unique(self, kind: str, namespace: str, name: str, path: str) -> bool:

@@ -13,6 +13,7 @@ from service.engine.resources import (
 from service.ingest import wire
 from service.ingest.errors import FieldError, IngestError
 from service.ingest.kube.decode import Interner, convert_object, name_errors, resource_list
+from service.ingest.kube.resource import pod_resource_claims
 from service.ingest.kube.selectors import (
     DNS1123_LABEL,
     label_keys,
@@ -152,8 +153,6 @@ def _unmodelled(spec: wire.PodSpec) -> tuple[str, ...]:
         found.append("InterPodAffinity")
     if spec.topology_spread_constraints:
         found.append("PodTopologySpread")
-    if spec.resource_claims:
-        found.append("DynamicResources")
     return tuple(found)
 
 
@@ -412,6 +411,7 @@ def to_pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m
         errors,
     )
     spread = _spread_constraints(spec.topology_spread_constraints, errors)
+    claims = pod_resource_claims(spec.resource_claims, errors)
     if errors:
         raise IngestError(errors).prefixed(prefix)
     annotations = meta.annotations
@@ -459,6 +459,10 @@ def to_pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m
         volumes=_pod_volumes(spec.volumes, shared),
         empty_dir_limits=empty_dir_limits,
         unmodelled=_unmodelled(spec),
+        resource_claims=claims,
+        resource_claim_statuses={
+            s.name: s.resource_claim_name or "" for s in status.resource_claim_statuses or ()
+        },
         formats=shared.mapping(formats) if shared else formats,
         overhead_given=overhead_given,
     )

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 from service.decisions.priority import admit_priority
+from service.engine.dra import allocator
 from service.engine.objects import Cluster
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.preemption import preempt
@@ -48,8 +50,7 @@ PROFILES = {
     ),
 }
 
-# DynamicResources scores 0 for a pod without resource claims (the only pods Verdict sends).
-_IGNORED_SCORES = {"DynamicResources"}
+_IGNORED_SCORES: set[str] = set()
 
 
 def run_oracle(case: dict, profile: str = "full") -> dict:
@@ -80,7 +81,7 @@ def cycle_error_differences(mine: dict, error: str) -> list[str]:
     found = mine.get("cycleError")
     invalid = _INVALID_SCORE.search(error)
     feasible = [m["name"] for m in mine["nodes"] if m["feasible"]]
-    if invalid is not None and len(feasible) == 1:
+    if (invalid is not None or error.startswith("score: ")) and len(feasible) == 1:
         # The oracle scores every feasible node; schedulePod takes a lone one before any
         # scoring ("When only one node after predicate, just use it"), so the scheduler
         # binds it, and Verdict must select it without failing the cycle.
@@ -90,6 +91,15 @@ def cycle_error_differences(mine: dict, error: str) -> list[str]:
     if found is None:
         return [f"cycle error: verdict none, oracle {error!r}"]
     if invalid is None:
+        error = error.removeprefix("score: ")
+        # Upstream filters nodes in parallel: the first error to come names any failing node.
+        failing = {
+            f'running "{m["plugin"]}" filter plugin: {", ".join(m["reasons"])}'
+            for m in mine["nodes"]
+            if m["code"] == "Error"
+        }
+        if error in failing and found in failing:
+            return []
         return [] if found == error else [f"cycle error: verdict {found!r} oracle {error!r}"]
     plugin, value = invalid["plugin"], int(invalid["score"])
     scores = [m["scores"].get(plugin) for m in mine["nodes"] if m["feasible"]]
@@ -117,14 +127,66 @@ def verdict_placement(
         if n.feasible:
             entry["scores"] = {p: out.weights[p] * s for p, s in n.scores.items()}
             entry["total"] = n.total
+            entry["draAllocation"] = [
+                {"claim": claim, "request": d.request, "driver": d.driver, "pool": d.pool,
+                 "device": d.device, **({"adminAccess": True} if d.admin_access else {})}
+                for claim, devices in (n.allocation or {}).items()
+                for d in devices
+            ]  # fmt: skip
         nodes.append(entry)
     error = out.cycle_error.message if out.cycle_error else None
     return {"nodes": nodes, "selected": out.selected_node, "cycleError": error}
 
 
+def _pools_on(case: dict, node: str) -> int:
+    """How many device pools serve ``node``: with two or more, upstream's allocator walks
+    them in Go map order, so which device it picks is arbitrary (oracle README)."""
+    return len(
+        {
+            (o["spec"]["driver"], o["spec"]["pool"]["name"])
+            for o in case["objects"]
+            if o.get("kind") == "ResourceSlice" and o["spec"].get("nodeName") == node
+        }
+    )
+
+
+@contextmanager
+def _pools_reversed():
+    """The DRA allocator walking each node's pools in the reverse order. Upstream walks them
+    in Go map order (oracle README): where a node has two pools, either order is the real
+    scheduler's, and what the allocator finds (which device, or a selector's runtime error
+    on the other pool's device) may depend on it."""
+    original = allocator.gather_pools
+    allocator.gather_pools = lambda *args: original(*args)[::-1]
+    try:
+        yield
+    finally:
+        allocator.gather_pools = original
+
+
+def _either_pool_order(differences, case: dict, *args) -> list[str]:
+    """``differences(case, *args)``, or, when that disagrees on a case with a node of two
+    device pools, the same with the pools in the other order (nothing then disagrees)."""
+    found = differences(case, *args)
+    if found and any(_pools_on(case, n["metadata"]["name"]) > 1 for n in _nodes_of(case)):
+        with _pools_reversed():
+            if not differences(case, *args):
+                return []
+    return found
+
+
+def _nodes_of(case: dict) -> list[dict]:
+    return [o for o in case["objects"] if o.get("kind") == "Node"]
+
+
 def placement_differences(case: dict, version: str = "1.35", profile: str = "full") -> list[str]:
     """Every disagreement between Verdict and the real scheduler on a placement case, both
-    running ``profile`` (the oracle's ``full`` or ``restricted``)."""
+    running ``profile`` (the oracle's ``full`` or ``restricted``); where a node has two
+    device pools, either order of them (``_either_pool_order``)."""
+    return _either_pool_order(_placement_differences, case, version, profile)
+
+
+def _placement_differences(case: dict, version: str, profile: str) -> list[str]:
     theirs = run_oracle(case, profile)
     mine = verdict_placement(case, version, PROFILES[profile])
     if "error" in theirs:
@@ -143,6 +205,11 @@ def placement_differences(case: dict, version: str = "1.35", profile: str = "ful
                 diffs.append(f"{name}.scores: verdict {m['scores']} oracle {scores}")
             if m["total"] != t["total"]:
                 diffs.append(f"{name}.total: verdict {m['total']} oracle {t['total']}")
+            theirs_dra = t.get("draAllocation") or []
+            if _pools_on(case, name) <= 1 and m["draAllocation"] != theirs_dra:
+                diffs.append(
+                    f"{name}.draAllocation: verdict {m['draAllocation']} oracle {theirs_dra}"
+                )
     selected, best = mine["selected"], theirs["maxSet"] or []
     if (selected is None) != (not best) or (selected is not None and selected not in best):
         diffs.append(f"selected: verdict {selected!r} oracle one of {best}")
@@ -151,7 +218,12 @@ def placement_differences(case: dict, version: str = "1.35", profile: str = "ful
 
 def preemption_differences(case: dict, version: str = "1.35", profile: str = "full") -> list[str]:
     """Every disagreement on a preemption case: eligibility, candidates and their victims
-    (in order), PDB violations, and the nominated node (one of the oracle's tie set)."""
+    (in order), PDB violations, and the nominated node (one of the oracle's tie set); where a
+    node has two device pools, either order of them."""
+    return _either_pool_order(_preemption_differences, case, version, profile)
+
+
+def _preemption_differences(case: dict, version: str, profile: str) -> list[str]:
     answer = run_oracle(case, profile)
     theirs = answer.get("preemption") or {}
     cluster = Cluster(snapshot_from_objects(case["objects"]))
@@ -169,7 +241,7 @@ def preemption_differences(case: dict, version: str = "1.35", profile: str = "fu
     )
     diffs: list[str] = []
     error = answer.get("error")
-    if error and not _INVALID_SCORE.search(error):
+    if error and not _INVALID_SCORE.search(error) and not error.startswith("score: "):
         # a filter's Error fails the cycle: PostFilter never runs
         mine = out.cycle_error.message if out.cycle_error else None
         return [] if mine == error else [f"cycle error: verdict {mine!r} oracle {error!r}"]

@@ -208,7 +208,7 @@ def test_not_modelled_filters_are_named() -> None:
     _, ctx = cycle(pod("p", 10, unmodelled=("PodTopologySpread", "VolumeBinding")), view)
     # every filter of the default profile is modelled (a pod's spread constraints, an existing
     # pod's anti-affinity or the volume marker of snapshots stored before the volume plugins
-    # were modelled make none "not modelled"); DynamicResources matters to no pod Verdict takes
+    # were modelled make none "not modelled")
     assert ctx.not_modelled == ()
 
 

@@ -22,6 +22,7 @@ def test_default_profile_scores_and_total() -> None:
     assert a.scores == {
         "TaintToleration": 100,
         "NodeResourcesFit": 18,
+        "DynamicResources": 0,
         "NodeResourcesBalancedAllocation": 93,
         "ImageLocality": 0,
     }
@@ -108,12 +109,6 @@ def test_volume_plugins_are_modelled() -> None:
     assert out.not_modelled == ()
 
 
-def test_a_pod_with_resource_claims_names_dynamic_resources() -> None:
-    """DynamicResources acts only on a pod with spec.resourceClaims; Verdict does not
-    allocate devices, so such a pod's result says the plugin was not modelled."""
-    out = place(
-        cluster([node("a")], []),
-        pod("p", 100, unmodelled=("DynamicResources",)),
-        settings=DEFAULT_SETTINGS,
-    )
-    assert out.not_modelled == ("DynamicResources",)
+def test_dynamic_resources_is_modelled() -> None:
+    out = place(cluster([node("a")], []), pod("p", 100), settings=DEFAULT_SETTINGS)
+    assert out.not_modelled == ()

@@ -210,7 +210,7 @@ def test_default_profile_is_the_default_plugins_expanded() -> None:
         "VolumeBinding": 1,
         "PodTopologySpread": 2,
         "InterPodAffinity": 2,
-        "DynamicResources": 1,
+        "DynamicResources": 2,
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
     }

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from service.engine.scheduler.framework import Plugin
+from service.engine.scheduler.plugins.dynamic_resources import DynamicResources
 from service.engine.scheduler.plugins.image_locality import ImageLocality
 from service.engine.scheduler.plugins.interpod_affinity import InterPodAffinity
 from service.engine.scheduler.plugins.node_affinity import NodeAffinity
@@ -49,6 +50,7 @@ REGISTRY: Mapping[str, type[Plugin]] = MappingProxyType(
             ImageLocality,
             InterPodAffinity,
             PodTopologySpread,
+            DynamicResources,
         )
     }
 )

@@ -1,0 +1,241 @@
+"""resource.k8s.io objects at ingest (service/ingest/kube/resource.py): read in v1, v1beta2 and
+v1beta1 alike, validated as the API server validates them (422 naming the field, nothing
+stored), counted in a snapshot's summary."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from service.engine import objects as m
+from service.ingest.errors import IngestError
+from service.ingest.kube import snapshot_from_objects
+from tests.conftest import kube_list, node, pod
+
+CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "gpu"},
+    "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
+}
+SLICE = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceSlice",
+    "metadata": {"name": "n1-gpu"},
+    "spec": {
+        "driver": "gpu.example.com",
+        "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+        "nodeName": "n1",
+        "devices": [
+            {
+                "name": "gpu-0",
+                "attributes": {
+                    "model": {"string": "h100"},
+                    "index": {"int": 0},
+                    "healthy": {"bool": True},
+                    "driverVersion": {"version": "2.1.0"},
+                },
+                "capacity": {"memory": {"value": "80Gi"}},
+            }
+        ],
+    },
+}
+CLAIM = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaim",
+    "metadata": {"name": "want", "namespace": "default"},
+    "spec": {
+        "devices": {
+            "requests": [
+                {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 2}},
+                {
+                    "name": "nic",
+                    "firstAvailable": [
+                        {"name": "fast", "deviceClassName": "gpu", "allocationMode": "All"},
+                        {"name": "slow", "deviceClassName": "gpu"},
+                    ],
+                },
+            ],
+            "constraints": [
+                {"requests": ["gpu", "nic/fast"], "matchAttribute": "gpu.example.com/model"}
+            ],
+        }
+    },
+}
+TEMPLATE = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaimTemplate",
+    "metadata": {"name": "tmpl", "namespace": "default"},
+    "spec": {"spec": copy.deepcopy(CLAIM["spec"])},
+}
+
+
+def test_objects_are_read() -> None:
+    snap = snapshot_from_objects([CLASS, SLICE, CLAIM, TEMPLATE])
+    (device,) = snap.resource_slices[0].devices
+    assert device.attributes["driverVersion"] == m.DeviceAttribute("version", "2.1.0")
+    assert device.attributes["healthy"] == m.DeviceAttribute("bool", True)
+    assert device.capacity == {"memory": "80Gi"}
+    gpu, nic = snap.resource_claims[0].spec.requests
+    assert gpu.exactly == m.DeviceSubRequest("gpu", "gpu", count=2)
+    assert [s.name for s in nic.first_available] == ["fast", "slow"]
+    assert nic.first_available[0].count is None  # mode All
+    assert nic.first_available[1].count == 1  # ExactCount's default
+    assert snap.resource_claim_templates[0].spec == snap.resource_claims[0].spec
+    assert snap.device_classes[0].selectors == ('device.driver == "gpu.example.com"',)
+
+
+def test_v1beta1_is_converted() -> None:
+    """v1beta1 keeps a request's device fields on the request and a device's under basic."""
+    beta_slice = copy.deepcopy(SLICE)
+    beta_slice["apiVersion"] = "resource.k8s.io/v1beta1"
+    device = beta_slice["spec"]["devices"][0]
+    device["basic"] = {"attributes": device.pop("attributes"), "capacity": device.pop("capacity")}
+    beta_claim = copy.deepcopy(CLAIM)
+    beta_claim["apiVersion"] = "resource.k8s.io/v1beta1"
+    beta_claim["spec"]["devices"]["requests"][0] = {
+        "name": "gpu",
+        "deviceClassName": "gpu",
+        "count": 2,
+    }
+    beta = snapshot_from_objects([beta_slice, beta_claim])
+    v1 = snapshot_from_objects([SLICE, CLAIM])
+    assert beta.resource_slices == v1.resource_slices
+    assert beta.resource_claims == v1.resource_claims
+
+
+def _errors(obj: dict) -> list[tuple[str, str]]:
+    with pytest.raises(IngestError) as exc:
+        snapshot_from_objects([obj])
+    return [(e.path, e.message) for e in exc.value.errors]
+
+
+def _paths(obj: dict) -> list[str]:
+    return [path for path, _ in _errors(obj)]
+
+
+def test_count_zero_is_refused() -> None:
+    claim = copy.deepcopy(CLAIM)
+    claim["spec"]["devices"]["requests"][0]["exactly"]["count"] = 0
+    assert _errors(claim) == [
+        (
+            "objects[0].spec.devices.requests[0].exactly.count",
+            "Invalid value: 0: must be greater than zero",
+        )
+    ]
+
+
+def test_a_request_needs_exactly_or_first_available() -> None:
+    claim = copy.deepcopy(CLAIM)
+    claim["spec"]["devices"]["requests"][0] = {"name": "gpu"}
+    assert _paths(claim) == ["objects[0].spec.devices.requests[0]"]
+
+
+def test_invalid_cel_is_refused() -> None:
+    cls = copy.deepcopy(CLASS)
+    cls["spec"]["selectors"][0]["cel"]["expression"] = "device.driver =="
+    ((path, message),) = _errors(cls)
+    assert path == "objects[0].spec.selectors[0].cel.expression"
+    assert message.startswith("Invalid value: compilation failed: ")
+
+
+def test_an_over_long_selector_is_refused() -> None:
+    cls = copy.deepcopy(CLASS)
+    cls["spec"]["selectors"][0]["cel"]["expression"] = "true && " * 1300 + "true"
+    assert _errors(cls) == [
+        (
+            "objects[0].spec.selectors[0].cel.expression",
+            "Too long: may not be more than 10240 bytes",
+        )
+    ]
+
+
+def test_duplicate_device_names_in_a_slice_are_refused() -> None:
+    bad = copy.deepcopy(SLICE)
+    bad["spec"]["devices"].append(copy.deepcopy(bad["spec"]["devices"][0]))
+    assert _errors(bad) == [("objects[0].spec.devices[1].name", 'Duplicate value: "gpu-0"')]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (lambda s: s["spec"]["pool"].update(resourceSliceCount=0), "spec.pool.resourceSliceCount"),
+        (lambda s: s["spec"].update(allNodes=True), "spec"),
+        (lambda s: s["spec"].pop("nodeName"), "spec"),
+        (
+            lambda s: s["spec"]["devices"][0]["attributes"].update(v={"version": "1.0"}),
+            "spec.devices[0].attributes[v].version",
+        ),
+        (
+            lambda s: s["spec"]["devices"][0]["attributes"].update(v={"int": 1, "bool": True}),
+            "spec.devices[0].attributes[v]",
+        ),
+        (
+            lambda s: s["spec"]["devices"][0]["capacity"].update(m={"value": "lots"}),
+            "spec.devices[0].capacity[m].value",
+        ),
+        (lambda s: s["spec"].update(driver="Not_A_Driver"), "spec.driver"),
+    ],
+)
+def test_bad_slices_name_the_field(mutate, path) -> None:
+    bad = copy.deepcopy(SLICE)
+    mutate(bad)
+    assert f"objects[0].{path}" in _paths(bad)
+
+
+def test_constraints_name_requests_of_the_claim() -> None:
+    claim = copy.deepcopy(CLAIM)
+    claim["spec"]["devices"]["constraints"][0]["requests"] = ["other"]
+    claim["spec"]["devices"]["constraints"][0]["matchAttribute"] = "model"
+    assert _paths(claim) == [
+        "objects[0].spec.devices.constraints[0].requests[0]",
+        "objects[0].spec.devices.constraints[0].matchAttribute",
+    ]
+
+
+def test_another_api_group_is_refused() -> None:
+    other = copy.deepcopy(CLASS)
+    other["apiVersion"] = "resource.k8s.io/v1alpha3"
+    assert _paths(other) == ["objects[0].apiVersion"]
+
+
+def test_pod_resource_claims_are_read_and_checked() -> None:
+    p = pod("gpu", "n1")
+    p["spec"]["resourceClaims"] = [
+        {"name": "a", "resourceClaimName": "want"},
+        {"name": "b", "resourceClaimTemplateName": "tmpl"},
+    ]
+    p["status"]["resourceClaimStatuses"] = [{"name": "b", "resourceClaimName": "gpu-b-x"}]
+    (read,) = snapshot_from_objects([p]).pods
+    assert read.resource_claims == (
+        m.PodResourceClaim("a", resource_claim_name="want"),
+        m.PodResourceClaim("b", resource_claim_template_name="tmpl"),
+    )
+    assert read.resource_claim_statuses == {"b": "gpu-b-x"}
+    p["spec"]["resourceClaims"].append({"name": "a"})
+    assert _paths(p) == [
+        "objects[0].spec.resourceClaims[2].name",
+        "objects[0].spec.resourceClaims[2]",
+    ]
+
+
+def test_snapshot_counts_and_refusals_through_the_api(api) -> None:
+    cluster = kube_list(node("n1"), CLASS, SLICE, CLAIM, TEMPLATE)
+    response = api.post("/v1/snapshots", json=cluster, role="decide")
+    assert response.status_code == 201, response.json
+    counts = response.json["counts"]
+    assert (
+        counts["resourceClaims"],
+        counts["resourceClaimTemplates"],
+        counts["deviceClasses"],
+        counts["resourceSlices"],
+    ) == (1, 1, 1, 1)
+    bad = copy.deepcopy(CLAIM)
+    bad["spec"]["devices"]["requests"][0]["exactly"]["count"] = 0
+    response = api.post("/v1/snapshots", json=kube_list(node("n1"), bad), role="decide")
+    assert response.status_code == 422
+    assert "items[1].spec.devices.requests[0].exactly.count" in [
+        e["path"] for e in response.json["errors"]
+    ]
+    assert len(api.get("/v1/snapshots", role="read").json["items"]) == 1
