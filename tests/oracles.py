@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 ORACLE_DIR_SETTING = "VERDICT_ORACLE_DIR"
+SEEDS_SETTING = "VERDICT_ORACLE_SEEDS"
 
 
 def oracle_path(name: str) -> Path | None:
@@ -31,3 +32,11 @@ def needs(name: str) -> pytest.MarkDecorator:
         oracle_path(name) is None,
         reason=f"oracle {name} not found: set {ORACLE_DIR_SETTING} to the oracles' folder",
     )
+
+
+def seeds(count: int, start: int = 0) -> range:
+    """The seeds a differential test runs: ``count`` of them from ``start`` (what CI runs),
+    or as many as ``VERDICT_ORACLE_SEEDS`` says, to widen a local run
+    (``VERDICT_ORACLE_SEEDS=2000``)."""
+    wanted = os.environ.get(SEEDS_SETTING)
+    return range(start, start + (int(wanted) if wanted else count))

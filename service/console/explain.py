@@ -104,6 +104,16 @@ def preemption_words(request: dict, victim: dict) -> tuple[str, str]:
     )
 
 
+def tie_numbers(result: dict) -> dict[int, int]:
+    """Ranking index → the number (from 1) of the tie group it is in, for the rows the
+    kubelet's comparison cannot order."""
+    numbers = {}
+    for number, group in enumerate(result.get("tieGroups") or [], start=1):
+        for index in range(group["first"], group["last"] + 1):
+            numbers[index] = number
+    return numbers
+
+
 def context(kind: str, result: dict, request: dict | None = None) -> dict:
     """Extra template values for the kind's section."""
     result = result or {}
@@ -115,7 +125,7 @@ def context(kind: str, result: dict, request: dict | None = None) -> dict:
             "chart": charts.placement_scores(nodes, plugins),
         }
     if kind == "eviction":
-        return {"signals": eviction_signals(result)}
+        return {"signals": eviction_signals(result), "ties": tie_numbers(result)}
     if kind == "node-eviction-rate":
         return {
             "chart": charts.eviction_timeline(result.get("nodes") or [], result.get("pods") or [])

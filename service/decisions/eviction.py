@@ -13,7 +13,10 @@ Each threshold entry also carries ``firstObserved`` (the request's time, or null
 ``now``) and ``gracePeriodPassed``. API 1.1 adds ``nowSource`` (where ``now`` came from),
 ``configSource`` (the request's ``config``, the node's configuration captured in the
 snapshot, or the kubelet's defaults) and ``ignoredConfigFields`` (the fields of a whole
-KubeletConfiguration an eviction pass does not read).
+KubeletConfiguration an eviction pass does not read). API 1.2 adds ``tieGroups`` (runs of
+``ranking`` the kubelet's comparison cannot order, by index, with their pods) and
+``victimCandidates`` (every pod the kubelet might evict: the victim and the non-critical
+pods it ties with).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from service.decisions.base import (
     resolve_now,
 )
 from service.decisions.schemas import time_field
+from service.engine.duration import format_go_duration
 from service.engine.kubelet.allocatable import (
     get_node_allocatable_reservation,
     node_allocatable,
@@ -51,6 +55,7 @@ from service.engine.kubelet.eviction import (
     SignalObservation,
     signal_quantity_format,
     synchronize,
+    tie_groups,
 )
 from service.engine.kubelet.eviction_config import (
     FILESYSTEM_LAYOUTS,
@@ -60,7 +65,6 @@ from service.engine.kubelet.eviction_config import (
     EvictionConfigError,
     Threshold,
     build_eviction_config,
-    format_go_duration,
     threshold_quantity_string,
 )
 from service.engine.objects import Cluster
@@ -365,7 +369,20 @@ def decide(cluster: Cluster, request: dict) -> dict:
         "nodeConditions": list(evaluation.node_conditions),
         "starvedResource": evaluation.starved_resource,
         "ranking": [_ranked(e, settings) for e in evaluation.ranking],
+        "tieGroups": [
+            {
+                "first": first,
+                "last": last,
+                "pods": [
+                    pod_ref(e.pod, settings=settings) for e in evaluation.ranking[first : last + 1]
+                ],
+            }
+            for first, last in tie_groups(evaluation.ranking)
+        ],
         "victim": pod_ref(victim.pod, settings=settings) if victim is not None else None,
+        "victimCandidates": [
+            pod_ref(pod, settings=settings) for pod in evaluation.victim_candidates
+        ],
         "gracePeriodSeconds": victim.grace_period_seconds if victim is not None else 0,
         "message": evaluation.message,
         "nodeAllocatable": {

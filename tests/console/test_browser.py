@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from service.store import checkpoints
+from tests.conftest import kube_list, node, pod
 from tests.console.helpers import CHROMIUM, require_chromium, seed
 from tests.serve.helpers import VERDICT, call, serving, sqlite_env
 
@@ -172,3 +173,99 @@ def test_snapshot_pages_and_sign_out(page, server):
     assert "default/busy" in page.get_by_role("table").inner_text()
     page.get_by_role("button", name="Sign out").click()
     assert "/console/sign-in" in page.url
+
+
+def _tied_snapshot() -> dict:
+    """Four pods the kubelet's memory ranking cannot order on n1, and three nodes of zone z1
+    whose kubelets said NotReady, queued by one pass: their taint slots are drawn."""
+    gi = 2**30
+    names = ["t0", "t1", "t2", "t3"]
+    not_ready = {
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "False",
+                "lastHeartbeatTime": "2026-11-20T09:59:58Z",
+                "lastTransitionTime": "2026-11-20T09:50:00Z",
+            }
+        ]
+    }
+    zone = {"topology.kubernetes.io/zone": "z1"}
+    nodes = [node("n1", labels=zone)] + [
+        node(f"down{i}", labels=zone, status=not_ready) for i in range(3)
+    ]
+    nodes += [node(f"up{i}", labels=zone) for i in range(6)]
+    return {
+        "capturedAt": "2026-11-20T10:00:00Z",
+        "objects": kube_list(*nodes, *(pod(n, "n1", memory="100Mi", priority=0) for n in names)),
+        "stats": {
+            "n1": {
+                "node": {
+                    "nodeName": "n1",
+                    "memory": {"availableBytes": 50 * 2**20, "workingSetBytes": 7 * gi},
+                },
+                "pods": [
+                    {
+                        "podRef": {"name": n, "namespace": "default", "uid": f"uid-default-{n}"},
+                        "memory": {"workingSetBytes": 300 * 2**20},
+                    }
+                    for n in names
+                ],
+            }
+        },
+    }
+
+
+@pytest.fixture
+def own_page(browser, server):
+    """A page signed in on its own (the module's page may have signed out)."""
+    context = browser.new_context(java_script_enabled=False)
+    tab = context.new_page()
+    tab.set_default_timeout(15_000)
+    tab.goto(server["base"] + "/console/sign-in")
+    tab.get_by_label("API key").fill(server["secrets"]["read"])
+    tab.keyboard.press("Enter")
+    tab.wait_for_url("**/console/decisions")
+    yield tab
+    context.close()
+
+
+def test_ties_as_a_person_sees_them(own_page, server):
+    """Eviction: the tie group in the ranking and every pod the kubelet might evict; node
+    lifecycle: the nodes sharing a slot group."""
+    page = own_page
+    headers = {
+        "Authorization": f"Bearer {server['secrets']['decide']}",
+        "Content-Type": "application/json",
+    }
+    base = server["base"]
+    status, data, _ = call(base + "/v1/snapshots", "POST", orjson.dumps(_tied_snapshot()), headers)
+    assert status == 201, data
+    snapshot = orjson.loads(data)["id"]
+    ids = {}
+    for kind, body in (
+        ("eviction", {"snapshotId": snapshot, "nodeName": "n1"}),
+        ("node-eviction-rate", {"snapshotId": snapshot, "now": "2026-11-20T10:00:00Z"}),
+    ):
+        status, data, _ = call(f"{base}/v1/decisions/{kind}", "POST", orjson.dumps(body), headers)
+        assert status == 201, data
+        ids[kind] = orjson.loads(data)["id"]
+
+    page.goto(f"{base}/console/decisions/{ids['eviction']}")
+    assert "Evicts default/t0" in page.locator(".verdict").inner_text()
+    ties = page.locator("p.ties").inner_text()
+    assert "may evict any of default/t0, default/t1, default/t2, default/t3" in ties
+    ranking = page.locator("table", has_text="Ranking for memory")
+    assert "pods of one tie group may come in any order" in ranking.inner_text()
+    rows = ranking.locator("tbody tr")
+    assert rows.count() == 4
+    assert all(rows.nth(i).locator("td").last.inner_text() == "tie 1" for i in range(4))
+
+    page.goto(f"{base}/console/decisions/{ids['node-eviction-rate']}")
+    nodes = page.locator("table", has_text="Nodes;")
+    assert "take its taint times in an unspecified order" in nodes.inner_text()
+    for i in range(3):
+        row = nodes.locator("tr", has=page.locator("th", has_text=f"down{i}"))
+        assert row.locator("td").last.inner_text() == "slot group 1"
+    healthy = nodes.locator("tr", has=page.locator("th", has_text="up0"))
+    assert healthy.locator("td").last.inner_text() == ""

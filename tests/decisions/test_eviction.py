@@ -96,7 +96,9 @@ def test_result_shape_for_a_hard_memory_threshold():
         "nodeConditions",
         "starvedResource",
         "ranking",
+        "tieGroups",
         "victim",
+        "victimCandidates",
         "gracePeriodSeconds",
         "message",
         "nodeAllocatable",
@@ -400,3 +402,49 @@ def test_a_whole_kubelet_configuration_is_accepted_and_its_unused_fields_listed(
         json={"snapshotId": stored_snapshot(api), "nodeName": "n1", "config": wrong},
     )
     assert response.status_code == 422 and "apiVersion" in response.json["errors"][0]["path"]
+
+
+# --- ties (API 1.2): the kubelet's order among pods its comparison cannot separate ---
+
+
+def _tied_node():
+    """issue 30's case: 14 pods, priority (i % 3) * 10, request 100Mi, usage 200Mi for odd i
+    and 150Mi for even i. The kubelet's own code evicted m09, Verdict's order says m03: both
+    are right, since sort.Sort is not stable past 12 items and its input has no order."""
+    pods = [_pod(f"m{i:02d}", "100Mi", priority=(i % 3) * 10) for i in range(14)]
+    usage = [(f"m{i:02d}", (200 if i % 2 else 150) * MI) for i in range(14)]
+    return _cluster([_node(), *pods], {"n1": _summary(pods=usage)})
+
+
+def test_tied_pods_are_named_as_groups_and_every_possible_victim_listed():
+    result = _decide(_tied_node())
+    names = [e["pod"]["name"] for e in result["ranking"]]
+    groups = [(g["first"], g["last"], [p["name"] for p in g["pods"]]) for g in result["tieGroups"]]
+    # priority 0 first (i % 3 == 0), usage above request 100Mi before 50Mi, and so on.
+    assert groups == [
+        (0, 1, ["m03", "m09"]),
+        (2, 4, ["m00", "m06", "m12"]),
+        (5, 7, ["m01", "m07", "m13"]),
+        (8, 9, ["m04", "m10"]),
+        (10, 11, ["m05", "m11"]),
+        (12, 13, ["m02", "m08"]),
+    ]
+    assert names[:2] == ["m03", "m09"]
+    assert result["victim"]["name"] == "m03"  # the deterministic choice: snapshot order
+    assert [p["name"] for p in result["victimCandidates"]] == ["m03", "m09"]
+
+
+def test_a_victim_without_ties_is_its_only_candidate():
+    result = _decide(_cluster([_node(), *PODS], STATS))
+    assert result["tieGroups"] == []
+    assert result["victimCandidates"] == [result["victim"]]
+
+
+def test_critical_pods_in_the_victims_group_are_not_candidates():
+    pods = [_pod("a", "100Mi"), _pod("b", "100Mi"), _pod("c", "100Mi")]
+    pods[0]["metadata"]["annotations"] = {"kubernetes.io/config.source": "file"}  # static
+    usage = [(p["metadata"]["name"], 300 * MI) for p in pods]
+    result = _decide(_cluster([_node(), *pods], {"n1": _summary(pods=usage)}))
+    assert [p["name"] for p in result["tieGroups"][0]["pods"]] == ["a", "b", "c"]
+    assert result["victim"]["name"] == "b"
+    assert [p["name"] for p in result["victimCandidates"]] == ["b", "c"]

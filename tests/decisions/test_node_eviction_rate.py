@@ -67,6 +67,7 @@ def test_now_defaults_to_captured_at_and_the_result_has_the_api_shape():
         "ready": "Unknown",
         "taint": UNREACHABLE,
         "taintedAt": at(-60),
+        "slotGroup": None,
     }
     # Stale but still Ready=True in the snapshot: marked Unknown at now, queued 5 s later.
     assert nodes["silent"]["taintedAt"] == at(5)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from service.engine.nodelifecycle.config import NodeLifecycleConfig
-from service.engine.nodelifecycle.taints import plan_evictions
+from service.engine.nodelifecycle.timeline import plan_evictions
 from service.engine.objects import Cluster
 from service.engine.summary import node_view
 from service.engine.topology import zone_key, zone_key_parts, zone_label

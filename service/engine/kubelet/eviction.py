@@ -36,12 +36,14 @@ How one pass stands in for the long-running manager:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from fractions import Fraction
 from functools import partial
 
+from service.engine.duration import format_go_duration
 from service.engine.kubelet.eviction_config import (
     OP_LESS_THAN,
     RESOURCE_EPHEMERAL_STORAGE,
@@ -63,7 +65,6 @@ from service.engine.kubelet.eviction_config import (
     EvictionConfig,
     Threshold,
     compare_threshold_value,
-    format_go_duration,
     get_threshold_quantity,
     is_hard_eviction_threshold,
     threshold_quantity_string,
@@ -469,6 +470,9 @@ class RankedPod:
     request: int = 0
     resource: str = RESOURCE_MEMORY
     _order: int = 0  # usage minus the request the ordering step subtracts (negated in keys)
+    # The ranking's comparators on this pod, in order: pods with equal keys are ones the
+    # kubelet's comparison cannot order (set by ``ordered_by``).
+    rank_key: tuple = ()
 
 
 # A ranker: one of the kubelet's ranking functions, pods (and their stats) in, pods in
@@ -554,8 +558,24 @@ process = disk = memory
 
 def ordered_by(entries: list[RankedPod], *comparators: Comparator) -> list[RankedPod]:
     """helpers.go orderedBy(...).Sort: the comparators applied lexicographically (first =
-    evicted first). Stable: ties keep the input order."""
-    return sorted(entries, key=lambda e: tuple([compare(e) for compare in comparators]))
+    evicted first). Ties keep the input order here; upstream's sort.Sort is not stable past
+    12 items and its input (the pod manager's map) has no order, so pods with equal
+    ``rank_key`` may come in any order (``tie_groups``)."""
+    keyed = [replace(e, rank_key=tuple([compare(e) for compare in comparators])) for e in entries]
+    return sorted(keyed, key=lambda e: e.rank_key)
+
+
+def tie_groups(ranking: Sequence[RankedPod]) -> list[tuple[int, int]]:
+    """The runs of adjacent pods (first and last index, two pods or more) that the ranking's
+    comparison cannot order: any order among them is one the kubelet may take."""
+    groups = []
+    start = 0
+    for i in range(1, len(ranking) + 1):
+        if i == len(ranking) or ranking[i].rank_key != ranking[start].rank_key:
+            if i - start > 1:
+                groups.append((start, i - 1))
+            start = i
+    return groups
 
 
 def rank_memory_pressure(
@@ -880,6 +900,9 @@ class EvictionPass:
     ranking: list[RankedPod] = field(default_factory=list)
     evictions: list[Eviction] = field(default_factory=list)
     message: str = ""
+    # Every pod the kubelet might evict: the victim and the non-critical pods it ties with
+    # (empty without a ranked victim).
+    victim_candidates: list[Pod] = field(default_factory=list)
 
     @property
     def victim(self) -> Eviction | None:
@@ -896,6 +919,14 @@ def _pending_grace_message(observed_at: Mapping[Threshold, datetime], now: datet
                 f"met for {format_go_duration(max(elapsed, 0))})"
             )
     return "eviction thresholds met, but their grace periods have not passed: " + ", ".join(parts)
+
+
+def _tied_candidates(ranking: Sequence[RankedPod], index: int) -> list[Pod]:
+    """The non-critical pods that tie with the victim at ``index``: whichever comes first in
+    the kubelet's own order is the one it evicts."""
+    key = ranking[index].rank_key
+    run = itertools.takewhile(lambda e: e.rank_key == key, ranking[index:])
+    return [e.pod for e in run if not is_critical_pod(e.pod)]
 
 
 def synchronize(
@@ -957,6 +988,7 @@ def synchronize(
         result.evictions = local_storage_eviction(
             candidates, pod_stats, config.dedicated_image_fs, settings=settings
         )
+        result.victim_candidates = [e.pod for e in result.evictions[:1]]
 
     reclaimable = get_reclaimable_threshold(acting)
     if reclaimable is None:
@@ -984,10 +1016,11 @@ def synchronize(
     if not candidates:
         result.message = "eviction thresholds have been met, but no pods are active to evict"
         return result
-    for entry in result.ranking:
+    for index, entry in enumerate(result.ranking):
         pod = entry.pod
         if is_critical_pod(pod):
             continue  # evictPod refuses critical pods; the next in rank is tried
+        result.victim_candidates = _tied_candidates(result.ranking, index)
         if is_hard_eviction_threshold(threshold):
             grace = IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS
         else:

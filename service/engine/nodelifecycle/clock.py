@@ -4,7 +4,7 @@ Go's ``time.Time`` and ``time.Duration`` are nanosecond integers; every comparis
 controller makes (``now.After(probe.Add(grace))``, token-bucket refills) is done on them.
 The engine therefore works on ``int`` nanoseconds throughout and converts at the edges:
 ``to_ns`` for model datetimes, ``format_time`` for results. (Go duration strings are parsed
-by the engine's one parser, ``service.engine.kubelet.eviction_config.parse_go_duration``.)
+by the engine's one parser, ``service.engine.duration.parse_go_duration``.)
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from service.engine.kubelet.eviction_config import parse_go_duration
+from service.engine.duration import parse_go_duration
 from service.engine.nodelifecycle.clock import SECOND
 
 __all__ = ["DEFAULT_CONFIG", "MODES", "ConfigError", "NodeLifecycleConfig", "config_from_dict"]

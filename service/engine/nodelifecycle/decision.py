@@ -3,7 +3,7 @@ taint-based eviction (or, in legacy mode, the node controller) removes each pod.
 
 The result is exactly the contract's ``POST /v1/decisions/node-eviction-rate`` result. How the
 controllers' state is approximated from one snapshot at ``now`` is documented in
-``taints.py``. Order is stable: zones in the order their
+``timeline.py``. Order is stable: zones in the order their
 first node appears in the snapshot, nodes in snapshot order, pods by node (snapshot node
 order) then in snapshot pod order.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from service.engine.nodelifecycle.clock import format_time, to_ns
 from service.engine.nodelifecycle.config import NodeLifecycleConfig, config_from_dict
-from service.engine.nodelifecycle.taints import plan_evictions
+from service.engine.nodelifecycle.timeline import plan_evictions
 from service.engine.objects import Cluster
 from service.engine.refs import pod_ref
 from service.engine.version import EngineSettings
@@ -73,6 +73,7 @@ def node_eviction_rate(
                 "ready": node.ready,
                 "taint": node.wanted,
                 "taintedAt": _time(node.tainted_at),
+                "slotGroup": node.slot_group,
             }
             for node in plan.nodes
         ],

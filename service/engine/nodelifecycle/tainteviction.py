@@ -138,8 +138,9 @@ class TaintEvictionQueue:
     * no NoExecute taints → cancel (handleNodeUpdate's short-circuit);
     * some taint untolerated → cancel and delete now;
     * tolerated forever → cancel;
-    * else m seconds: an existing deletion created at C is kept when C + m < now + m (its
-      fire time does not move); otherwise it is replaced by one firing at now + m.
+    * else m seconds (0 when a used toleration has tolerationSeconds <= 0): an existing
+      deletion created at C is kept when C + m < now + m (its fire time does not move, even
+      when the new one would fire sooner); otherwise it is replaced by one firing at now + m.
     """
 
     def __init__(self) -> None:
@@ -152,7 +153,7 @@ class TaintEvictionQueue:
         if decision.kind == "never":
             self.work.pop(pod_key, None)
             return decision
-        if decision.kind == "immediate":
+        if decision.cause == "untolerated":
             self.work[pod_key] = _Work(now, now, decision)
             return decision
         trigger = now + decision.seconds * SECOND
@@ -216,8 +217,9 @@ def replay_pod(
             last, last_at = Decision("never"), t
             continue
         decision = queue.process_pod_on_node(key, tolerations, taints, t)
-        if decision.kind == "immediate":
-            return EvictionOutcome(t, decision, t, False)
+        scheduled = queue.scheduled(key)
+        if scheduled is not None and scheduled[1] <= t:
+            return EvictionOutcome(t, scheduled[2], scheduled[0], False)
         last, last_at = decision, t
     scheduled = queue.scheduled(key)
     if scheduled is not None:

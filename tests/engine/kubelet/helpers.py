@@ -19,11 +19,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from service.engine.duration import parse_go_duration
 from service.engine.kubelet.eviction_config import (
     Threshold,
     ThresholdValue,
     _f32,
-    parse_go_duration,
 )
 from service.engine.objects import Container, Node, NodeStats, Pod
 from service.engine.qos import BEST_EFFORT, BURSTABLE, GUARANTEED, get_pod_qos, preemptable

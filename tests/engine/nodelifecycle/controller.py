@@ -3,7 +3,7 @@
 Mirrors monitorNodeHealth / classifyNodes / doNoExecuteTaintingPass (k8s 1.35) and, in
 legacy mode, the pre-1.27 doEvictionPass / evictPods / cancelPodEviction. Kubernetes' own
 multi-pass unit tests (and the derived timing vectors) are replayed on it; the stateless
-decision (``taints.plan_evictions``) uses the same pieces: ``NodeHealthTracker`` and
+decision (``timeline.plan_evictions``) uses the same pieces: ``NodeHealthTracker`` and
 ``node_health_at`` share the staleness rule and marking, and both drive the same
 ``process_taint_base_eviction``, ``DisruptionController.handle_disruption``, queues and
 token buckets.
@@ -22,7 +22,7 @@ from service.engine.nodelifecycle.health import (
     NodeWorkingCopy,
 )
 from service.engine.nodelifecycle.queue import TimedValue, run_queue_loop
-from service.engine.nodelifecycle.taints import (
+from service.engine.nodelifecycle.tainting import (
     ACTION_NONE,
     LEGACY_ENQUEUE,
     is_daemonset_pod,

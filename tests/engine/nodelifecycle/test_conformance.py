@@ -26,16 +26,16 @@ from service.engine.nodelifecycle.tainteviction import (
     pod_decision,
     replay_pod,
 )
-from service.engine.nodelifecycle.taints import (
+from service.engine.nodelifecycle.tainting import (
     ACTION_ENQUEUE_NOT_READY,
     ACTION_ENQUEUE_UNREACHABLE,
     ACTION_NONE,
     ACTION_REMOVE,
     ACTION_SWAP_TO_NOT_READY,
     ACTION_SWAP_TO_UNREACHABLE,
-    _initial_events,
     no_schedule_condition_taints,
 )
+from service.engine.nodelifecycle.timeline import _initial_events
 from service.engine.nodelifecycle.zones import compute_zone_state, rate_for_state
 from service.engine.topology import zone_key
 from service.ingest.kube import node_from_object, pod_from_object

@@ -191,10 +191,10 @@ def test_all_zones_fully_disrupted_stops_everything_and_removes_lifecycle_taints
     assert by_name(result)["a0"]["taintedAt"] is None
     got = evictions(result)
     # a0's unreachable taint is removed at now: the pod's immediate deletion (the taint is
-    # untolerated) happened when the taint was added, before the removal.
-    assert got["p-a"] == at(-100)
+    # untolerated) was due when the taint was added, before the removal, so it runs at now.
+    assert got["p-a"] == at(0)
     # A user NoExecute taint is not a lifecycle taint: it stays and still evicts.
-    assert got["p-b"] == at(-100)
+    assert got["p-b"] == at(0)
 
 
 def test_single_node_cluster_never_taints():
@@ -274,8 +274,8 @@ def test_existing_taint_keeps_time_added_and_pods_count_from_it():
     assert by_name(result)["n"]["taintedAt"] == at(-200)
     assert evictions(result) == {
         "default": at(100),
-        "short": at(-140),
-        "none": at(-200),
+        "short": at(0),  # due at -140: a deletion already due runs at once
+        "none": at(0),
         "ds": None,
     }
 
@@ -332,7 +332,9 @@ def test_ready_node_loses_lifecycle_taints_and_pending_deletions_are_cancelled()
     got = {p["pod"]["name"]: p for p in result["pods"]}
     assert got["p-recent"]["evictAt"] is None
     assert got["p-recent"]["reason"].startswith("All taints were removed")
-    assert got["p-long"]["evictAt"] == at(-100)  # its deadline passed before the removal
+    # Its deadline (-100) passed before the removal: the overdue deletion runs at now.
+    assert got["p-long"]["evictAt"] == at(0)
+    assert "due at 2023-12-31T23:58:20Z, before now" in got["p-long"]["reason"]
 
 
 def test_toleration_order_and_user_taints():
@@ -348,7 +350,7 @@ def test_toleration_order_and_user_taints():
     assert evictions(result) == {
         "wild-first": None,
         "sixty-first": at(10),
-        "wrong-value": at(-50),
+        "wrong-value": at(0),
     }
 
 
@@ -359,7 +361,7 @@ def test_pod_created_after_the_taint_counts_from_its_creation():
         pod("late", "n", DEFAULTS, created=-100),
         pod("early", "n", DEFAULTS, created=-2000),
     )
-    assert evictions(decide(c)) == {"late": at(200), "early": at(-700)}
+    assert evictions(decide(c)) == {"late": at(200), "early": at(0)}
 
 
 def test_apply_default_tolerations():
@@ -488,3 +490,121 @@ def test_go_durations_are_accepted():
     c = cluster(node("n", heartbeat=-90), *healthy("h", 3))
     assert by_name(decide(c, nodeMonitorGracePeriod="1m30s"))["n"]["ready"] == "True"
     assert by_name(decide(c, nodeMonitorGracePeriod="1m29.5s"))["n"]["ready"] == "Unknown"
+
+
+# --- regressions found against the controller's own code (nodelifecycle-oracle, v1.35) ---
+
+
+def test_overdue_deletion_happens_at_now():
+    # Taint since -300 s, tolerated 60 s: due at -240, but the pod is still in the
+    # snapshot, so the deletion runs at now (AddWork runs work whose delay is <= 0 at once).
+    c = cluster(
+        node("n", ready="Unknown", heartbeat=-3600, taints=[taint(UNREACHABLE, -300)]),
+        *healthy("h", 3),
+        pod("p", "n", [toleration(UNREACHABLE, 60)]),
+        pod("zero", "n", [toleration(UNREACHABLE, 0)]),
+    )
+    got = {p["pod"]["name"]: p for p in decide(c)["pods"]}
+    assert got["p"]["evictAt"] == at(0)
+    assert "due at 2023-12-31T23:56:00Z, before now: it runs at once" in got["p"]["reason"]
+    assert got["zero"]["evictAt"] == at(0)
+
+
+def test_never_updated_node_past_startup_grace_is_tainted_unreachable():
+    # tryUpdateNodeHealth writes Ready=Unknown (NodeStatusNeverUpdated); the same pass reads
+    # the synthesized Unknown and queues the node: tainted at now, its pod deleted then.
+    c = cluster(
+        node("fresh", ready=None, created=-3600),
+        *healthy("h", 3),
+        pod("p", "fresh"),
+    )
+    result = decide(c)
+    assert by_name(result)["fresh"] == {
+        "nodeName": "fresh",
+        "zone": "r1:\x00:a",
+        "ready": "Unknown",
+        "taint": UNREACHABLE,
+        "taintedAt": at(0),
+        "slotGroup": None,
+    }
+    assert evictions(result) == {"p": at(0)}
+
+
+def test_earlier_timer_is_kept_when_the_taint_changes():
+    # not-ready since -10 s, tolerated 60 s: the timer fires at +50. At +5 the controller
+    # swaps the taint to unreachable, tolerated with tolerationSeconds 0: processPodOnNode
+    # keeps the existing timer (created earlier), so the pod goes at +50, not at +5.
+    c = cluster(
+        node("n", ready="False", heartbeat=-55, taints=[taint(NOT_READY, -10)]),
+        *healthy("h", 3),
+        pod("p", "n", [toleration(UNREACHABLE, 0), toleration(NOT_READY, 60)]),
+        pod("untolerated", "n", [toleration(NOT_READY, 60)]),
+    )
+    result = decide(c)
+    assert by_name(result)["n"]["taint"] == UNREACHABLE
+    assert by_name(result)["n"]["taintedAt"] == at(5)
+    # An untolerated taint is different: the pod is deleted at once.
+    assert evictions(result) == {"p": at(50), "untolerated": at(5)}
+
+
+def test_node_without_ready_keeps_the_lifecycle_taint_it_carries():
+    # In its startup grace the controller leaves the node alone: the taint stays and is
+    # reported with its timeAdded.
+    c = cluster(
+        node("new", ready=None, created=-30, taints=[taint(UNREACHABLE, -20)]),
+        *healthy("h", 3),
+    )
+    assert by_name(decide(c))["new"]["taint"] == UNREACHABLE
+    assert by_name(decide(c))["new"]["taintedAt"] == at(-20)
+
+
+def test_node_without_ready_is_queued_afresh_and_its_taint_restamped():
+    # Past its startup grace with a taint someone else put there: the controller's queue has
+    # never seen the node, so the first pass queues it and its slot re-stamps the taint.
+    c = cluster(
+        node("old", ready=None, created=-3600, taints=[taint(UNREACHABLE, -900)]),
+        *healthy("h", 3),
+    )
+    assert by_name(decide(c))["old"]["taintedAt"] == at(0)
+
+
+def test_swapped_taint_keeps_its_queue_entry():
+    # A node that posted False while carrying unreachable was queued (and remembered) when
+    # it went Unknown: the first pass swaps the taint at now and no later slot re-stamps it
+    # (nodelifecycle-oracle's warm start forgets it, docs/fidelity.md).
+    c = cluster(
+        node("n", ready="False", heartbeat=-5, taints=[taint(UNREACHABLE, -600)]),
+        *healthy("h", 9),
+    )
+    assert by_name(decide(c))["n"]["taintedAt"] == at(0)
+
+
+# --- slot groups: nodes whose slots the controller hands out in an unspecified order ---
+
+
+def test_nodes_queued_by_one_pass_share_a_slot_group():
+    nodes = [node(f"u{i}", ready="False", heartbeat=-5) for i in range(3)]
+    c = cluster(*nodes, *healthy("h", 7), node("lone", zone="b", ready="False", heartbeat=-5))
+    result = by_name(decide(c))
+    assert [result[f"u{i}"]["taintedAt"] for i in range(3)] == [at(0), at(10), at(20)]
+    assert {result[f"u{i}"]["slotGroup"] for i in range(3)} == {1}
+    # Alone in its zone's draw: its slot is its own.
+    assert result["lone"]["slotGroup"] is None
+    assert result["h-0"]["slotGroup"] is None
+
+
+def test_first_pass_leftovers_draw_with_the_second_pass():
+    # u0, u1 queue at now (kubelet said False); s queues at +5 (marked Unknown at now).
+    # At +5 u1 is still waiting, so markNodeForTainting re-queues it with s: either may
+    # take the slot at +10.
+    c = cluster(
+        node("u0", ready="False", heartbeat=-5),
+        node("u1", ready="False", heartbeat=-5),
+        node("s", heartbeat=-3600),
+        *healthy("h", 9),
+    )
+    result = by_name(decide(c))
+    assert result["u0"]["taintedAt"] == at(0)
+    assert {result["u1"]["taintedAt"], result["s"]["taintedAt"]} == {at(10), at(20)}
+    assert result["u1"]["slotGroup"] == result["s"]["slotGroup"] == 1
+    assert result["u0"]["slotGroup"] == 1

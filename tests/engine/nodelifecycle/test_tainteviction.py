@@ -30,6 +30,18 @@ def _tol(key: str, seconds: int | None) -> Toleration:
             id="later shorter toleration keeps the first deadline",
         ),
         pytest.param(
+            [(0, (NOT_READY,)), (15 * SECOND, (NOT_READY, UNREACHABLE)), (15 * SECOND, (UNREACHABLE,))],
+            [_tol(UNREACHABLE.key, 0), _tol(NOT_READY.key, 60)],
+            60 * SECOND,
+            id="a tolerationSeconds 0 taint keeps the earlier timer (processPodOnNode)",
+        ),
+        pytest.param(
+            [(0, (NOT_READY,)), (15 * SECOND, (NOT_READY, UNREACHABLE))],
+            [_tol(NOT_READY.key, 60)],
+            15 * SECOND,
+            id="an untolerated taint deletes at once",
+        ),
+        pytest.param(
             [(0, (UNREACHABLE,)), (100 * SECOND, ())],
             [_tol(UNREACHABLE.key, 300)],
             None,

@@ -1,30 +1,33 @@
-"""NoExecute lifecycle taints: what the node lifecycle controller writes, and when; then when
-the taint eviction controller removes each pod.
+"""The eviction timeline of one decision: when the node lifecycle controller writes each
+NoExecute lifecycle taint, and when taint-based eviction then deletes each pod.
 
-Mirrors, in pkg/controller/nodelifecycle/node_lifecycle_controller.go (k8s 1.35):
-processTaintBaseEviction, markNodeForTainting, markNodeAsReachable, the tainting function of
-doNoExecuteTaintingPass, and controller/util/node SwapNodeControllerTaint; for the legacy
-path (k8s 1.26, removed in 1.27): processNoTaintBaseEviction, evictPods, cancelPodEviction,
-doEvictionPass and DeletePods.
+Drives the controller's pieces (``tainting.py``'s marking, ``zones.py``, ``queue.py``) over
+the monitor passes of pkg/controller/nodelifecycle/node_lifecycle_controller.go (k8s 1.35:
+monitorNodeHealth, doNoExecuteTaintingPass) and replays each node's taints through
+pkg/controller/tainteviction (``tainteviction.py``); for the legacy path (k8s 1.26, removed
+in 1.27): evictPods, cancelPodEviction, doEvictionPass and DeletePods.
 
 ``plan_evictions`` is Verdict's stateless decision at a time ``now``:
 
 * every node's health is taken from ``health.node_health_at``;
 * the controller is taken to be in steady state: it knows every node (no restart clean-up),
-  a node already carrying the lifecycle taint it wants keeps it and its timeAdded (its
-  queue's de-duplication set holds it), every zone's limiter is the one for the zone's
-  current state, and every zone bucket is full at ``now``;
+  a node with a Ready condition that carries a lifecycle taint keeps it and its timeAdded
+  (its queue's de-duplication set holds it; a node without one is queued afresh), every
+  zone's limiter is the one for the zone's current state, and every zone bucket is full at
+  ``now``;
 * a monitor pass runs at ``now`` and the next one ``nodeMonitorPeriod`` later; the 100 ms
   tainting loop ticks at ``now`` and every 100 ms after. A node the controller itself marks
   Unknown at ``now`` is therefore queued at the second pass (the decision uses the Ready
   status observed at the start of a pass), a node whose kubelet already reported False or
   Unknown at the first. Queue order: pass order, which is snapshot node order (Kubernetes
-  uses 8 parallel workers, so its order is arbitrary). Later passes only re-queue pending
-  nodes in the same order, so they change nothing and are not run;
+  uses 8 parallel workers, so its order is arbitrary: the nodes one pass queues in one zone
+  share their slots, which ``slot_group`` marks). Later passes only re-queue pending nodes
+  in the same order, so they change nothing and are not run;
 * each pod's deletion time is the taint eviction controller's, replayed over its node's
   NoExecute taint history: existing taints from their timeAdded (a taint without timeAdded
   from the snapshot's capturedAt, else ``now``), the controller's writes when it makes them,
-  the pod from its creationTimestamp when it was created after the taints.
+  the pod from its creationTimestamp when it was created after the taints; a pod in the
+  snapshot is not deleted yet, so a deletion due before ``now`` happens at ``now``.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
 
-from service.engine.nodelifecycle.clock import MILLISECOND, format_time, from_ns, to_ns
+from service.engine.nodelifecycle.clock import format_time, from_ns, to_ns
 from service.engine.nodelifecycle.config import NodeLifecycleConfig
 from service.engine.nodelifecycle.health import (
     NodeHealth,
@@ -41,7 +44,7 @@ from service.engine.nodelifecycle.health import (
     lease_renew_ns,
     node_health_at,
 )
-from service.engine.nodelifecycle.queue import RateLimitedTimedQueue, TimedValue, run_queue_loop
+from service.engine.nodelifecycle.queue import TimedValue, run_queue_loop
 from service.engine.nodelifecycle.tainteviction import (
     NO_EXECUTE,
     NOT_READY_TAINT_KEY,
@@ -50,260 +53,19 @@ from service.engine.nodelifecycle.tainteviction import (
     default_toleration_seconds,
     replay_pod,
 )
-from service.engine.nodelifecycle.zones import (
-    STATE_NORMAL,
-    DisruptionController,
+from service.engine.nodelifecycle.tainting import (
+    WANTED_TAINT,
+    is_daemonset_pod,
+    mark_node_as_reachable,
+    process_taint_base_eviction,
+    taint_exists,
+    taint_queued_node,
 )
+from service.engine.nodelifecycle.zones import STATE_NORMAL, DisruptionController
 from service.engine.objects import Cluster, Node, Pod, Taint, Toleration
 from service.engine.topology import zone_key_parts
 
-__all__ = [
-    "ACTION_ENQUEUE_NOT_READY",
-    "ACTION_ENQUEUE_UNREACHABLE",
-    "ACTION_REMOVE",
-    "ACTION_SWAP_TO_NOT_READY",
-    "ACTION_SWAP_TO_UNREACHABLE",
-    "NodeOutcome",
-    "Plan",
-    "PodOutcome",
-    "ZoneOutcome",
-    "legacy_eviction_due",
-    "mark_node_as_reachable",
-    "mark_node_for_tainting",
-    "no_schedule_condition_taints",
-    "plan_evictions",
-    "process_no_taint_base_eviction",
-    "process_taint_base_eviction",
-    "reconcile_no_schedule_taints",
-    "swap_node_controller_taint",
-    "taint_exists",
-    "taint_queued_node",
-]
-
-ACTION_SWAP_TO_NOT_READY = "swap-to-not-ready"
-ACTION_SWAP_TO_UNREACHABLE = "swap-to-unreachable"
-ACTION_ENQUEUE_NOT_READY = "enqueue-not-ready"
-ACTION_ENQUEUE_UNREACHABLE = "enqueue-unreachable"
-ACTION_REMOVE = "remove"
-ACTION_NONE = "none"
-
-LEGACY_ENQUEUE = "enqueue"
-LEGACY_CANCEL = "cancel"
-
-WANTED_TAINT = {"False": NOT_READY_TAINT_KEY, "Unknown": UNREACHABLE_TAINT_KEY}
-RETRY_NO_READY_NS = 50 * MILLISECOND
-
-
-# --- taint writes (controller/util/node and pkg/util/taints, k8s 1.35) ---
-
-
-def taint_exists(taints: Sequence[Taint], key: str, effect: str = NO_EXECUTE) -> bool:
-    """taintutils.TaintExists with a template: a taint with the same key and effect."""
-    return any(t.key == key and t.effect == effect for t in taints)
-
-
-def _add_or_update_taint(taints: list[Taint], taint: Taint) -> list[Taint]:
-    """taintutils.AddOrUpdateTaint: replace the taint with the same key and effect in place
-    unless it is identical (timeAdded included), else append it."""
-    result = []
-    found = False
-    for old in taints:
-        if old.key == taint.key and old.effect == taint.effect:
-            found = True
-            result.append(old if old == taint else taint)
-        else:
-            result.append(old)
-    if not found:
-        result.append(taint)
-    return result
-
-
-def _remove_taint(taints: list[Taint], key: str, effect: str = NO_EXECUTE) -> list[Taint]:
-    return [t for t in taints if not (t.key == key and t.effect == effect)]
-
-
-def remove_taint_off_node(node: NodeWorkingCopy, key: str, now: int) -> None:
-    """controller.RemoveTaintOffNode: nothing when the controller's copy of the node lacks
-    the taint (the API-call short-circuit); otherwise removed from the stored node."""
-    if not taint_exists(node.seen_taints(), key):
-        return
-    if taint_exists(node.taints, key):
-        node.set_taints(_remove_taint(node.taints, key), now)
-
-
-def swap_node_controller_taint(
-    node: NodeWorkingCopy, add_key: str, remove_key: str, now: int
-) -> None:
-    """SwapNodeControllerTaint: add ``add_key``:NoExecute with timeAdded = now to the stored
-    node, then RemoveTaintOffNode ``remove_key``:NoExecute (two writes: there is never a
-    moment without either)."""
-    taint = Taint(key=add_key, effect=NO_EXECUTE, time_added=from_ns(now))
-    node.set_taints(_add_or_update_taint(node.taints, taint), now)
-    remove_taint_off_node(node, remove_key, now)
-
-
-def mark_node_as_reachable(node: NodeWorkingCopy, queue: RateLimitedTimedQueue, now: int) -> bool:
-    """markNodeAsReachable: remove both NoExecute lifecycle taints, drop the node from its
-    zone queue (which also forgets it in the de-duplication set)."""
-    if not node.seen_taints():  # fast path: nothing to remove (the usual healthy node)
-        return queue.remove(node.name)
-    remove_taint_off_node(node, UNREACHABLE_TAINT_KEY, now)
-    remove_taint_off_node(node, NOT_READY_TAINT_KEY, now)
-    return queue.remove(node.name)
-
-
-def mark_node_for_tainting(
-    node: NodeWorkingCopy, status: str, queue: RateLimitedTimedQueue, now: int
-) -> bool:
-    """markNodeForTainting: when the node lacks the taint for ``status``, Remove it from the
-    queue first (resetting de-duplication); then Add it."""
-    key = WANTED_TAINT.get(status)
-    if key is not None and not taint_exists(node.seen_taints(), key):
-        queue.remove(node.name)
-    return queue.add(node.name, now, node.uid)
-
-
-# processTaintBaseEviction's two unhealthy cases, which mirror each other: Ready status ->
-# (the taint it wants, the taint it replaces, the action of a swap, the action of a queueing).
-_BASE_EVICTION = {
-    "False": (
-        NOT_READY_TAINT_KEY,
-        UNREACHABLE_TAINT_KEY,
-        ACTION_SWAP_TO_NOT_READY,
-        ACTION_ENQUEUE_NOT_READY,
-    ),
-    "Unknown": (
-        UNREACHABLE_TAINT_KEY,
-        NOT_READY_TAINT_KEY,
-        ACTION_SWAP_TO_UNREACHABLE,
-        ACTION_ENQUEUE_UNREACHABLE,
-    ),
-}
-
-
-def process_taint_base_eviction(
-    node: NodeWorkingCopy, observed: str, queue: RateLimitedTimedQueue, now: int
-) -> str:
-    """processTaintBaseEviction on the Ready status ``observed`` at the start of the pass.
-
-    False: a node carrying unreachable:NoExecute is swapped to not-ready at once (no queue,
-    no rate limit), else queued; Unknown: the same the other way round; True: both lifecycle
-    taints removed and the node dropped from the queue. Returns the action taken.
-    """
-    branch = _BASE_EVICTION.get(observed)
-    if branch is not None:
-        wanted, replaced, swapped, queued = branch
-        if taint_exists(node.seen_taints(), replaced):
-            swap_node_controller_taint(node, wanted, replaced, now)
-            return swapped
-        mark_node_for_tainting(node, observed, queue, now)
-        return queued
-    if observed == "True":
-        mark_node_as_reachable(node, queue, now)
-        return ACTION_REMOVE
-    return ACTION_NONE
-
-
-def taint_queued_node(node: NodeWorkingCopy | None, now: int) -> tuple[bool, int]:
-    """The function doNoExecuteTaintingPass gives Try(): re-read the node; gone → drop;
-    no Ready condition → retry in 50 ms; False → not-ready (unreachable removed); Unknown →
-    unreachable (not-ready removed); anything else → drop without tainting."""
-    if node is None:
-        return True, 0
-    ready = node.ready()
-    if ready is None:
-        return False, RETRY_NO_READY_NS
-    if ready.status == "False":
-        swap_node_controller_taint(node, NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY, now)
-    elif ready.status == "Unknown":
-        swap_node_controller_taint(node, UNREACHABLE_TAINT_KEY, NOT_READY_TAINT_KEY, now)
-    return True, 0
-
-
-def legacy_eviction_due(
-    observed: str, probe: int, ready_transition: int, now: int, pod_eviction_timeout: int
-) -> bool:
-    """The timeout test of processNoTaintBaseEviction (k8s 1.26): Ready False for longer than
-    podEvictionTimeout since the ready transition, or Unknown for longer than it since the
-    last probe (strictly after)."""
-    if observed == "False":
-        return now > ready_transition + pod_eviction_timeout
-    if observed == "Unknown":
-        return now > probe + pod_eviction_timeout
-    return False
-
-
-def process_no_taint_base_eviction(
-    node: NodeWorkingCopy,
-    observed: str,
-    probe: int,
-    ready_transition: int,
-    queue: RateLimitedTimedQueue,
-    now: int,
-    pod_eviction_timeout: int,
-) -> str:
-    """processNoTaintBaseEviction (k8s 1.26, the pre-taint path): an overdue False/Unknown
-    node is queued for pod deletion (evictPods); True cancels (cancelPodEviction)."""
-    if observed == "True":
-        queue.remove(node.name)
-        return LEGACY_CANCEL
-    if legacy_eviction_due(observed, probe, ready_transition, now, pod_eviction_timeout):
-        queue.add(node.name, now, node.uid)
-        return LEGACY_ENQUEUE
-    return ACTION_NONE
-
-
-# --- NoSchedule condition taints (doNoScheduleTaintingPass) ---
-
-_NO_SCHEDULE_TAINT_FOR_CONDITION = {
-    ("Ready", "False"): NOT_READY_TAINT_KEY,
-    ("Ready", "Unknown"): UNREACHABLE_TAINT_KEY,
-    ("MemoryPressure", "True"): "node.kubernetes.io/memory-pressure",
-    ("DiskPressure", "True"): "node.kubernetes.io/disk-pressure",
-    ("NetworkUnavailable", "True"): "node.kubernetes.io/network-unavailable",
-    ("PIDPressure", "True"): "node.kubernetes.io/pid-pressure",
-}
-UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
-_CONDITION_TAINT_KEYS = frozenset(_NO_SCHEDULE_TAINT_FOR_CONDITION.values())
-
-
-def no_schedule_condition_taints(node: Node) -> list[Taint]:
-    """The NoSchedule taints doNoScheduleTaintingPass (k8s 1.35) derives from the node's
-    conditions (in condition order) and spec.unschedulable; never rate limited, no
-    timeAdded, never evict."""
-    taints = []
-    for cond in node.conditions:
-        key = _NO_SCHEDULE_TAINT_FOR_CONDITION.get((cond.type, cond.status))
-        if key is not None:
-            taints.append(Taint(key=key, effect="NoSchedule"))
-    if node.unschedulable:
-        taints.append(Taint(key=UNSCHEDULABLE_TAINT_KEY, effect="NoSchedule"))
-    return taints
-
-
-def reconcile_no_schedule_taints(node: Node) -> tuple[list[Taint], list[Taint]]:
-    """(to add, to remove): TaintSetDiff of the wanted condition taints against the node's
-    NoSchedule taints with a condition or unschedulable key (other taints are left alone)."""
-    wanted = no_schedule_condition_taints(node)
-    have = [
-        t
-        for t in node.taints
-        if t.effect == "NoSchedule"
-        and (t.key == UNSCHEDULABLE_TAINT_KEY or t.key in _CONDITION_TAINT_KEYS)
-    ]
-    wanted_ids = {(t.key, t.effect) for t in wanted}
-    have_ids = {(t.key, t.effect) for t in have}
-    return (
-        [t for t in wanted if (t.key, t.effect) not in have_ids],
-        [t for t in have if (t.key, t.effect) not in wanted_ids],
-    )
-
-
-def is_daemonset_pod(pod: Pod) -> bool:
-    """DeletePods skips pods a DaemonSet manages (GetPodDaemonSets); Verdict has no DaemonSet
-    objects and uses the pod's controller owner reference instead."""
-    owner = pod.controller
-    return owner is not None and owner.kind == "DaemonSet"
+__all__ = ["NodeOutcome", "Plan", "PodOutcome", "ZoneOutcome", "plan_evictions"]
 
 
 # --- the stateless plan ---
@@ -329,6 +91,9 @@ class NodeOutcome:
     wanted: str | None  # the lifecycle taint key the controller wants on the node
     tainted_at: int | None  # when that taint is, or will be, on the node
     evicted_at: int | None = None  # legacy: when the node's pods are deleted
+    # Nodes queued in the same zone by the same pass share this number when there are
+    # several: which of them takes which slot upstream is unspecified (None: its own slot).
+    slot_group: int | None = None
     events: list[tuple[int, tuple[Taint, ...]]] = field(default_factory=list)
 
     @classmethod
@@ -447,9 +212,14 @@ def _plan_taint(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan
     dc = DisruptionController(config)
     for state in states:
         dc.ensure_zone(state.zone)
-    for state in states:
-        if taint_exists(state.taints, NOT_READY_TAINT_KEY) or taint_exists(
-            state.taints, UNREACHABLE_TAINT_KEY
+    for state, health in zip(states, healths, strict=True):
+        # A lifecycle taint came through the zone queue, which remembers the node, only
+        # once the node had a Ready condition; on a node that never posted one (the
+        # controller has not written its NodeStatusNeverUpdated yet) someone else put it,
+        # so the first pass queues the node and its slot re-stamps the taint.
+        if health.has_ready and (
+            taint_exists(state.taints, NOT_READY_TAINT_KEY)
+            or taint_exists(state.taints, UNREACHABLE_TAINT_KEY)
         ):
             dc.queue(state.zone).mark_processed(state.name)
     statuses = _zone_statuses(states, healths)
@@ -474,17 +244,41 @@ def _plan_taint(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan
     monitor_pass(now, True)
     all_fully_disrupted = dc.all_fully_disrupted
     second = now + config.node_monitor_period_ns
+    queued_by: dict[str, tuple[str, int, int]] = {}
+    carried: set[str] = set()
+
+    def second_pass() -> None:
+        # markNodeForTainting Removes and re-Adds every node still waiting for its taint,
+        # so the first pass's leftovers join the second pass's nodes in one draw.
+        carried.update(zone for zone, queue in dc.queues.items() if len(queue))
+        monitor_pass(second, False)
+
+    def taint_slot(zone: str, item: TimedValue, t: int) -> tuple[bool, int]:
+        done, wait = taint_queued_node(by_name.get(item.value), t)
+        if done:
+            queued_by[item.value] = (zone, item.added_at, t)
+        return done, wait
+
     run_queue_loop(
         dc.queues,
-        lambda _zone, item, t: taint_queued_node(by_name.get(item.value), t),
+        taint_slot,
         start=now,
-        arrivals=[(second, lambda: monitor_pass(second, False))],
+        arrivals=[(second, second_pass)],
     )
+    slot_groups = _slot_groups(queued_by, carried, second)
 
     outcomes: list[NodeOutcome] = []
     for node, state, health, events in zip(nodes, states, healths, initial, strict=True):
         ready = state.ready()
-        wanted = WANTED_TAINT.get(ready.status) if ready is not None else None
+        if ready is not None:
+            wanted = WANTED_TAINT.get(ready.status)
+        else:
+            # No Ready condition yet (in its startup grace): the controller leaves the node
+            # alone, so a lifecycle taint it carries stays.
+            wanted = next(
+                (t.key for t in state.taints if t.effect == NO_EXECUTE and t.key in _LIFECYCLE),
+                None,
+            )
         tainted_at = None
         if wanted is not None:
             for taint in state.taints:
@@ -498,12 +292,40 @@ def _plan_taint(cluster: Cluster, now: int, config: NodeLifecycleConfig) -> Plan
                 wanted=wanted,
                 tainted_at=tainted_at,
                 events=events + (state.taint_log or []),
+                slot_group=slot_groups.get((node.name, tainted_at)),
             )
         )
     zones = _plan_zones(dc, states, nodes)
     rates = {z.key: z for z in zones}
-    pods = _taint_pods(cluster, outcomes, rates, all_fully_disrupted, config)
+    pods = _taint_pods(cluster, outcomes, rates, all_fully_disrupted, config, now)
     return Plan(zones, all_fully_disrupted, outcomes, pods)
+
+
+_LIFECYCLE = (NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY)
+
+
+def _slot_groups(
+    queued_by: dict[str, tuple[str, int, int]], carried: set[str], second: int
+) -> dict[tuple[str, int], int]:
+    """Nodes whose taint slot is one of several handed out to the nodes one pass queued in
+    one zone. Upstream, monitorNodeHealth handles nodes on 8 parallel workers, so the order
+    in which they enter the zone's queue, and so which slot each gets, is unspecified; the
+    slots themselves are exact. Nodes of a zone whose first-pass nodes were still waiting at
+    the second pass (``carried``) all draw together. Keyed by (node, slot time); numbered
+    from 1 in slot order."""
+    members: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for name, (zone, added_at, slot) in queued_by.items():
+        drawn = second if zone in carried and added_at < second else added_at
+        members.setdefault((zone, drawn), []).append((name, slot))
+    groups: dict[tuple[str, int], int] = {}
+    number = 0
+    for slots in members.values():
+        if len(slots) < 2:
+            continue
+        number += 1
+        for slot in slots:
+            groups[slot] = number
+    return groups
 
 
 def _tolerations_for(pod: Pod, config: NodeLifecycleConfig, cache: dict) -> tuple[Toleration, ...]:
@@ -526,7 +348,12 @@ def _taint_pods(
     zones: dict[str, ZoneOutcome],
     all_fully_disrupted: bool,
     config: NodeLifecycleConfig,
+    now: int,
 ) -> list[PodOutcome]:
+    """Each pod's deletion by taint-based eviction. A pod in the snapshot has not been
+    deleted yet, so a deletion already due before ``now`` happens at ``now``: the taint
+    eviction controller's TimedWorkerQueue.AddWork runs work whose delay is <= 0 at once
+    (createWorker, k8s 1.35)."""
     result: list[PodOutcome] = []
     default_cache: dict = {}
     for outcome in outcomes:
@@ -550,7 +377,11 @@ def _taint_pods(
             if cached is None:
                 replayed = replay_pod(events, tolerations, seen_from)
                 reason = _taint_reason(replayed, outcome, zones, all_fully_disrupted)
-                cached = replay_cache[key] = (replayed.evict_at, reason)
+                evict_at = replayed.evict_at
+                if evict_at is not None and evict_at < now:
+                    reason += f" (due at {format_time(evict_at)}, before now: it runs at once)"
+                    evict_at = now
+                cached = replay_cache[key] = (evict_at, reason)
             result.append(PodOutcome(pod, cached[0], cached[1]))
     return result
 
