@@ -47,10 +47,15 @@ sed "s/SNAPSHOT_ID/$SNAP/" eviction.yaml |
 DECISION=$(call GET "/v1/decisions?kind=eviction&snapshotId=$SNAP&limit=1" |
     python3 -c "import json, sys; print(json.load(sys.stdin)['items'][0]['id'])")
 
-# 4. History: list, one record, replay, the chain's verification, export.
+# 4. History: list, one record, replay (as stored and under 1.35), the impact of 1.35 on
+# this snapshot's decisions, the chain's verification, export.
 call GET "/v1/decisions?snapshotId=$SNAP&since=2026-01-01"
 call GET "/v1/decisions/$DECISION"
 call GET "/v1/decisions/$DECISION" -H 'Accept: application/yaml'
 call POST "/v1/decisions/$DECISION/replay"
+call POST "/v1/decisions/$DECISION/replay" -H 'Content-Type: application/json' \
+    -d '{"kubernetesVersion": "1.35"}'
+call POST /v1/impact -H 'Content-Type: application/json' \
+    -d "{\"kubernetesVersion\": \"1.35\", \"filter\": {\"snapshotId\": \"$SNAP\"}, \"limit\": 100}"
 call GET /v1/audit/verify
 call GET "/v1/decisions/export?since=2026-01-01"

@@ -59,6 +59,7 @@ def create_app(config: dict | Settings | None = None) -> Flask:
         docs,
         errors,
         history,
+        impact,
         load,
         metrics,
         ops,
@@ -84,6 +85,7 @@ def create_app(config: dict | Settings | None = None) -> Flask:
         decisions.bp,
         audit.bp,
         versions.bp,
+        impact.bp,
         console.bp,
     ):
         app.register_blueprint(blueprint)

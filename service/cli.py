@@ -5,11 +5,12 @@ never print a traceback (main() turns the expected failures into one line and an
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import sys
 import tempfile
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
@@ -725,6 +726,273 @@ def audit_verify(checkpoint: str | None) -> int:
         return 2
     _print(got.to_json())
     return 0 if got.ok else 1
+
+
+# ----------------------------------------------------------------------------- impact
+
+
+class Since(Time):
+    """A time, or how long ago: ``30d``, ``12h``, ``90m``, ``2w``."""
+
+    name = "TIME|AGE"
+    UNITS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value[:-1].isdigit() and value[-1:] in self.UNITS:
+            return datetime.now(UTC) - timedelta(seconds=int(value[:-1]) * self.UNITS[value[-1]])
+        return super().convert(value, param, ctx)
+
+
+# The impact request's fields, by the option that gives each (errors name the option).
+IMPACT_OPTIONS = {
+    "kubernetesVersion": "--to",
+    "schedulerConfiguration": "--scheduler-config",
+    "kubeletConfiguration": "--kubelet-config",
+    "filter.kind": "--kind",
+    "filter.snapshotId": "--snapshot-id",
+    "filter.nodeName": "--node",
+    "filter.pod": "--pod",
+    "filter.since": "--since",
+    "filter.until": "--until",
+    "filter": "--kind/--snapshot-id/--node/--pod/--since/--until",
+    "limit": "--page-size",
+}
+
+
+def _impact_error(errors: list[dict]) -> click.ClickException:
+    """An impact request error as the options the user typed."""
+    lines = []
+    for error in errors:
+        path = error["path"]
+        option = next(
+            (o for p, o in IMPACT_OPTIONS.items() if path == p or path.startswith(p + ".")), None
+        )
+        where = f"{option} ({path})" if option and option != path else path
+        lines.append(f"{where}: {error['message']}")
+    return click.ClickException("; ".join(lines))
+
+
+class _ImpactOutput:
+    """Where the changes go as pages arrive: nothing is kept but the counts, so memory stays
+    flat however many decisions are examined."""
+
+    def __init__(self, out) -> None:
+        self.out = out
+        self.totals = {"examined": 0, "unchanged": 0, "changed": 0, "failed": 0}
+        self.by_kind: dict[str, dict[str, int]] = {}
+
+    def page(self, answer: dict) -> None:
+        for name in self.totals:
+            self.totals[name] += answer[name]
+        for kind, counts in answer["byKind"].items():
+            mine = self.by_kind.setdefault(kind, dict.fromkeys(counts, 0))
+            for name, value in counts.items():
+                mine[name] += value
+        for change in answer["changes"]:
+            self.change(change)
+        for failure in answer["failures"]:
+            self.failure(failure)
+
+    def summary(self) -> dict:
+        return {**self.totals, "byKind": self.by_kind}
+
+
+class _TableOutput(_ImpactOutput):
+    ROW = "{:<8}  {:<18}  {:<40}  {}\n"
+
+    def __init__(self, out, clear) -> None:
+        super().__init__(out)
+        self.clear = clear  # wipes the progress bar's line before a row is written
+        self.header = False
+
+    def _row(self, *cells) -> None:
+        self.clear()
+        if not self.header:
+            self.header = True
+            self.out.write(self.ROW.format("DECISION", "KIND", "SUBJECT", "CHANGE"))
+        self.out.write(self.ROW.format(*cells))
+        self.out.flush()
+
+    def change(self, entry: dict) -> None:
+        subject = entry["subject"] if len(entry["subject"]) <= 40 else entry["subject"][:39] + "…"
+        self._row(entry["decisionId"][:8], entry["kind"], subject, entry["summary"])
+
+    def failure(self, entry: dict) -> None:
+        self._row(entry["decisionId"][:8], entry["kind"], "", f"FAILED: {entry['reason']}")
+
+    def finish(self) -> None:
+        self.clear()
+        t = self.totals
+        self.out.write(
+            f"\n{t['examined']} examined: {t['unchanged']} unchanged, {t['changed']} changed, "
+            f"{t['failed']} failed\n"
+        )
+        for kind, counts in sorted(self.by_kind.items()):
+            self.out.write(
+                f"  {kind:<18}  {counts['examined']} examined, {counts['changed']} changed, "
+                f"{counts['failed']} failed\n"
+            )
+
+
+class _NdjsonOutput(_ImpactOutput):
+    """One line per change (``"type": "change"``) or failure (``"failure"``), then the
+    totals (``"summary"``)."""
+
+    def _line(self, kind: str, entry: dict) -> None:
+        self.out.write(orjson.dumps({"type": kind, **entry}).decode() + "\n")
+
+    def change(self, entry: dict) -> None:
+        self._line("change", entry)
+
+    def failure(self, entry: dict) -> None:
+        self._line("failure", entry)
+
+    def finish(self) -> None:
+        self._line("summary", self.summary())
+
+
+class _JsonOutput(_ImpactOutput):
+    """One document, the API's answer over every page: the changes are written as they come,
+    the failures held in a temporary file until the changes are done."""
+
+    def __init__(self, out) -> None:
+        super().__init__(out)
+        self.failures = tempfile.SpooledTemporaryFile(1 << 20, mode="w+")  # noqa: SIM115
+        self.first = {"change": True, "failure": True}
+        self.out.write('{"changes": [')
+
+    def _item(self, kind: str, entry: dict, out) -> None:
+        out.write(("" if self.first[kind] else ",") + orjson.dumps(entry).decode())
+        self.first[kind] = False
+
+    def change(self, entry: dict) -> None:
+        self._item("change", entry, self.out)
+
+    def failure(self, entry: dict) -> None:
+        self._item("failure", entry, self.failures)
+
+    def finish(self) -> None:
+        self.out.write('], "failures": [')
+        self.failures.seek(0)
+        while chunk := self.failures.read(1 << 16):
+            self.out.write(chunk)
+        self.failures.close()
+        rest = orjson.dumps(self.summary()).decode()
+        self.out.write("], " + rest[1:] + "\n")
+
+
+@cli.command()
+@click.option("--to", "version", help="The Kubernetes release to replay under (e.g. 1.35).")
+@click.option(
+    "--scheduler-config",
+    type=READABLE,
+    help="A KubeSchedulerConfiguration file for placement and preemption decisions.",
+)
+@click.option(
+    "--kubelet-config",
+    type=READABLE,
+    help="A KubeletConfiguration file (or eviction settings) for eviction decisions.",
+)
+@click.option("--kind", type=click.Choice(DECISION_KINDS), help="Only decisions of this kind.")
+@click.option("--snapshot-id", help="Only decisions on this snapshot.")
+@click.option("--node", help="Only decisions about this node.")
+@click.option("--pod", help="Only decisions about this pod (namespace/name).")
+@click.option("--since", type=Since(), help="Only decisions since this time or age (30d, 12h).")
+@click.option("--until", type=Since(), help="Only decisions before this time or age.")
+@click.option(
+    "--output",
+    "output_format",
+    type=click.Choice(["table", "json", "ndjson"]),
+    default="table",
+    show_default=True,
+    help="A table for people, one JSON document, or one JSON line per change.",
+)
+@click.option(
+    "--page-size",
+    type=click.IntRange(1, 1000),
+    default=500,
+    show_default=True,
+    help="Decisions replayed per page (memory is bounded by one page).",
+)
+def impact(
+    version,
+    scheduler_config,
+    kubelet_config,
+    kind,
+    snapshot_id,
+    node,
+    pod,
+    since,
+    until,
+    output_format,
+    page_size,
+) -> int:
+    """What a Kubernetes upgrade or a configuration change would decide differently: every
+    stored decision the filters match is replayed under the change and compared with what
+    was decided (POST /v1/impact, page after page, on the server's database). Nothing is
+    stored. A progress bar is shown on a terminal."""
+    from marshmallow import ValidationError
+
+    from service.api.errors import flatten_messages
+    from service.decisions.impact import (
+        ImpactRequestSchema,
+        NothingMatches,
+        count_matching,
+        impact_page,
+    )
+    from service.store.snapshots import ClusterCache
+
+    settings = _settings()
+    body: dict = {"limit": page_size, "filter": {}}
+    if version:
+        body["kubernetesVersion"] = version
+    if scheduler_config:
+        body["schedulerConfiguration"] = _read_object(scheduler_config, "--scheduler-config")
+    if kubelet_config:
+        body["kubeletConfiguration"] = _read_object(kubelet_config, "--kubelet-config")
+    given = {"kind": kind, "snapshotId": snapshot_id, "nodeName": node, "pod": pod}
+    body["filter"] = {k: v for k, v in given.items() if v is not None}
+    for name, moment in (("since", since), ("until", until)):
+        if moment is not None:
+            body["filter"][name] = moment.isoformat()
+    schema = ImpactRequestSchema()
+    try:
+        query = schema.load(body)
+    except ValidationError as exc:
+        raise _impact_error(flatten_messages(exc.messages)) from None
+    db = _database(settings)
+    cache = ClusterCache(settings.SNAPSHOT_CACHE_SIZE, settings.SNAPSHOT_CACHE_PODS)
+    total = count_matching(db, query)
+    if total == 0:
+        raise click.ClickException(NothingMatches().message)
+    interactive = sys.stderr.isatty()
+    bar = click.progressbar(length=total, label="Replaying", file=sys.stderr, show_pos=True)
+
+    def clear() -> None:
+        if interactive:
+            sys.stderr.write("\r\033[K")
+
+    outputs = {"json": _JsonOutput, "ndjson": _NdjsonOutput}
+    out = (
+        _TableOutput(sys.stdout, clear)
+        if output_format == "table"
+        else outputs[output_format](sys.stdout)
+    )
+    with bar if interactive else contextlib.nullcontext(bar):
+        while True:
+            try:
+                answer = impact_page(db, cache, query)
+            except NothingMatches as exc:  # pruned since it was counted
+                raise click.ClickException(exc.message) from None
+            out.page(answer)
+            if interactive:
+                bar.update(answer["examined"])
+            if answer["nextCursor"] is None:
+                break
+            query = schema.load({**body, "cursor": answer["nextCursor"]})
+    out.finish()
+    sys.stdout.flush()
+    return 0
 
 
 # ------------------------------------------------------------------------------- main

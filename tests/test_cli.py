@@ -311,6 +311,66 @@ def test_a_time_past_the_utc_range_is_a_usage_error(capsys):
     assert code == 2 and "outside the years 1 to 9999 in UTC" in err
 
 
+@pytest.fixture
+def impact_history(api, database_url, monkeypatch):
+    """The history of tests/decisions/test_impact.py (two of four decisions change under
+    1.37), with the CLI pointed at its database."""
+    from tests.decisions.test_impact import _history
+
+    history = _history(api)
+    monkeypatch.setenv("VERDICT_DATABASE_URL", database_url)
+    return history
+
+
+def test_impact_as_ndjson_json_and_a_table(impact_history, capsys):
+    code, out, _ = _run(capsys, "impact", "--to", "1.37", "--output", "ndjson", "--page-size", "1")
+    lines = [orjson.loads(line) for line in out.splitlines()]
+    assert code == 0 and [line["type"] for line in lines] == ["change", "change", "summary"]
+    assert {line["decisionId"] for line in lines[:2]} == set(impact_history["moved"])
+    assert lines[-1]["examined"] == 4 and lines[-1]["byKind"]["placement"]["changed"] == 2
+    code, out, _ = _run(capsys, "impact", "--to", "1.37", "--output", "json", "--since", "30d")
+    document = orjson.loads(out)
+    assert (document["examined"], document["changed"], len(document["changes"])) == (4, 2, 2)
+    assert document["failures"] == []
+    code, out, _ = _run(capsys, "impact", "--to", "1.37", "--kind", "placement")
+    assert "selected node n1 → n2" in out
+    assert "3 examined: 1 unchanged, 2 changed, 0 failed" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--to", "1.99"], "--to (kubernetesVersion): unknown Kubernetes version"),
+        (["--to", "1.37", "--pod", "web"], "--pod (filter.pod): expected namespace/name"),
+        (["--to", "1.37", "--since", "0s"], "no stored decision matches the filter"),
+        (["--kind", "placement"], "--to (kubernetesVersion): name a change"),
+    ],
+)
+def test_impact_errors_name_the_option(impact_history, capsys, argv, message):
+    code, out, err = _run(capsys, "impact", *argv)
+    assert code == 1 and out == "" and message in err
+
+
+def test_impact_shows_a_progress_bar_on_a_terminal(impact_history, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    leader, follower = os.openpty()
+    done = subprocess.run(
+        [sys.executable, "-m", "service.cli", "impact", "--to", "1.37", "--page-size", "1"],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=os.environ,
+        timeout=120,
+    )
+    os.close(follower)
+    shown = os.read(leader, 1 << 16).decode()
+    os.close(leader)
+    assert done.returncode == 0 and "Replaying" in shown and "4/4" in shown
+    assert "2 changed" in done.stdout.decode()
+
+
 # --- what a first-day user types, run as they run it (a process of its own) ----------------
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

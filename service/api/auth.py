@@ -14,8 +14,8 @@ from service.store import keys
 PUBLIC_ENDPOINTS = {"ops.healthz", "ops.readyz", "ops.metrics"}
 
 
-# POSTs that change nothing: replay recomputes a decision and stores nothing.
-READ_ONLY_POSTS = {"history.replay"}
+# POSTs that change nothing: replay and impact recompute decisions and store nothing.
+READ_ONLY_POSTS = {"history.replay", "impact.impact"}
 
 
 # How to get a key, said by every 401 (the server's database is not named: a client need not

@@ -9,10 +9,17 @@ from flask import Blueprint, Response, request, stream_with_context
 
 from service.api.errors import ApiError
 from service.api.metrics import count_cache
-from service.api.requests import check_args, encode_cursor, int_cursor, limit_arg, time_arg
+from service.api.requests import (
+    check_args,
+    encode_cursor,
+    int_cursor,
+    json_body,
+    limit_arg,
+    time_arg,
+)
 from service.api.responses import json_response, negotiated
 from service.decisions import KINDS
-from service.decisions.replay import NotReplayable, replay_record
+from service.decisions.replay import Change, ChangeSchema, NotReplayable, replay_record
 from service.extensions import extensions
 from service.store import records
 
@@ -114,20 +121,32 @@ def get_decision(decision_id: str):
     return response
 
 
-def replay_or_409(row) -> dict:
-    """The replay report of ``row`` (``decisions.replay``); a record that cannot be replayed
-    (a prune) is a 409. Shared by the API and the console."""
+def replay_or_409(row, change: Change | None = None) -> dict:
+    """The replay report of ``row`` (``decisions.replay``) under ``change``; a record that
+    cannot be replayed (a prune) is a 409. Shared by the API and the console."""
     try:
-        return replay_record(_db(), extensions().cache, row, on_read=count_cache)
+        return replay_record(
+            _db(), extensions().cache, row, on_read=count_cache, change=change
+        )
     except NotReplayable as exc:
         raise ApiError(409, str(exc)) from None
 
 
+def _has_body() -> bool:
+    return (
+        bool(request.content_length)
+        or "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+    )
+
+
 @bp.post("/v1/decisions/<decision_id>/replay")
 def replay(decision_id: str):
+    """Without a body, the stored request as it was; with one, under the change it names
+    (API 1.2)."""
+    change = ChangeSchema().load(json_body(yaml=True)) if _has_body() else None
     with _db().session() as session:
         row = _record_or_404(session, decision_id)
-    return json_response(replay_or_409(row))
+    return json_response(replay_or_409(row, change))
 
 
 @bp.get("/v1/decisions/export")

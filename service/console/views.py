@@ -17,17 +17,20 @@ from flask import (
     url_for,
 )
 from flask_wtf.csrf import CSRFError
+from marshmallow import ValidationError
 from sqlalchemy import select
 
-from service.api.errors import ApiError
+from service.api.errors import ApiError, flatten_messages
 from service.api.metrics import count_cache
 from service.api.requests import in_utc, position
 from service.console import csrf, explain, setup
 from service.decisions import KINDS
+from service.decisions.base import DecisionInputError
 from service.decisions.cluster import SnapshotReference, resolve_cluster
-from service.decisions.replay import NotReplayable, replay_record
+from service.decisions.impact import ImpactRequestSchema, impact_page, subject
+from service.decisions.replay import ChangeSchema, NotReplayable, replay_record
 from service.engine.summary import node_view, pod_view
-from service.engine.version import DEFAULT_SETTINGS
+from service.engine.version import DEFAULT_SETTINGS, KNOWN_VERSIONS
 from service.extensions import extensions
 from service.store import checkpoints, keys, records
 from service.store import snapshots as store
@@ -213,7 +216,7 @@ def decisions():
             "keyId": r.key_id,
             "caller": _caller(named.get(r.key_id), r.key_id),
             "summary": explain.summary(r.kind, r.result),
-            "subject": _subject(r.request),
+            "subject": subject(r.kind, r.request or {}),
         }
         for r in rows[:PAGE_SIZE]
     ]
@@ -231,17 +234,6 @@ def decisions():
         older=older,
         first_page=before is None,
     )
-
-
-def _subject(req: dict) -> str:
-    pod = (req or {}).get("pod") or {}
-    meta = pod.get("metadata") or {} if isinstance(pod, dict) else {}
-    parts = []
-    if meta.get("name"):
-        parts.append(f"{meta.get('namespace', 'default')}/{meta['name']}")
-    if (req or {}).get("nodeName"):
-        parts.append(f"on {req['nodeName']}")
-    return " ".join(parts)
 
 
 def _caller(key: ApiKey | None, key_id: str | None) -> str:
@@ -282,6 +274,7 @@ def decision(decision_id: str):
         "pod_name": explain.pod_name,
         "zone_label": explain.zone_label,
         "replayable": row.kind in KINDS and row.snapshot_id is not None,
+        "versions": KNOWN_VERSIONS,
     }
     try:
         return render_template(
@@ -295,16 +288,24 @@ def decision(decision_id: str):
         )
 
 
-@bp.post("/decisions/<decision_id>/replay")
+@bp.route("/decisions/<decision_id>/replay", methods=["GET", "POST"])
 def replay(decision_id: str):
+    """The side-by-side replay: as stored (the decision page's button), or under another
+    release (``?kubernetesVersion=``, the impact page's links; it changes nothing)."""
     with _db().session() as db_session:
         row = records.get(db_session, decision_id)
         if row is None:
             raise ConsoleError(404, f"There is no decision {decision_id}.")
+    version = request.values.get("kubernetesVersion") or None
     try:
-        outcome = replay_record(_db(), extensions().cache, row, on_read=count_cache)
+        change = ChangeSchema().load({"kubernetesVersion": version})
+        outcome = replay_record(
+            _db(), extensions().cache, row, on_read=count_cache, change=change
+        )
     except NotReplayable as exc:
         raise ApiError(409, str(exc)) from None
+    except (ValidationError, DecisionInputError) as exc:
+        raise ConsoleError(422, f"This decision cannot be replayed so: {_reason(exc)}") from None
     return render_template(
         "replay.html",
         record=records.to_json(row),
@@ -312,6 +313,11 @@ def replay(decision_id: str):
         stored_json=_pretty(outcome["stored"]),
         replayed_json=_pretty(outcome["replayed"]),
         show=_show,
+        engine=(
+            f"Under Kubernetes {version}, the running engine"
+            if "kubernetesVersion" in outcome["changed"]
+            else "The running engine"
+        ),
     )
 
 
@@ -319,6 +325,50 @@ def _show(value) -> str:
     if value is None:
         return "(absent)"
     return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+# ---------------------------------------------------------------- impact
+
+
+IMPACT_PAGE_SIZE = 200
+IMPACT_FILTERS = ("kind", "snapshotId", "nodeName", "pod", "since", "until")
+
+
+@bp.get("/impact")
+def impact():
+    """What a release would decide differently over the stored history (POST /v1/impact as a
+    page): the counts, and each change linked to its decision and its side-by-side replay."""
+    args = {k: request.args[k].strip() for k in ("to", *IMPACT_FILTERS) if request.args.get(k)}
+    values = {"args": args, "versions": KNOWN_VERSIONS, "kinds": list(KINDS), "answer": None}
+    if "to" not in args:
+        return render_template("impact.html", **values)
+    body = {
+        "kubernetesVersion": args["to"],
+        "filter": {k: args[k] for k in IMPACT_FILTERS if k in args},
+        "limit": IMPACT_PAGE_SIZE,
+    }
+    if request.args.get("cursor"):
+        body["cursor"] = request.args["cursor"]
+    try:
+        query = ImpactRequestSchema().load(body)
+        answer = impact_page(
+            _db(), extensions().cache, query, on_read=count_cache
+        )
+    except (ValidationError, DecisionInputError) as exc:
+        return render_template("impact.html", error=_reason(exc), **values), 422
+    more = (
+        url_for("console.impact", **args, cursor=answer["nextCursor"])
+        if answer["nextCursor"]
+        else None
+    )
+    values.update(answer=answer, more=more, first_page="cursor" not in body)
+    return render_template("impact.html", **values)
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, DecisionInputError):
+        return f"{exc.path}: {exc.message}"
+    return "; ".join(f"{e['path']}: {e['message']}" for e in flatten_messages(exc.messages))
 
 
 # ---------------------------------------------------------------- snapshots

@@ -60,7 +60,7 @@ from service.engine.kubelet.admission import (
 from service.engine.kubelet.preemption import PREEMPTION_MESSAGE, requirements_to_string
 from service.engine.objects import Cluster, Pod
 from service.engine.refs import pod_ref
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = ["DECISION", "AdmissionRequestSchema", "decide", "subjects"]
 
@@ -158,22 +158,27 @@ def decide(cluster: Cluster, request: dict) -> dict:
         raise DecisionInputError("nodeName", f"node {node_name!r} is not in the snapshot")
     pod: Pod = request["pod"]
     settings = request["settings"]
-    memo = _requests_memo(cluster) if settings is DEFAULT_SETTINGS else None
+    memo = _requests_memo(cluster, settings)
     others = other_pods_on(cluster, node_name, pod)
     result = admit(PodAdmitAttributes(pod, node, others, settings=settings, requests_of=memo))
     return result_json(result, settings)
 
 
-_MEMOS: weakref.WeakKeyDictionary[Cluster, PodRequestsMemo] = weakref.WeakKeyDictionary()
+_MEMOS: weakref.WeakKeyDictionary[Cluster, dict[str, PodRequestsMemo]] = weakref.WeakKeyDictionary()
 _MEMOS_LOCK = threading.Lock()
 
 
-def _requests_memo(cluster: Cluster) -> PodRequestsMemo:
-    """One memo per cached snapshot, gone with it."""
-    memo = _MEMOS.get(cluster)
-    if memo is None:
+def _requests_memo(cluster: Cluster, settings: EngineSettings) -> PodRequestsMemo:
+    """One memo per cached snapshot and release, gone with the snapshot (a replay under
+    another release, or an impact over the history, sums with that release's)."""
+    release = settings.kubernetes_version
+    memo = _MEMOS.get(cluster, {}).get(release)
+    if memo is None or memo.settings is not settings:
         with _MEMOS_LOCK:
-            memo = _MEMOS.setdefault(cluster, PodRequestsMemo())
+            memos = _MEMOS.setdefault(cluster, {})
+            memo = memos.get(release)
+            if memo is None or memo.settings is not settings:
+                memo = memos[release] = PodRequestsMemo(settings)
     return memo
 
 

@@ -44,6 +44,11 @@ def _schema(kind: DecisionKind) -> Schema:
     return schema
 
 
+def reads(kind: DecisionKind, field: str) -> bool:
+    """Whether requests of ``kind`` have the field ``field`` (what a replay may replace)."""
+    return field in _schema(kind).fields
+
+
 def compute(
     kind: DecisionKind, cluster: Cluster, params: dict, *, stored_at: datetime | None = None
 ) -> Outcome:

@@ -78,7 +78,8 @@ def test_every_operation_takes_and_echoes_the_request_id():
     assert not bad, "\n".join(bad)
 
 
-READ_ONLY_POSTS = {"/v1/decisions/{id}/replay"}  # changes nothing: auditors may replay
+# Change nothing: auditors may replay and ask for the impact of a change.
+READ_ONLY_POSTS = {"/v1/decisions/{id}/replay", "/v1/impact"}
 
 
 def test_security_roles():
@@ -664,3 +665,26 @@ def test_request_body_schemas(schema, value, valid):
     else:
         with pytest.raises(AssertionError):
             validate_instance(schema, value)
+
+
+def _release_enums(node, path=""):
+    """Every enum given for a ``kubernetesVersion`` (or the KubernetesRelease schema)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            here = f"{path}/{key}"
+            named = key in ("kubernetesVersion", "KubernetesRelease")
+            if named and isinstance(value, dict) and "enum" in value:
+                yield here, value["enum"]
+            yield from _release_enums(value, here)
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _release_enums(item, f"{path}/{i}")
+
+
+def test_every_release_enum_lists_the_releases_verdict_knows():
+    from service.engine.version import KNOWN_VERSIONS
+
+    found = list(_release_enums(load_spec()))
+    assert found, "no kubernetesVersion enum in the document"
+    for where, enum in found:
+        assert tuple(enum) == tuple(KNOWN_VERSIONS), where

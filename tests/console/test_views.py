@@ -367,3 +367,40 @@ def test_the_cookie_is_secure_except_plain_http_to_this_machine(
     extensions(application).db.dispose()
     cookie = response.headers["Set-Cookie"]
     assert response.status_code == 302 and ("; Secure" in cookie) is secure
+
+
+def test_impact_page_asks_first_then_answers_and_names_bad_input(console_app, secrets, seeded):
+    client, _ = _signed_in(console_app, secrets["read"])
+    form = client.get("/console/impact")
+    assert form.status_code == 200 and "Show the impact" in _text(form)
+    answer = client.get("/console/impact?to=1.37")
+    assert answer.status_code == 200
+    assert "5 decision(s) examined: 5 unchanged, 0 changed, 0 failed" in _text(answer)
+    bad = client.get("/console/impact?to=1.99")
+    assert bad.status_code == 422 and "kubernetesVersion: unknown Kubernetes version" in _text(bad)
+    cursor = client.get("/console/impact?to=1.37&cursor=bm90LWEtY3Vyc29y")
+    assert cursor.status_code == 422 and "cursor: not a cursor this API issued" in _text(cursor)
+
+
+def test_replay_under_another_release_by_link(console_app, secrets, seeded):
+    _, ids = seeded
+    client, _ = _signed_in(console_app, secrets["read"])
+    path = f"/console/decisions/{ids['placement']}/replay"
+    response = client.get(f"{path}?kubernetesVersion=1.35")
+    assert response.status_code == 200
+    assert "Under Kubernetes 1.35, the running engine decides the same" in _text(response)
+    unknown = client.get(f"{path}?kubernetesVersion=1.99")
+    assert unknown.status_code == 422 and "unknown Kubernetes version" in _text(unknown)
+
+
+def test_replay_under_a_release_chosen_on_the_decision_page(console_app, secrets, seeded):
+    _, ids = seeded
+    client, _ = _signed_in(console_app, secrets["read"])
+    path = f"/console/decisions/{ids['admission']}"
+    page = client.get(path)
+    assert "as stored" in _text(page)
+    response = client.post(
+        f"{path}/replay", data={"csrf_token": _token(client, path), "kubernetesVersion": "1.35"}
+    )
+    assert response.status_code == 200
+    assert "Under Kubernetes 1.35, the running engine decides" in _text(response)

@@ -54,3 +54,41 @@ def evict(api, snapshot_id, **params):
     )
     assert response.status_code == 201, response.json
     return response.json["result"]
+
+
+def releases_apart_snapshot(api) -> str:
+    """A stored snapshot where releases 1.35 and 1.37 place ``pod_level_pod`` on different
+    nodes: n1 (2 cpu, empty) and n2 (10 cpu, 4 requested by pod hog)."""
+    body = kube_list(
+        node("n1", cpu="2", memory="8Gi"),
+        node("n2", cpu="10", memory="8Gi"),
+        pod("hog", "n2", cpu="4", memory="1Gi"),
+    )
+    response = api.post("/v1/snapshots", json=body, role="decide")
+    assert response.status_code == 201, response.json
+    return response.json["id"]
+
+
+def pod_level_pod(name: str = "web", **spec) -> dict:
+    """A pod whose pod-level request (1500m) is far above its container's (100m): v1.35's
+    NodeResourcesFit scores it by its containers, v1.37's by the pod (README, "Kubernetes
+    versions"), so on ``releases_apart_snapshot`` 1.35 selects n1 and 1.37 selects n2."""
+    body = pod(name, cpu="100m", memory="64Mi", **spec)
+    body["spec"]["resources"] = {"requests": {"cpu": "1500m", "memory": "64Mi"}}
+    return body
+
+
+def place(api, snapshot_id: str, version: str, body: dict | None = None, **params) -> dict:
+    """A placement of ``body`` (default ``pod_level_pod()``) recorded under ``version``."""
+    response = api.post(
+        "/v1/decisions/placement",
+        json={
+            "snapshotId": snapshot_id,
+            "pod": body or pod_level_pod(),
+            "kubernetesVersion": version,
+            **params,
+        },
+        role="decide",
+    )
+    assert response.status_code == 201, response.json
+    return response.json

@@ -45,7 +45,7 @@ from service.engine.quantity import wrap_int64_values
 from service.engine.resources import is_extended_resource_name, pod_requests
 from service.engine.scheduler.plugins.noderesources.fit import fit_state, fits_request
 from service.engine.tolerations import find_untolerated, tolerates_any
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import EngineSettings
 
 __all__ = [
     "KUBELET_OS",
@@ -292,18 +292,19 @@ RequestsOf = Callable[[Pod], dict[str, int]]
 
 
 class PodRequestsMemo:
-    """PodRequests of a snapshot's pods, computed once per pod (by identity) and kept for the
-    life of the snapshot: admission sums every other pod on the node, on every decision.
-    Only for the default settings; the returned dicts must not be changed."""
+    """PodRequests of a snapshot's pods under one release's ``settings``, computed once per
+    pod (by identity) and kept for the life of the snapshot: admission sums every other pod
+    on the node, on every decision. The returned dicts must not be changed."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: EngineSettings) -> None:
+        self.settings = settings
         self._found: dict[int, tuple[Pod, dict[str, int]]] = {}
 
     def __call__(self, pod: Pod) -> dict[str, int]:
         hit = self._found.get(id(pod))
         if hit is not None and hit[0] is pod:
             return hit[1]
-        requests = pod_requests(pod, settings=DEFAULT_SETTINGS)
+        requests = pod_requests(pod, settings=self.settings)
         self._found[id(pod)] = (pod, requests)  # the pod is held: its id stays its own
         return requests
 
@@ -312,8 +313,8 @@ class PodRequestsMemo:
 class PodAdmitAttributes:
     """lifecycle.PodAdmitAttributes (k8s 1.35), what every admit handler is given: the pod
     and the node's other pods (``active_pods``); with the node the kubelet runs on, the
-    engine settings, and a memo of the other pods' requests (``PodRequestsMemo``, read
-    only under the default settings, which it holds)."""
+    engine settings, and a memo of the other pods' requests (``PodRequestsMemo``, made for
+    the same settings)."""
 
     pod: Pod
     node: Node
@@ -328,7 +329,9 @@ def fits_resources(attrs: PodAdmitAttributes) -> list[InsufficientResource]:
     requested resources are the other pods' (PodRequests, overhead included), each shortfall
     turned into the kubelet's InsufficientResourceError."""
     pod, node, other_pods, settings = attrs.pod, attrs.node, attrs.other_pods, attrs.settings
-    requests_of = attrs.requests_of if settings is DEFAULT_SETTINGS else None
+    requests_of = attrs.requests_of
+    if isinstance(requests_of, PodRequestsMemo) and requests_of.settings is not settings:
+        requests_of = None  # another release's requests
     state = fit_state(_fit_request(pod, node, settings))
     used = dict.fromkeys((name for name, _ in state.checks), 0)
     if used:

@@ -220,7 +220,7 @@ def test_fits_resources(pod, others, alloc, expected):
 @pytest.mark.parametrize(("pod", "others", "alloc", "expected"), FIT_CASES)
 def test_fits_resources_with_a_requests_memo(pod, others, alloc, expected):
     """The per-snapshot memo gives the same answers, twice, computing each pod once."""
-    memo = PodRequestsMemo()
+    memo = PodRequestsMemo(DEFAULT_SETTINGS)
     calls = []
 
     def counting(other):
@@ -241,10 +241,10 @@ def test_fits_resources_with_a_requests_memo(pod, others, alloc, expected):
 
 
 def test_requests_memo_is_not_used_with_other_settings():
-    """A memo holds default-settings requests: with the PodLevelResources gate off the pod
-    level request must not come from it."""
+    """A memo holds one release's requests: with the PodLevelResources gate off the pod
+    level request must not come from a memo made with it on."""
     other = _pod("o", _c(requests={"cpu": 100}), resources=PodResources(requests={"cpu": 900}))
-    memo = PodRequestsMemo()
+    memo = PodRequestsMemo(DEFAULT_SETTINGS)
     memo(other)  # cached with the gate on: 900
     pod = _pod("p", _c(requests={"cpu": 800}))
     gate_off = EngineSettings(pod_level_resources=False)
