@@ -10,6 +10,7 @@ import orjson
 import pytest
 import yaml
 
+from service.extensions import extensions
 from tests.api.helpers import DUPLICATE_POD, LONG, two_node_snapshot, with_metadata
 from tests.conftest import kube_list, node, pod
 
@@ -388,7 +389,7 @@ def test_a_yaml_body_whose_json_passes_the_large_body_size_needs_a_slot(api, app
     app.config["VERDICT"].LARGE_BODY_BYTES = 1000
     body = b"[" + b"a," * 400 + b"a]"  # 803 bytes of YAML, 1,605 of JSON
     assert len(body) < 1000
-    slots = app.extensions["verdict.large_bodies"]
+    slots = extensions(app).large_bodies
     assert slots.take()  # the worker's only slot, held by another body
     try:
         response = api.post(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from service.decisions.impact import summary
+from service.extensions import extensions
 from tests.conftest import pod
 from tests.decisions.helpers import (
     place,
@@ -271,7 +272,7 @@ def test_a_later_page_after_a_prune_is_empty_not_an_error(api, app):
 
     _history(api)
     first = _impact(api, {"kubernetesVersion": "1.37", "limit": 1}).json
-    with app.extensions["verdict.db"].session(write=True) as session:
+    with extensions(app).db.session(write=True) as session:
         records.prune(session, datetime.now(UTC) + timedelta(days=1), ENGINE_VERSION)
     later = {"kubernetesVersion": "1.37", "limit": 1, "cursor": first["nextCursor"]}
     answer = _impact(api, later).json

@@ -300,6 +300,26 @@ def thresholds_met_grace_period(
     return [t for t, at in observed_at.items() if _elapsed_ns(now, at) >= t.grace_period]
 
 
+def _met_as_keyed_upstream(
+    observed: Sequence[Threshold], observed_at: Mapping[Threshold, datetime], now: datetime
+) -> list[Threshold]:
+    """thresholdsMetGracePeriod over thresholdsFirstObservedAt's map as the kubelet keys it:
+    by the Threshold struct, whose quantity and minimum reclaim are pointers. Two thresholds
+    of equal value parsed apart (an ``allocatableMemory.available`` in evictionHard beside
+    the copy addAllocatableThresholds makes of ``memory.available``) are two keys there, so
+    both are met; they are one key only when neither holds a pointer (a percentage without
+    a minimum reclaim)."""
+    met: list[Threshold] = []
+    for threshold in observed:
+        if _elapsed_ns(now, observed_at[threshold]) < threshold.grace_period:
+            continue
+        pointerless = threshold.value.quantity is None and threshold.min_reclaim is None
+        if pointerless and threshold in met:
+            continue
+        met.append(threshold)
+    return met
+
+
 def node_conditions(thresholds: Iterable[Threshold]) -> list[str]:
     """helpers.go nodeConditions: the conditions the thresholds raise, each once."""
     results: list[str] = []
@@ -978,7 +998,7 @@ def synchronize(
         last_seen, config.pressure_transition_period, now
     )
 
-    met = thresholds_met_grace_period(result.first_observed_at, now)
+    met = _met_as_keyed_upstream(observed, result.first_observed_at, now)
     acting = sort_by_eviction_priority(thresholds_updated_stats(met, observations, {}))
     result.thresholds_met = sort_by_eviction_priority(met)
 

@@ -1021,3 +1021,26 @@ def test_message_compares_and_prints_the_request_as_written():
         "Container half was using 1, request is 500m, has larger consumption of memory. "
         "Container big was using 2Gi, request is 1536Mi, has larger consumption of memory. "
     )
+
+
+def test_an_allocatable_threshold_named_beside_its_copy_is_met_twice():
+    """kubelet-oracle seeds 10277, 10776, 11821: evictionHard names allocatableMemory.available
+    beside memory.available with ``pods`` enforced, so addAllocatableThresholds adds a copy of
+    equal value. thresholdsFirstObservedAt keys its map by the Threshold struct, whose
+    quantity is a pointer: the two are two keys and thresholdsMet lists both. Percentages
+    without a minimum reclaim hold no pointer, and are one key."""
+    from service.engine.kubelet.eviction import _met_as_keyed_upstream
+    from service.engine.kubelet.eviction_config import parse_threshold_config
+
+    def met(value: str) -> list[str]:
+        hard = {"memory.available": value, "allocatableMemory.available": value}
+        thresholds = parse_threshold_config(["pods"], hard, None, None, None)
+        observed_at = dict.fromkeys(thresholds, NOW)
+        return sorted(t.signal for t in _met_as_keyed_upstream(thresholds, observed_at, NOW))
+
+    assert met("500Mi") == [
+        "allocatableMemory.available",
+        "allocatableMemory.available",
+        "memory.available",
+    ]
+    assert met("10%") == ["allocatableMemory.available", "memory.available"]
