@@ -7,7 +7,9 @@ absent from that folder, or runs without the setting, is skipped with the reason
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -40,3 +42,19 @@ def seeds(count: int, start: int = 0) -> range:
     (``VERDICT_ORACLE_SEEDS=2000``)."""
     wanted = os.environ.get(SEEDS_SETTING)
     return range(start, start + (int(wanted) if wanted else count))
+
+
+def run_json(name: str, case: dict, *args: str, timeout: int = 120) -> dict:
+    """The answer of oracle ``name`` for ``case``: JSON on stdin, JSON on stdout; any exit
+    but 0 is an error carrying the oracle's stderr."""
+    done = subprocess.run(
+        [str(oracle_path(name) or name), *args],
+        input=json.dumps(case),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{name} exited {done.returncode}: {done.stderr[-2000:]}")
+    return json.loads(done.stdout)

@@ -12,19 +12,13 @@ one of Verdict's ``victimCandidates``.
 
 from __future__ import annotations
 
-import json
-import subprocess
-from pathlib import Path
-
 from service.decisions import admission, eviction
 from service.decisions.run import compute
 from service.engine.kubelet.eviction_config import DEFAULT_EVICTION_HARD, SIGNAL_TO_RESOURCE
 from service.engine.objects import Cluster
 from service.engine.quantity import parse_quantity
 from tests.conftest import snapshot_from_objects
-from tests.oracles import needs, oracle_path
-
-BINARY = oracle_path("kubelet-oracle") or Path("kubelet-oracle-not-configured")
+from tests.oracles import needs, run_json
 
 needs_oracle = needs("kubelet-oracle")
 
@@ -32,17 +26,8 @@ RELEASE = "1.35"  # the oracle is the v1.35 kubelet
 
 
 def run_oracle(case: dict) -> dict:
-    done = subprocess.run(
-        [str(BINARY)],
-        input=json.dumps(case),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"oracle exited {done.returncode}: {done.stderr[-2000:]}")
-    return json.loads(done.stdout)
+    """The kubelet-oracle's answer for ``case`` (its input format: docs/ORACLES.md)."""
+    return run_json("kubelet-oracle", case)
 
 
 def _ref(pod_ref: dict) -> str:

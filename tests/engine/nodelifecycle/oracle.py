@@ -19,22 +19,18 @@ Verdict answers at ``now``):
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections import Counter
 from datetime import datetime
-from pathlib import Path
 
 from service.engine.duration import parse_go_duration
 from service.engine.nodelifecycle.decision import node_eviction_rate
 from service.engine.objects import Cluster
 from service.engine.version import settings_for
 from tests.conftest import snapshot_from_objects
-from tests.oracles import needs, oracle_path
+from tests.oracles import needs, run_json
 
 RELEASE = settings_for("1.35")  # the oracle is v1.35's controller
 
-BINARY = oracle_path("nodelifecycle-oracle") or Path("nodelifecycle-oracle-not-configured")
 
 needs_oracle = needs("nodelifecycle-oracle")
 
@@ -42,18 +38,8 @@ _LIFECYCLE = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 
 
 def run_oracle(case: dict) -> dict:
-    """The controller's answer for ``case`` (the oracle README's input format)."""
-    done = subprocess.run(
-        [str(BINARY)],
-        input=json.dumps(case),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"oracle exited {done.returncode}: {done.stderr[-2000:]}")
-    return json.loads(done.stdout)
+    """The nodelifecycle-oracle's answer for ``case`` (its input format: docs/ORACLES.md)."""
+    return run_json("nodelifecycle-oracle", case)
 
 
 def _instant(text: str) -> datetime:
