@@ -92,3 +92,11 @@ def place(api, snapshot_id: str, version: str, body: dict | None = None, **param
     )
     assert response.status_code == 201, response.json
     return response.json
+
+
+# The default profile, written out as an operator keeps it.
+SCHEDULER_CONFIGURATION = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"schedulerName": "default-scheduler"}],
+}

@@ -10,17 +10,12 @@ from service.decisions.impact import summary
 from service.extensions import extensions
 from tests.conftest import pod
 from tests.decisions.helpers import (
+    SCHEDULER_CONFIGURATION,
     place,
     pod_level_pod,
     releases_apart_snapshot,
     stored_snapshot,
 )
-
-SCHEDULER_CONFIGURATION = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1",
-    "kind": "KubeSchedulerConfiguration",
-    "profiles": [{"schedulerName": "default-scheduler"}],
-}
 
 
 def _impact(api, body, role="read"):

@@ -7,18 +7,12 @@ import pytest
 
 from tests.conftest import pod
 from tests.decisions.helpers import (
+    SCHEDULER_CONFIGURATION,
     place,
     pod_level_pod,
     releases_apart_snapshot,
     stored_snapshot,
 )
-
-# The default profile, written out as an operator keeps it.
-SCHEDULER_CONFIGURATION = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1",
-    "kind": "KubeSchedulerConfiguration",
-    "profiles": [{"schedulerName": "default-scheduler"}],
-}
 
 
 def _replay(api, decision_id: str, **kw):
