@@ -96,6 +96,24 @@ def test_security_roles():
         assert {"401", "403"} <= set(op["responses"]), (method, path)
 
 
+def test_the_introduction_says_what_takes_yaml_and_who_may_replay():
+    """The intro once said only snapshots take YAML and that replay needs `decide`: what it
+    says of both must match the operations it introduces."""
+    spec = load_spec()
+    intro = spec["info"]["description"]
+    takes_yaml = {
+        path
+        for path, method, op in operations(spec)
+        if "application/yaml" in resolve(spec, op.get("requestBody", {})).get("content", {})
+    }
+    assert "/v1/snapshots" in takes_yaml and "/v1/decisions/admission" in takes_yaml
+    assert "Snapshots and decision requests may be sent as YAML" in intro
+    replay = spec["paths"]["/v1/decisions/{id}/replay"]["post"]
+    assert replay["security"] == [{"bearerAuth": ["read"]}]
+    read_line = next(line for line in intro.splitlines() if line.lstrip().startswith("- `read`"))
+    assert "replaying a recorded decision" in read_line
+
+
 def test_protected_operations_document_401_and_403_with_a_bearer_challenge():
     unauthorized = load_spec()["components"]["responses"]["Unauthorized"]
     assert "WWW-Authenticate" in unauthorized["headers"]
