@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import signal
 import socket
 import subprocess
@@ -46,8 +47,17 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def timed(script: str, cwd: Path, env: dict, expect: str = "") -> float:
-    """Seconds ``script`` takes in bash; its process group (the server it starts) stopped after."""
+def children_cpu() -> float:
+    """CPU seconds (user and system) of the waited-for children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(script: str, cwd: Path, env: dict, expect: str = "") -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the processes it waited for) of ``script`` in bash; its
+    process group (the server it starts) stopped after. The CPU of a server left running in
+    the background is not counted: only what the script waited for."""
+    cpu = children_cpu()
     start = time.monotonic()
     process = subprocess.Popen(
         ["bash", "-c", "set -eo pipefail\n" + script],
@@ -68,7 +78,7 @@ def timed(script: str, cwd: Path, env: dict, expect: str = "") -> float:
         raise SystemExit(f"failed ({process.returncode}): {err[-2000:]}")
     if expect not in out:
         raise SystemExit(f"{expect!r} not in the output: {out[-2000:]}")
-    return elapsed
+    return elapsed, children_cpu() - cpu
 
 
 def one_run(repo: Path) -> dict:
@@ -83,16 +93,18 @@ def one_run(repo: Path) -> dict:
         subprocess.run(["git", "clone", "--quiet", str(repo), str(root / "verdict")], check=True)
         clone = time.monotonic() - start
         install, first = first_hour_blocks((root / "verdict" / "README.md").read_text())
-        install_s = timed(install, root / "verdict", env)
+        install_s, install_cpu = timed(install, root / "verdict", env)
         script = first.replace("127.0.0.1:8080", f"127.0.0.1:{port}")
-        answer_s = timed(
+        answer_s, answer_cpu = timed(
             script, root / "verdict", env, expect='"nodeConditions":["MemoryPressure"]'
         )
         return {
             "load_before": before,
             "clone_s": round(clone, 1),
             "install_s": round(install_s, 1),
+            "install_cpu_s": round(install_cpu, 1),
             "serve_to_answer_s": round(answer_s, 1),
+            "serve_to_answer_cpu_s": round(answer_cpu, 1),
             "total_s": round(clone + install_s + answer_s, 1),
         }
 
