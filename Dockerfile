@@ -2,7 +2,11 @@
 # Installed from a wheel as users install it (the build puts the top-level migrations/ and
 # openapi/ inside the package); the repository itself is not in the image.
 # The base image is pinned to an exact release (Python and Debian), so that a rebuild gets the
-# same interpreter; bump it deliberately.
+# same interpreter; bump it deliberately. Not to a digest yet: on 2026-11-27 the registry could
+# not be reached from the machine this was written on (registry-1.docker.io and auth.docker.io
+# did not resolve; no Docker daemon), and a digest nobody checked is not a pin. Where it is
+# reachable: `docker buildx imagetools inspect python:3.11.13-slim-bookworm`, then
+# PYTHON_IMAGE=python:3.11.13-slim-bookworm@sha256:<that digest> (the test accepts either form).
 ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
 FROM ${PYTHON_IMAGE} AS build
 # A C compiler for the duplicate-key scanner (service/ingest/_body.c); the runtime image
