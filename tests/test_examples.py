@@ -267,3 +267,41 @@ def test_every_docs_command_runs_as_written(page, docs_server, tmp_path):
     served, env = docs_server
     done = run_page(page, env, served.port, _workdir(tmp_path))
     assert done.returncode == 0, f"{page}: {done.stderr[-3000:]}"
+
+
+# ---- the docs' links
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+# Pages other branches write, linked from the README's map before they are merged.
+PENDING = {"docs/decisions/schedule.md", "docs/decisions/capacity.md", "docs/decisions/drain.md"}
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors for ``page``'s headings: lower case, punctuation dropped, spaces as -."""
+    found = set()
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            found.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return found
+
+
+def test_every_link_in_the_docs_resolves():
+    """README's map and every page's links reach a file of the repository, and a heading in it
+    when they name one (so that each guide is one click away, and stays so)."""
+    broken = []
+    for page in PAGES:
+        source = REPO / page
+        for target in LINK.findall(source.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (source.parent / path).resolve() if path else source
+            name = str(linked.relative_to(REPO)) if linked.is_relative_to(REPO) else str(linked)
+            if name in PENDING:
+                continue
+            if not linked.exists():
+                broken.append(f"{page}: {target}")
+            elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
+                broken.append(f"{page}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)
