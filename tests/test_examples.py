@@ -305,3 +305,20 @@ def test_every_link_in_the_docs_resolves():
             elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
                 broken.append(f"{page}: {target} (no such heading)")
     assert not broken, "\n".join(broken)
+
+
+def test_the_readme_two_commands_name_what_exists():
+    """The two commands (shown, not run here: they install) read files and extras the
+    repository has, and the first hour installs exactly as the first of them does."""
+    import tomllib
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    two = readme.split("\n## The two commands", 1)[1].split("\n## ", 1)[0]
+    start, tests = [body.strip() for language, body in FENCE.findall(two) if language == "sh"]
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert (REPO / "requirements.lock").is_file()
+    assert start.endswith("&& .venv/bin/verdict serve") and "verdict" in project["scripts"]
+    assert "-e '.[test]'" in tests and "test" in project["optional-dependencies"]
+    hour = readme.split("\n## Your first hour", 1)[1].split("\n## ", 1)[0]
+    install = next(body.strip() for language, body in FENCE.findall(hour) if language == "sh")
+    assert start == f"{install} && .venv/bin/verdict serve"
