@@ -104,11 +104,12 @@ def capacity(
     tie_break_seed: int | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     max_seconds: float | None = None,
+    fresh_views: bool = False,
 ) -> CapacityRun:
     """Place replicas of each template in turn until one does not fit (or ``max_replicas``
     of it are placed); ``max_steps`` cycles and ``max_seconds`` bound the whole run. Every
-    template must have a profile in ``profiles``."""
-    work = WorkingCluster(cluster, settings, cordoned=exclude_nodes)
+    template must have a profile in ``profiles``. ``fresh_views``: as for ``run_queue``."""
+    work = WorkingCluster(cluster, settings, cordoned=exclude_nodes, fresh=fresh_views)
     rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     answers = [TemplateCapacity(t) for t in templates]

@@ -51,6 +51,8 @@ from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, Profile
 from service.engine.scheduler.snapshot import (
     SchedulerView,
     as_scheduler_sees,
+    has_pod_affinity,
+    index_pod_affinity,
     install_view,
     scheduler_view,
 )
@@ -150,11 +152,22 @@ class WorkingCluster:
     (``kubectl cordon``: spec.unschedulable)."""
 
     def __init__(
-        self, base: Cluster, settings: EngineSettings, *, cordoned: Collection[str] = ()
+        self,
+        base: Cluster,
+        settings: EngineSettings,
+        *,
+        cordoned: Collection[str] = (),
+        fresh: bool = False,
     ) -> None:
         self.base = base
         self.settings = settings
+        # fresh: every step's view built anew from the snapshot after it (the full cycle the
+        # incremental views are tested against), instead of derived from the one before
+        self.fresh = fresh
+        # the pods a step removed, kept alive: the run's indexes key pods by id()
+        self._gone: list[PodInfo] = []
         view = scheduler_view(base, settings, whole_pods=True)
+        self._base_view = view
         self.before = [(ni.requested, ni.pod_count) for ni in view.nodes]
         # the run's changes in order: (pod key, the pod now, or None when deleted)
         self._changes: list[tuple[str, Pod | None]] = []
@@ -200,7 +213,7 @@ class WorkingCluster:
             nodes[ni.index] = node
             changed[ni.index] = NodeInfo(node, ni.index, ni.pods)
         self._nodes = tuple(nodes)
-        self._advance(changed, view.nominated)
+        self._advance(changed, view.nominated, [], [])
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """AssumePod: ``pod`` joins ``node_name``'s pods; its nomination, if any, is gone."""
@@ -212,7 +225,7 @@ class WorkingCluster:
         node = NodeInfo(ni.node, ni.index, [*ni.pods, info])
         nominated = _without_nomination(view.nominated, info)
         self._record(pod.key, bound)
-        self._advance({ni.index: node}, nominated)
+        self._advance({ni.index: node}, nominated, [info], [])
 
     def nominate(
         self, pod: Pod, node_name: str, victims: Sequence[PodInfo], cleared: Sequence[PodInfo]
@@ -230,20 +243,27 @@ class WorkingCluster:
                 self._record(pi.key, msgspec.structs.replace(pi.pod, nominated_node_name=""))
         nominated.setdefault(node_name, []).append(info)
         changed: dict[int, NodeInfo] = {}
+        removed: list[PodInfo] = []
         if victims:
             ni = view.by_name[node_name]
             gone = {id(v) for v in victims}
+            removed = [pi for pi in ni.pods if id(pi) in gone]
             kept = [pi for pi in ni.pods if id(pi) not in gone]
             changed[ni.index] = NodeInfo(ni.node, ni.index, kept)
             for v in victims:
                 self._record(v.key, None)
         self._record(pod.key, nominee)
-        self._advance(changed, nominated)
+        self._advance(changed, nominated, [], removed)
         return nominee
 
-    def _advance(self, changed: dict[int, NodeInfo], nominated: dict[str, list[PodInfo]]) -> None:
+    def _advance(
+        self,
+        changed: dict[int, NodeInfo],
+        nominated: dict[str, list[PodInfo]],
+        added: list[PodInfo],
+        removed: list[PodInfo],
+    ) -> None:
         """The next view and its deferred Cluster."""
-        view = _successor(self._view, changed, nominated)
         base, changes, count = self.base, self._changes, len(self._changes)
         nodes = self._nodes
         cluster = Cluster.deferred(
@@ -252,7 +272,13 @@ class WorkingCluster:
             priority_classes=base.priority_classes,
             pod_count=self._pod_count,
         )
-        install_view(cluster, view)
+        if self.fresh:
+            view = scheduler_view(cluster, self.settings, whole_pods=True)
+        else:
+            owned = self._view is not self._base_view
+            view = _successor(self._view, changed, nominated, added, removed, owned=owned)
+            install_view(cluster, view)
+        self._gone.extend(removed)
         self._view, self._cluster = view, cluster
 
     def usage(self) -> list[NodeUsage]:
@@ -281,11 +307,21 @@ def _without_nomination(
 
 
 def _successor(
-    view: SchedulerView, changed: Mapping[int, NodeInfo], nominated: dict[str, list[PodInfo]]
+    view: SchedulerView,
+    changed: Mapping[int, NodeInfo],
+    nominated: dict[str, list[PodInfo]],
+    added: Sequence[PodInfo],
+    removed: Sequence[PodInfo],
+    *,
+    owned: bool,
 ) -> SchedulerView:
-    """A SchedulerView equal to ``view`` but for the ``changed`` NodeInfos and the nominator's
-    map: the other NodeInfos, the PDB and workload indexes are shared; what a plugin derives
-    from all pods (affinity and label indexes, ``derived``) is rebuilt when next asked."""
+    """A SchedulerView equal to ``view`` but for the ``changed`` NodeInfos (``added`` and
+    ``removed`` pods on them) and the nominator's map. Only what the step changes is
+    recomputed: the other NodeInfos, the PDB and workload indexes are shared; the label and
+    pod-affinity indexes over all pods are updated for the pods added and removed; the
+    existing pods' affinity terms are kept unless a pod added or removed has such terms.
+    ``owned``: ``view``'s indexes belong to this run (derived earlier), so they are updated
+    in place; the first step copies the base view's instead."""
     new = SchedulerView.__new__(SchedulerView)
     new.__dict__.update(view.__dict__)
     if changed:
@@ -296,15 +332,69 @@ def _successor(
             by_name[ni.name] = ni
         new.nodes, new.by_name = nodes, by_name
     new.nominated = nominated
-    if changed and any(pi.pod is not None and _has_pod_affinity(pi.pod)
-                       for ni in changed.values() for pi in ni.pods):  # fmt: skip
+    moved = [pi for pi in (*added, *removed) if pi.pod is not None]
+    if any(_has_pod_affinity(pi.pod) for pi in moved):  # type: ignore[arg-type]
         new.inter_pod_affinity_in_use = True
-    new._derived = {}
-    new._pod_terms = {}
-    new._with_affinity = new._with_required_anti = new._by_label = None
+    new._pod_terms = view._pod_terms if owned else dict(view._pod_terms)
+    new._by_label = _labels_after(view._by_label, added, removed, owned)
+    new._with_affinity, new._with_required_anti = _affinity_after(view, changed, owned)
+    terms_change = any(has_pod_affinity(pi.pod) for pi in moved)  # type: ignore[arg-type]
+    new._derived = {
+        key: value
+        for key, value in view._derived.items()
+        if key in _AFFINITY_DERIVED and not terms_change
+    }
     new._bound = []
     new._bound_pdbs_done = True  # PodInfos not yet looked up are looked up when asked
     return new
+
+
+# SchedulerView.derived keys that depend only on the existing pods' affinity terms
+# (InterPodAffinity's existing terms and required anti-affinity terms, by node labels).
+_AFFINITY_DERIVED = frozenset({"InterPodAffinity", "InterPodAffinity/anti"})
+
+
+def _labels_after(
+    index: dict[tuple[str, str], list[PodInfo]] | None,
+    added: Sequence[PodInfo],
+    removed: Sequence[PodInfo],
+    owned: bool,
+) -> dict[tuple[str, str], list[PodInfo]] | None:
+    """The label index (SchedulerView.pods_labelled) with ``added`` filed and ``removed``
+    taken out; None (built when asked) when the view had none."""
+    if index is None:
+        return None
+    if not owned:
+        index = {pair: list(pods) for pair, pods in index.items()}
+    for pi in removed:
+        if pi.pod is None:
+            continue
+        for pair in pi.pod.labels.items():
+            pods = index.get(pair)
+            if pods is not None:
+                index[pair] = [p for p in pods if p is not pi]
+    for pi in added:
+        if pi.pod is None:
+            continue
+        for pair in pi.pod.labels.items():
+            index.setdefault(pair, []).append(pi)
+    return index
+
+
+def _affinity_after(
+    view: SchedulerView, changed: Mapping[int, NodeInfo], owned: bool
+) -> tuple[dict[int, list[PodInfo]] | None, dict[int, list[PodInfo]] | None]:
+    """The pods-with-affinity indexes with the changed nodes filed again."""
+    with_affinity, with_anti = view._with_affinity, view._with_required_anti
+    if with_affinity is None or with_anti is None:
+        return None, None
+    if not owned:
+        with_affinity, with_anti = dict(with_affinity), dict(with_anti)
+    for index, ni in changed.items():
+        with_affinity.pop(index, None)
+        with_anti.pop(index, None)
+        index_pod_affinity(ni, with_affinity, with_anti)
+    return with_affinity, with_anti
 
 
 def _has_pod_affinity(pod: Pod) -> bool:
@@ -449,6 +539,7 @@ def run_queue(
     cordoned: Collection[str] = (),
     keep_outcomes: bool = False,
     max_seconds: float | None = None,
+    fresh_views: bool = False,
 ) -> QueueRun:
     """The scheduling queue run until it is empty (or ``max_steps`` cycles): ``pods`` in
     PrioritySort order, each given one cycle with ``profiles[pod's schedulerName]``; a pod
@@ -456,8 +547,10 @@ def run_queue(
     ``cordoned`` nodes are marked unschedulable before the first cycle (a drain's cordon).
     A pod whose schedulerName has no profile is not this scheduler's: it is reported
     unschedulable without a cycle. ``max_seconds`` bounds the run's time as ``max_steps``
-    its cycles (the pods left are named in ``pending``)."""
-    work = WorkingCluster(cluster, settings, cordoned=cordoned)
+    its cycles (the pods left are named in ``pending``). ``fresh_views``: build every
+    cycle's view from the whole snapshot after the step before (the full recompute the
+    step-by-step views are tested against)."""
+    work = WorkingCluster(cluster, settings, cordoned=cordoned, fresh=fresh_views)
     rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
     heap = [(rank, i) for rank, i in enumerate(queue_order(pods))]
     heapq.heapify(heap)
