@@ -86,7 +86,9 @@ class QueueStep:
     nodes that tied at the top total (``ties``: empty when one node led alone; the fixed pick
     is the first of them, the seeded pick any). ``reasons``: for an unschedulable pod, each
     filter reason with the number of nodes giving it. ``placement`` and ``preemption`` are the
-    cycle's full outcomes, kept only when ``run_queue(keep_outcomes=True)``."""
+    cycle's full outcomes, kept only when ``run_queue(keep_outcomes=True)``. ``nomination``:
+    the pod's nominated node after the step (a failed retry keeps it unless its PostFilter
+    cleared it)."""
 
     pod_key: str
     pod: Pod
@@ -100,6 +102,7 @@ class QueueStep:
     cleared_nominations: list[str] = field(default_factory=list)
     placement: PlacementOutcome | None = None
     preemption: PreemptionOutcome | None = None
+    nomination: str = ""  # the node the pod is nominated to after the step ("" none)
 
 
 @dataclass(slots=True)
@@ -226,6 +229,15 @@ class WorkingCluster:
         nominated = _without_nomination(view.nominated, info)
         self._record(pod.key, bound)
         self._advance({ni.index: node}, nominated, [info], [])
+
+    def clear_nomination(self, pod: Pod) -> Pod:
+        """A PostFilter that finds no node clears the pod's nomination (ModeOverride with
+        no node): the nominator forgets it. Returns the pod as it now is."""
+        cleared = msgspec.structs.replace(pod, nominated_node_name="")
+        info = pod_info(as_scheduler_sees(pod, self.settings), self.settings)
+        self._record(pod.key, cleared)
+        self._advance({}, _without_nomination(self._view.nominated, info), [], [])
+        return cleared
 
     def nominate(
         self, pod: Pod, node_name: str, victims: Sequence[PodInfo], cleared: Sequence[PodInfo]
@@ -504,7 +516,8 @@ def cycle(
     reasons = reason_counts(outcome)
     if outcome.cycle_error is not None or not preemption or not profile.post_filter:
         return QueueStep(pod.key, pod, UNSCHEDULABLE, None, [], outcome.message, (), attempt,
-                         reasons, placement=kept)  # fmt: skip
+                         reasons, placement=kept,
+                         nomination=pod.nominated_node_name)  # fmt: skip
     result = preempt(work.cluster, pod, profile=profile, settings=settings)
     kept_pre = result if keep_outcomes else None
     if result.nominated_node_name:
@@ -519,12 +532,17 @@ def cycle(
         )
         return QueueStep(nominee.key, nominee, NOMINATED, result.nominated_node_name,
                          list(result.victims), message, (), attempt, reasons, cleared,
-                         kept, kept_pre)  # fmt: skip
+                         kept, kept_pre, nominee.nominated_node_name)  # fmt: skip
     message = outcome.message
     if result.message:
         message = f"{message} {result.message}"
+    nomination = pod.nominated_node_name
+    if result.nominated_node_name == "" and nomination:
+        work.clear_nomination(pod)
+        message += f' The nomination to "{nomination}" is cleared.'
+        nomination = ""
     return QueueStep(pod.key, pod, UNSCHEDULABLE, None, [], message, (), attempt, reasons,
-                     placement=kept, preemption=kept_pre)  # fmt: skip
+                     placement=kept, preemption=kept_pre, nomination=nomination)  # fmt: skip
 
 
 def run_queue(

@@ -197,3 +197,24 @@ def test_spread_and_anti_affinity_count_the_pods_the_run_bound():
     assert placed[:3] == [(BOUND, "a1"), (BOUND, "b1"), (BOUND, "a2")]
     assert placed[3][0] == UNSCHEDULABLE
     assert "didn't match pod anti-affinity rules" in run.steps[3].message
+
+
+def test_a_cycle_whose_preemption_finds_no_node_clears_the_pods_nomination():
+    c = cluster(
+        [node("a", 2000)],
+        [pod("top", 1500, node="a", priority=100), pod("p", 1000, priority=5, nominated="a")],
+    )
+    run = _run(c)
+    (step,) = run.steps
+    assert step.outcome == UNSCHEDULABLE and step.nomination == ""
+    assert step.message.endswith('The nomination to "a" is cleared.')
+    assert {p.name: p.nominated_node_name for p in run.cluster.snapshot.pods}["p"] == ""
+
+
+def test_a_cycle_without_preemption_keeps_the_nomination():
+    c = cluster(
+        [node("a", 2000)],
+        [pod("top", 1500, node="a", priority=100), pod("p", 1000, priority=5, nominated="a")],
+    )
+    (step,) = _run(c, preemption=False).steps
+    assert step.outcome == UNSCHEDULABLE and step.nomination == "a"

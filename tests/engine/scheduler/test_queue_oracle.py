@@ -93,8 +93,8 @@ class State:
             placed["spec"]["nodeName"] = step.node
             placed["status"] = {"phase": "Running"}
             self.objects.append(placed)
-        elif step.outcome == NOMINATED:
-            placed["status"] = {"phase": "Pending", "nominatedNodeName": step.node}
+        elif step.nomination:  # nominated, or a failed retry that keeps its nomination
+            placed["status"] = {"phase": "Pending", "nominatedNodeName": step.nomination}
             self.objects.append(placed)
 
 
