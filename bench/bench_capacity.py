@@ -67,6 +67,23 @@ def run(cluster: Cluster, max_replicas: int | None) -> tuple[float, object]:
     return time.perf_counter() - started, answer
 
 
+def _estimate(cluster: Cluster, view) -> int:
+    """What fits by cpu, memory and pod count on the nodes the first replica may use: the
+    order of magnitude of the answer, for extrapolating a run stopped early."""
+    from service.engine.scheduler.placement import place
+
+    first = place(cluster, TEMPLATE, settings=DEFAULT_SETTINGS)
+    total = 0
+    for entry in first.nodes:
+        if not entry.feasible:
+            continue
+        ni = view.by_name[entry.node_name]
+        free_cpu = ni.allocatable.get("cpu", 0) - ni.requested.get("cpu", 0)
+        free_mem = ni.allocatable.get("memory", 0) - ni.requested.get("memory", 0)
+        total += max(0, min(free_cpu // 500, free_mem // GI, ni.allowed_pods - ni.pod_count))
+    return total
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_capacity")
     parser.add_argument("--nodes", type=int, default=5000)
@@ -88,8 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         args.save.write_bytes(msgspec.msgpack.encode(cluster.snapshot))
         print(f"saved {args.save}")
     started = time.perf_counter()
-    scheduler_view(cluster, DEFAULT_SETTINGS, whole_pods=True)
+    view = scheduler_view(cluster, DEFAULT_SETTINGS, whole_pods=True)
     print(f"scheduler view (once per Cluster): {(time.perf_counter() - started) * 1000:.0f} ms")
+    print(f"replicas that would fit by resources alone: about {_estimate(cluster, view)}")
     for _ in range(args.repeat):
         seconds, answer = run(cluster, args.max_replicas)
         (t,) = answer.templates
