@@ -175,3 +175,23 @@ def test_yaml_and_bad_input_over_http(api):
     empty = api.post("/v1/decisions/schedule", json={"snapshot": {"objects": kube_list(node("a"))}})
     assert empty.status_code == 422
     assert api.get("/v1/decisions?kind=schedule").json["items"] == []
+
+
+def test_replayed_under_another_release_and_configuration(api):
+    body = {"snapshot": {"objects": kube_list(*OBJECTS)}}
+    record = api.post("/v1/decisions/schedule", json=body).json
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}],
+    }  # fmt: skip
+    replay = api.post(
+        f"/v1/decisions/{record['id']}/replay",
+        json={"kubernetesVersion": "1.35", "schedulerConfiguration": config},
+    )
+    assert replay.status_code == 200, replay.json
+    steps = [(s["pod"]["name"], s["outcome"]) for s in replay.json["replayed"]["steps"]]
+    # without DefaultPreemption, hi stays pending and nothing is preempted
+    assert steps == [("hi", "unschedulable"), ("small", "bound")]
+    assert replay.json["matches"] is False

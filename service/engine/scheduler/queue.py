@@ -514,7 +514,12 @@ def cycle(
         return QueueStep(pod.key, pod, BOUND, node, [], outcome.message, ties, attempt,
                          placement=kept)  # fmt: skip
     reasons = reason_counts(outcome)
-    if outcome.cycle_error is not None or not preemption or not profile.post_filter:
+    # DefaultPreemption is the PostFilter that preempts (DynamicResources' is not modelled)
+    if (
+        outcome.cycle_error is not None
+        or not preemption
+        or ("DefaultPreemption" not in profile.post_filter)
+    ):
         return QueueStep(pod.key, pod, UNSCHEDULABLE, None, [], outcome.message, (), attempt,
                          reasons, placement=kept,
                          nomination=pod.nominated_node_name)  # fmt: skip
