@@ -34,6 +34,16 @@ def summary(kind: str, result: dict) -> str:
     if kind == "node-eviction-rate":
         states = sorted({z.get("state", "?") for z in result.get("zones") or []})
         return ", ".join(states) or "no zones"
+    if kind == "schedule":
+        counts = result.get("counts") or {}
+        return (
+            f"{counts.get('bound', 0)} bound, {counts.get('nominated', 0)} nominated, "
+            f"{counts.get('unschedulable', 0)} unschedulable"
+            + (" (truncated)" if result.get("truncated") else "")
+        )
+    if kind == "capacity":
+        reason = (result.get("stopReason") or {}).get("reason", "?")
+        return f"{result.get('replicas', 0)} replica(s) fit; stops: {reason}"
     if kind == PRUNE_KIND:
         return f"pruned {result.get('deleted', 0)} record(s)"
     return ""
@@ -165,4 +175,11 @@ def context(kind: str, result: dict, request: dict | None = None) -> dict:
                 if name != chosen
             ],
         }
+    if kind in ("schedule", "capacity"):
+        return {"nodes": result.get("nodes") or [], "limit": CONSOLE_ROWS}
     return {}
+
+
+# Rows a run's page lists of its steps or placements (the record holds them all; the
+# history export gives them whole).
+CONSOLE_ROWS = 500

@@ -6,16 +6,26 @@ and a line here.
 
 from __future__ import annotations
 
-from service.decisions import admission, eviction, node_eviction_rate, placement, preemption
+from service.decisions import (
+    admission,
+    capacity,
+    eviction,
+    node_eviction_rate,
+    placement,
+    preemption,
+    schedule,
+)
 from service.decisions.base import DecisionKind
 
 KINDS: dict[str, DecisionKind] = {
     kind.name: kind
     for kind in (
         admission.DECISION,
+        capacity.DECISION,
         eviction.DECISION,
         node_eviction_rate.DECISION,
         placement.DECISION,
         preemption.DECISION,
+        schedule.DECISION,
     )
 }

@@ -37,6 +37,8 @@ __all__ = [
     "PdbInfo",
     "SchedulerView",
     "as_scheduler_sees",
+    "has_pod_affinity",
+    "index_pod_affinity",
     "install_view",
     "scheduler_view",
     "view_release",
@@ -275,6 +277,9 @@ class SchedulerView:
         self._pdb_entries: dict[tuple[int, ...], tuple[tuple[int, int, bool], ...]] = {}
         self._pod_terms: dict[int, object] = {}
         self._derived: dict[str, object] = {}
+        # what the images of the nodes are keyed by (ImageLocality's image states): a view
+        # derived from this one with the same nodes keeps it (engine/scheduler/queue.py)
+        self.images_key: object = self
         self._with_affinity: dict[int, list[PodInfo]] | None = None
         self._with_required_anti: dict[int, list[PodInfo]] | None = None
         self._by_label: dict[tuple[str, str], list[PodInfo]] | None = None
@@ -320,19 +325,7 @@ class SchedulerView:
             with_affinity: dict[int, list[PodInfo]] = {}
             with_anti: dict[int, list[PodInfo]] = {}
             for ni in self.nodes:
-                for pi in ni.pods:
-                    pod = pi.pod
-                    if pod is None:
-                        continue
-                    if pod.pod_anti_affinity_required:
-                        with_anti.setdefault(ni.index, []).append(pi)
-                    if (
-                        pod.pod_anti_affinity_required
-                        or pod.pod_affinity_required
-                        or pod.pod_affinity_preferred
-                        or pod.pod_anti_affinity_preferred
-                    ):
-                        with_affinity.setdefault(ni.index, []).append(pi)
+                index_pod_affinity(ni, with_affinity, with_anti)
             self._with_affinity, self._with_required_anti = with_affinity, with_anti
         return self._with_affinity, self._with_required_anti
 
@@ -499,6 +492,33 @@ class SchedulerView:
                     candidates.extend(filed)
         candidates.extend(self._pdb_scan.get(namespace, ()))
         return tuple(sorted(info.index for info in candidates if info.matches(labels)))
+
+
+def has_pod_affinity(pod: Pod) -> bool:
+    """Whether the pod has any pod affinity or anti-affinity term (NodeInfo.PodsWithAffinity)."""
+    return bool(
+        pod.pod_anti_affinity_required
+        or pod.pod_affinity_required
+        or pod.pod_affinity_preferred
+        or pod.pod_anti_affinity_preferred
+    )
+
+
+def index_pod_affinity(
+    ni: NodeInfo,
+    with_affinity: dict[int, list[PodInfo]],
+    with_anti: dict[int, list[PodInfo]],
+) -> None:
+    """File the node's pods with pod (anti-)affinity (NodeInfo.PodsWithAffinity) and with
+    required anti-affinity (PodsWithRequiredAntiAffinity) under its index."""
+    for pi in ni.pods:
+        pod = pi.pod
+        if pod is None:
+            continue
+        if pod.pod_anti_affinity_required:
+            with_anti.setdefault(ni.index, []).append(pi)
+        if has_pod_affinity(pod):
+            with_affinity.setdefault(ni.index, []).append(pi)
 
 
 def view_release(settings: EngineSettings) -> tuple[bool, ...]:

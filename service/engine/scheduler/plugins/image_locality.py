@@ -115,7 +115,7 @@ class ImageLocality(ScorePlugin):
             return found
         pod = state.pod
         view = state.view
-        states = image_states(view.nodes, view)
+        states = image_states(view.nodes, view.images_key)
         sums: dict[int, int] = {}
         for container in (*pod.init_containers, *pod.containers):
             name = normalized_image_name(container.image)

@@ -1,0 +1,62 @@
+"""The queue's step-by-step views (engine/scheduler/queue.py ``_successor``: only what a bind
+or a preemption changes is recomputed) against the full recompute (``fresh_views``: every
+cycle's view built from the whole snapshot after the step before), on random clusters of
+workloads whose replicas spread and repel: the same steps, messages, ties and usage, for
+the queue and for capacity."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.engine.objects import Cluster
+from service.engine.scheduler.capacity import capacity
+from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, default_profile
+from service.engine.scheduler.queue import run_queue
+from service.engine.version import DEFAULT_SETTINGS
+from service.ingest.kube import pod_from_object
+from tests.conftest import snapshot_from_objects
+from tests.engine.scheduler.test_queue_oracle import queue_case
+from tests.oracles import seeds
+
+PROFILES = {DEFAULT_SCHEDULER_NAME: default_profile(DEFAULT_SETTINGS)}
+
+
+def _steps(run) -> list[tuple]:
+    return [
+        (s.pod_key, s.outcome, s.node, [v.key for v in s.victims], s.message, s.ties,
+         s.reasons, s.cleared_nominations)
+        for s in run.steps
+    ]  # fmt: skip
+
+
+def _usage(nodes) -> list[tuple]:
+    return [(u.name, u.requested_after, u.pods_after) for u in nodes]
+
+
+@pytest.mark.parametrize("seed", seeds(30))
+def test_the_queue_decides_alike_step_by_step_and_recomputed(seed: int) -> None:
+    objects, queue = queue_case(seed)
+    pods = [pod_from_object(p) for p in queue]
+    runs = [
+        run_queue(Cluster(snapshot_from_objects(objects)), pods, profiles=PROFILES,
+                  settings=DEFAULT_SETTINGS, fresh_views=fresh)
+        for fresh in (False, True)
+    ]  # fmt: skip
+    assert _steps(runs[0]) == _steps(runs[1])
+    assert _usage(runs[0].nodes) == _usage(runs[1].nodes)
+
+
+@pytest.mark.parametrize("seed", seeds(20))
+def test_capacity_decides_alike_step_by_step_and_recomputed(seed: int) -> None:
+    objects, queue = queue_case(seed)
+    templates = [pod_from_object(p) for p in queue[:2]]
+    runs = [
+        capacity(Cluster(snapshot_from_objects(objects)), templates, profiles=PROFILES,
+                 settings=DEFAULT_SETTINGS, max_replicas=25, fresh_views=fresh)
+        for fresh in (False, True)
+    ]  # fmt: skip
+    assert runs[0].placements == runs[1].placements
+    assert [(t.replicas, t.stop, t.message, t.reasons) for t in runs[0].templates] == [
+        (t.replicas, t.stop, t.message, t.reasons) for t in runs[1].templates
+    ]
+    assert _usage(runs[0].nodes) == _usage(runs[1].nodes)
