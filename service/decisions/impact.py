@@ -43,6 +43,12 @@ MAX_LIMIT = 1000
 # its nextCursor continues after the last decision examined, so no request nears the
 # server's worker timeout.
 PAGE_SECONDS = 60.0
+# Under `verdict serve`'s gevent workers CPU work never yields on its own: a page lets the
+# worker's other requests (and its heartbeat) run once per slice of this length. There
+# time.sleep(0) is gevent's cooperative switch; under a plain worker it is a system call that
+# hands the core away (4 ms a call on the loaded 2-core machine, half of a page's time when it
+# was made after every decision: bench/RESULTS.md, issue 26).
+YIELD_SECONDS = 0.02
 # Differences listed per changed decision (the rest are counted in moreDifferences).
 CHANGE_DIFFERENCES = 20
 # The kinds whose request ``config`` is a KubeletConfiguration (node-eviction-rate's is the
@@ -237,14 +243,17 @@ def impact_page(
     if not rows and query.before_seq is None:
         raise NothingMatches()
     page = Page()
-    deadline = time.monotonic() + PAGE_SECONDS
+    now = time.monotonic()
+    deadline, next_yield = now + PAGE_SECONDS, now + YIELD_SECONDS
     examined = rows[: query.limit]
     for i, row in enumerate(examined):
         page.examine(db, cache, query, row, on_read)
-        # Under `verdict serve`'s gevent workers, CPU work never yields: let the worker's
-        # other requests (and its heartbeat) run between two replays.
-        time.sleep(0)
-        if time.monotonic() > deadline and i + 1 < len(rows):
+        now = time.monotonic()
+        if now >= next_yield:
+            time.sleep(0)
+            now = time.monotonic()
+            next_yield = now + YIELD_SECONDS
+        if now > deadline and i + 1 < len(rows):
             return page.answer(query.cursor_after(row.seq))  # the rest on the next page
     more = len(rows) > query.limit
     return page.answer(query.cursor_after(examined[-1].seq) if more else None)

@@ -33,13 +33,13 @@ def _admit(api, snapshot_id, name="small"):
 
 
 def _history(api) -> dict:
-    """Two placements recorded under 1.35 that 1.37 places elsewhere, one it places alike,
+    """Two placements recorded under 1.36 that 1.37 places elsewhere, one it places alike,
     and an admission no release decides differently."""
     snapshot_id = releases_apart_snapshot(api)
     return {
         "snapshot": snapshot_id,
-        "moved": [place(api, snapshot_id, "1.35", pod_level_pod(f"web-{i}"))["id"] for i in (1, 2)],
-        "same": place(api, snapshot_id, "1.35", pod("plain", cpu="100m"))["id"],
+        "moved": [place(api, snapshot_id, "1.36", pod_level_pod(f"web-{i}"))["id"] for i in (1, 2)],
+        "same": place(api, snapshot_id, "1.36", pod("plain", cpu="100m"))["id"],
         "admission": _admit(api, snapshot_id)["id"],
     }
 

@@ -39,7 +39,7 @@ from typing import ClassVar
 from service.engine.kubelet.preemption import Requirement, handle_admission_failure
 from service.engine.nodeaffinity import matches_node_selector_and_affinity
 from service.engine.objects import Node, Pod, Taint
-from service.engine.ports import HostPorts
+from service.engine.ports import HostPorts, wanted_host_ports
 from service.engine.qos import BEST_EFFORT, get_pod_qos, is_critical_pod, is_static_pod
 from service.engine.quantity import wrap_int64_values
 from service.engine.resources import is_extended_resource_name, pod_requests
@@ -352,6 +352,16 @@ def fits_resources(attrs: PodAdmitAttributes) -> list[InsufficientResource]:
     ]
 
 
+def _host_ports_conflict(pod: Pod, other_pods: Sequence[Pod], settings: EngineSettings) -> bool:
+    """AdmissionCheck's nodeports.Fits over NewNodeInfo(other pods): the release's scheduler
+    code, so sidecars' host ports count on both sides from v1.34 only (kubernetes#132040;
+    v1.32.5 and v1.33.3 read ``spec.containers``)."""
+    sidecars = settings.host_ports_of_sidecars
+    if not wanted_host_ports(pod, sidecars=sidecars):
+        return False
+    return not HostPorts.of_pods(other_pods, sidecars=sidecars).fits(pod, sidecars=sidecars)
+
+
 def general_filter(attrs: PodAdmitAttributes) -> list[InsufficientResource | PredicateFailure]:
     """lifecycle generalFilter (k8s 1.35) = scheduler AdmissionCheck with all failures
     (resources, NodeAffinity, NodeName, NodePorts) plus, except for static pods, an
@@ -362,9 +372,7 @@ def general_filter(attrs: PodAdmitAttributes) -> list[InsufficientResource | Pre
         reasons.append(PredicateFailure(NODE_AFFINITY, NODE_AFFINITY_DESC))
     if pod.node_name and pod.node_name != node.name:
         reasons.append(PredicateFailure(NODE_NAME, NODE_NAME_DESC))
-    if any(p.host_port > 0 for c in pod.containers for p in c.ports) and not HostPorts.of_pods(
-        attrs.other_pods
-    ).fits(pod):
+    if _host_ports_conflict(pod, attrs.other_pods, attrs.settings):
         reasons.append(PredicateFailure(NODE_PORTS, NODE_PORTS_DESC))
     if (
         node.taints

@@ -84,9 +84,12 @@ def random_pod(
             meta["annotations"] = {"kubernetes.io/config.source": "file"}
             meta["namespace"] = "kube-system"
         if rng.random() < 0.15:
-            spec["initContainers"] = [
-                {**_container(rng, "sidecar", qos), "restartPolicy": "Always"}
-            ]
+            sidecar = {**_container(rng, "sidecar", qos), "restartPolicy": "Always"}
+            if rng.random() < 0.3:  # counted by admission since v1.34 (kubernetes#132040)
+                sidecar["ports"] = [
+                    {"containerPort": 81, "hostPort": rng.choice((80, 8080)), "protocol": "TCP"}
+                ]
+            spec["initContainers"] = [sidecar]
         if rng.random() < 0.1:
             spec["initContainers"] = [*spec.get("initContainers", []), _container(rng, "init", qos)]
         if rng.random() < 0.1:
