@@ -44,10 +44,11 @@ MAX_LIMIT = 1000
 # server's worker timeout.
 PAGE_SECONDS = 60.0
 # Under `verdict serve`'s gevent workers CPU work never yields on its own: a page lets the
-# worker's other requests (and its heartbeat) run once per slice of this length. There
-# time.sleep(0) is gevent's cooperative switch; under a plain worker it is a system call that
-# hands the core away (4 ms a call on the loaded 2-core machine, half of a page's time when it
-# was made after every decision: bench/RESULTS.md, issue 26).
+# worker's other requests (and its heartbeat) run once per slice of this length, through
+# time.sleep(0), gevent's cooperative switch there. Elsewhere (a plain worker, the CLI) it
+# is not made: there it is a system call that hands the core away (4 ms a call on the loaded
+# 2-core machine, half of a page's time when it was made after every decision:
+# bench/RESULTS.md, issue 26).
 YIELD_SECONDS = 0.02
 # Differences listed per changed decision (the rest are counted in moreDifferences).
 CHANGE_DIFFERENCES = 20
@@ -245,11 +246,12 @@ def impact_page(
     page = Page()
     now = time.monotonic()
     deadline, next_yield = now + PAGE_SECONDS, now + YIELD_SECONDS
+    cooperative = _under_gevent()
     examined = rows[: query.limit]
     for i, row in enumerate(examined):
         page.examine(db, cache, query, row, on_read)
         now = time.monotonic()
-        if now >= next_yield:
+        if cooperative and now >= next_yield:
             time.sleep(0)
             now = time.monotonic()
             next_yield = now + YIELD_SECONDS
@@ -257,6 +259,16 @@ def impact_page(
             return page.answer(query.cursor_after(row.seq))  # the rest on the next page
     more = len(rows) > query.limit
     return page.answer(query.cursor_after(examined[-1].seq) if more else None)
+
+
+def _under_gevent() -> bool:
+    """Whether the worker runs on gevent's patched standard library (`verdict serve`), where
+    a long page must yield for the worker's other requests to run."""
+    try:
+        from gevent import monkey
+    except ImportError:  # pragma: no cover - gevent is a dependency of `verdict serve`
+        return False
+    return monkey.is_module_patched("time")
 
 
 @dataclass
