@@ -60,6 +60,13 @@ class EngineSettings:
     # UnschedulableAndUnresolvable (preemption cannot help there) since 1.34; before, every
     # shortfall is Unschedulable.
     fit_unresolvable_beyond_allocatable: bool = True
+    # InPlacePodVerticalScaling (alpha off in 1.32, beta on in 1.33, GA in 1.35): a resized
+    # pod's containers count the largest of their spec, actuated and allocated requests
+    # (engine/resize.py) in the scheduler and in kubelet admission.
+    requests_from_resize_status: bool = True
+    # InPlacePodLevelResourcesVerticalScaling (alpha off in 1.35, beta on in 1.36): the same
+    # for the pod-level requests, from status.resources and status.allocatedResources.
+    pod_level_requests_from_resize_status: bool = True
     # TaintToleration's filter reason names the untolerated taint up to 1.34
     # ("node(s) had untolerated taint {key: value}"); since 1.35 it does not.
     taint_reason_names_taint: bool = False
@@ -98,6 +105,8 @@ BASELINE = EngineSettings(
     fit_score_pod_level_resources=False,
     balanced_allocation_skips_best_effort=False,
     balanced_allocation_scores_change=False,
+    requests_from_resize_status=False,
+    pod_level_requests_from_resize_status=False,
     volume_conflict_names_pv_affinity=False,
     host_ports_of_sidecars=False,
     rwop_reason_says_in_use=False,
@@ -126,6 +135,26 @@ DIFFERENCES: tuple[Difference, ...] = (
         '"node(s) didn\'t match PersistentVolume\'s node affinity" instead of "node(s) had '
         'volume node affinity conflict"',
         "kubernetes#129887",
+    ),
+    Difference(
+        "1.33",
+        "scheduler",
+        "requests_from_resize_status",
+        True,
+        "InPlacePodVerticalScaling is on by default: a resized pod's containers and sidecars "
+        "count the largest of their spec, actuated (status.containerStatuses[].resources) "
+        "and allocated requests on its node (only the actuated and allocated ones when the "
+        "PodResizePending condition says Infeasible)",
+        "KEP-1287 (kubernetes/enhancements#1287)",
+    ),
+    Difference(
+        "1.33",
+        "kubelet",
+        "requests_from_resize_status",
+        True,
+        "InPlacePodVerticalScaling is on by default: kubelet admission counts the node's "
+        "resized pods by the largest of their spec, actuated and allocated requests",
+        "KEP-1287 (kubernetes/enhancements#1287)",
     ),
     Difference(
         "1.34",
@@ -210,6 +239,16 @@ DIFFERENCES: tuple[Difference, ...] = (
         True,
         "DynamicResources gains a Score step, weight 2 in the default profile",
         "kubernetes#134711",
+    ),
+    Difference(
+        "1.36",
+        "scheduler",
+        "pod_level_requests_from_resize_status",
+        True,
+        "InPlacePodLevelResourcesVerticalScaling is on by default: a resized pod's pod-level "
+        "requests count the largest of spec.resources, status.resources and "
+        "status.allocatedResources, in the scheduler and in kubelet admission",
+        "kubernetes#137684",
     ),
     Difference(
         "1.36",

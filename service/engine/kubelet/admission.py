@@ -27,7 +27,7 @@ Choices made for a snapshot (documented, deterministic):
   context nor the node's status.features), the re-fetch of the Node when node affinity is
   the only failure (the snapshot's node is the only node there is), the
   NotEvictPodOnKubeletRestart shortcut (irrelevant for a new pod), device-plugin resource
-  updates, DRA-backed extended resources, in-place resize status.
+  updates, DRA-backed extended resources.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from service.engine.objects import Node, Pod, Taint
 from service.engine.ports import HostPorts, wanted_host_ports
 from service.engine.qos import BEST_EFFORT, get_pod_qos, is_critical_pod, is_static_pod
 from service.engine.quantity import wrap_int64_values
+from service.engine.resize import as_resized
 from service.engine.resources import is_extended_resource_name, pod_requests
 from service.engine.scheduler.plugins.noderesources.fit import fit_state, fits_request
 from service.engine.tolerations import find_untolerated, tolerates_any
@@ -291,6 +292,13 @@ def _fit_request(pod: Pod, node: Node, settings: EngineSettings) -> dict[str, in
 RequestsOf = Callable[[Pod], dict[str, int]]
 
 
+def counted_requests(pod: Pod, settings: EngineSettings) -> dict[str, int]:
+    """What one of the node's pods counts in NodeInfo.Requested (NewNodeInfo's PodRequests,
+    overhead included): a resized pod by the requests its status gives it from v1.33
+    (resize.py)."""
+    return pod_requests(as_resized(pod, settings), settings=settings)
+
+
 class PodRequestsMemo:
     """PodRequests of a snapshot's pods under one release's ``settings``, computed once per
     pod (by identity) and kept for the life of the snapshot: admission sums every other pod
@@ -304,7 +312,7 @@ class PodRequestsMemo:
         hit = self._found.get(id(pod))
         if hit is not None and hit[0] is pod:
             return hit[1]
-        requests = pod_requests(pod, settings=self.settings)
+        requests = counted_requests(pod, self.settings)
         self._found[id(pod)] = (pod, requests)  # the pod is held: its id stays its own
         return requests
 
@@ -337,9 +345,7 @@ def fits_resources(attrs: PodAdmitAttributes) -> list[InsufficientResource]:
     if used:
         for other in other_pods:
             other_request = (
-                requests_of(other)
-                if requests_of is not None
-                else pod_requests(other, settings=settings)
+                requests_of(other) if requests_of is not None else counted_requests(other, settings)
             )
             for name in used:
                 value = other_request.get(name)
