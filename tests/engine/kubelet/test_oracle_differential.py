@@ -78,3 +78,23 @@ def test_sidecar_host_ports_match_the_v1_35_kubelet(incoming_sidecar, other_side
     case = {"mode": "admit", "node": node, "pods": [other], "pod": pod}
     assert admission_differences(case) == []
     assert run_oracle(case)["reason"] == "NodePorts"
+
+
+@pytest.mark.parametrize("sidecar", [False, True], ids=["container", "sidecar"])
+@pytest.mark.parametrize("infeasible", [False, True], ids=["allocated", "infeasible"])
+def test_resized_pods_match_the_v1_35_kubelet(sidecar, infeasible) -> None:
+    """InPlacePodVerticalScaling (GA in v1.35): the node's resized pod counts max(spec,
+    actuated, allocated), or max(actuated, allocated) when its resize is Infeasible
+    (engine/resize.py): a 2-cpu pod is refused (OutOfcpu) next to a pod allocated 3 of 4 cpu
+    and admitted next to one whose infeasible 3.5-cpu spec runs at 1."""
+    from tests.engine.test_resize import _incoming, _node, _resized_pod
+
+    kw = {"spec_cpu": "3500m", "allocated": "1", "infeasible": True} if infeasible else {}
+    case = {
+        "mode": "admit",
+        "node": _node(),
+        "pods": [_resized_pod(sidecar=sidecar, **kw)],
+        "pod": _incoming(),
+    }
+    assert admission_differences(case) == []
+    assert run_oracle(case)["admit"] is infeasible
