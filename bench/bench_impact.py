@@ -8,10 +8,11 @@
    ``--pods`` each), then records ``--records`` decisions decided under Kubernetes 1.37 by the
    real code (``decisions.run.compute``, ``records.append``), half placements of new pods,
    half admissions of new pods on random nodes; one pod in five asks for pod-level resources,
-   which v1.35's NodeResourcesFit scores by its containers (README, "Kubernetes versions"),
-   so some placements change under 1.35.
+   which NodeResourcesFit scores by its containers before 1.37 (docs/releases.md), so some
+   placements change under ``--to`` (1.36 by default; under 1.35 and earlier every
+   placement changes, as BalancedAllocation scores differently before 1.36).
 3. Measures through the real Flask app (test client, auth off, loopback) the impact of
-   replaying the whole history under 1.35: ``POST /v1/impact`` page after page (``--limit``
+   replaying the whole history under ``--to``: ``POST /v1/impact`` page after page (``--limit``
    decisions each) to the last cursor. Prints decisions examined per second and the
    worker's resident memory after each page (it must stay flat: one page is held at a time).
 
@@ -254,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=400)
     parser.add_argument("--snapshots", type=int, default=4)
     parser.add_argument("--limit", type=int, default=1000)
+    parser.add_argument("--to", default="1.36", help="the release replayed under")
     parser.add_argument("--skip-load", action="store_true")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--profile-pages", type=int, default=3)
@@ -277,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     )
     client = app.test_client()
-    body = {"kubernetesVersion": "1.35", "limit": args.limit}
+    body = {"kubernetesVersion": args.to, "limit": args.limit}
     if args.profile:
         profile(client, body, args.profile_pages)
     else:

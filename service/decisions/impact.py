@@ -43,6 +43,13 @@ MAX_LIMIT = 1000
 # its nextCursor continues after the last decision examined, so no request nears the
 # server's worker timeout.
 PAGE_SECONDS = 60.0
+# Under `verdict serve`'s gevent workers CPU work never yields on its own: a page lets the
+# worker's other requests (and its heartbeat) run once per slice of this length, through
+# time.sleep(0), gevent's cooperative switch there. Elsewhere (a plain worker, the CLI) it
+# is not made: there it is a system call that hands the core away (4 ms a call on the loaded
+# 2-core machine, half of a page's time when it was made after every decision:
+# bench/RESULTS.md, issue 26).
+YIELD_SECONDS = 0.02
 # Differences listed per changed decision (the rest are counted in moreDifferences).
 CHANGE_DIFFERENCES = 20
 # The kinds whose request ``config`` is a KubeletConfiguration (node-eviction-rate's is the
@@ -237,17 +244,31 @@ def impact_page(
     if not rows and query.before_seq is None:
         raise NothingMatches()
     page = Page()
-    deadline = time.monotonic() + PAGE_SECONDS
+    now = time.monotonic()
+    deadline, next_yield = now + PAGE_SECONDS, now + YIELD_SECONDS
+    cooperative = _under_gevent()
     examined = rows[: query.limit]
     for i, row in enumerate(examined):
         page.examine(db, cache, query, row, on_read)
-        # Under `verdict serve`'s gevent workers, CPU work never yields: let the worker's
-        # other requests (and its heartbeat) run between two replays.
-        time.sleep(0)
-        if time.monotonic() > deadline and i + 1 < len(rows):
+        now = time.monotonic()
+        if cooperative and now >= next_yield:
+            time.sleep(0)
+            now = time.monotonic()
+            next_yield = now + YIELD_SECONDS
+        if now > deadline and i + 1 < len(rows):
             return page.answer(query.cursor_after(row.seq))  # the rest on the next page
     more = len(rows) > query.limit
     return page.answer(query.cursor_after(examined[-1].seq) if more else None)
+
+
+def _under_gevent() -> bool:
+    """Whether the worker runs on gevent's patched standard library (`verdict serve`), where
+    a long page must yield for the worker's other requests to run."""
+    try:
+        from gevent import monkey
+    except ImportError:  # pragma: no cover - gevent is a dependency of `verdict serve`
+        return False
+    return monkey.is_module_patched("time")
 
 
 @dataclass

@@ -149,6 +149,28 @@ class PodCondition(_Frozen):
     reason: str = ""
 
 
+class ContainerResize(_Frozen):
+    """What a container's status says of its resources (InPlacePodVerticalScaling): the
+    requests the runtime actuated (``status.containerStatuses[].resources.requests``) and
+    the ones the kubelet allocated (``allocatedResources``)."""
+
+    actuated: ResourceList = {}
+    allocated: ResourceList = {}
+
+
+class PodResize(_Frozen):
+    """A resized pod's status resources (k8s component-helpers ``determineEffectiveRequests``
+    reads them): per container name (containerStatuses, then initContainerStatuses) those
+    of the statuses that carry ``resources``; the pod-level ``status.resources.requests`` and
+    ``status.allocatedResources`` (None when the status has no ``resources``); whether the
+    PodResizePending condition says Infeasible."""
+
+    containers: dict[str, ContainerResize] = {}
+    pod_actuated: ResourceList | None = None
+    pod_allocated: ResourceList = {}
+    infeasible: bool = False
+
+
 class EmptyDirLimit(_Frozen):
     """An emptyDir volume's sizeLimit: bytes, and the quantity as the pod spec wrote it."""
 
@@ -247,6 +269,8 @@ class Pod(_Frozen):
     # generated for each template entry, "" when the status names none.
     resource_claims: tuple[PodResourceClaim, ...] = ()
     resource_claim_statuses: dict[str, str] = {}
+    # The status resources of a resized pod (None: its status holds none).
+    resize: PodResize | None = None
     # Format of the first quantity seen per resource, for printing sums.
     formats: dict[str, str] = {}
     overhead_given: dict[str, str] = {}

@@ -5,7 +5,9 @@ The ports of regular containers and of restartable (sidecar) init containers cou
 sides (upstream getContainerPorts and NodeInfo's used ports, 1.35; checked against the real
 scheduler: scheduler-oracle.json "sidecar-host-ports-*"). Releases before 1.34 count the
 regular containers' only (kubernetes#132040): the scheduler sees their pods through
-``without_sidecar_host_ports``. A host port of 0 (or less) is ignored;
+``without_sidecar_host_ports``; the kubelet's admission (lifecycle generalFilter, which calls
+the same release's AdmissionCheck and nodeports.Fits over NewNodeInfo of the node's pods)
+passes ``sidecars=False``. A host port of 0 (or less) is ignored;
 an empty host IP means 0.0.0.0 and an empty protocol TCP. 0.0.0.0 conflicts with the same
 (protocol, port) on any IP; a specific IP conflicts with itself and with 0.0.0.0.
 """
@@ -29,12 +31,14 @@ __all__ = [
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
 
 
-def port_containers(pod: Pod) -> Iterable[Container]:
-    """The containers whose ports a node holds for the pod: its containers and sidecars."""
+def port_containers(pod: Pod, *, sidecars: bool = True) -> Iterable[Container]:
+    """The containers whose ports a node holds for the pod: its containers and, since
+    v1.34 (``sidecars``, kubernetes#132040), its sidecars."""
     yield from pod.containers
-    for c in pod.init_containers:
-        if c.is_sidecar:
-            yield c
+    if sidecars:
+        for c in pod.init_containers:
+            if c.is_sidecar:
+                yield c
 
 
 def without_sidecar_host_ports(pod: Pod) -> Pod:
@@ -49,9 +53,10 @@ def without_sidecar_host_ports(pod: Pod) -> Pod:
     return msgspec.structs.replace(pod, init_containers=tuple(init))
 
 
-def wanted_host_ports(pod: Pod) -> list[ContainerPort]:
-    """nodeports getContainerPorts (k8s 1.35): the pod's container ports with a host port."""
-    return [p for c in port_containers(pod) for p in c.ports if p.host_port > 0]
+def wanted_host_ports(pod: Pod, *, sidecars: bool = True) -> list[ContainerPort]:
+    """nodeports getContainerPorts (k8s 1.35; ``sidecars=False``: 1.32/1.33): the pod's
+    container ports with a host port."""
+    return [p for c in port_containers(pod, sidecars=sidecars) for p in c.ports if p.host_port > 0]
 
 
 class HostPorts:
@@ -63,10 +68,12 @@ class HostPorts:
         self._by_ip: dict[str, set[tuple[str, int]]] = {}
 
     @classmethod
-    def of_pods(cls, pods: Iterable[Pod]) -> HostPorts:
+    def of_pods(cls, pods: Iterable[Pod], *, sidecars: bool = True) -> HostPorts:
+        """NodeInfo.UsedPorts of ``pods`` (updateUsedPorts; ``sidecars`` as in
+        ``port_containers``)."""
         used = cls()
         for pod in pods:
-            used.add_pod(pod)
+            used.add_pod(pod, sidecars=sidecars)
         return used
 
     def copy(self) -> HostPorts:
@@ -75,8 +82,8 @@ class HostPorts:
         other._by_ip = {ip: set(used) for ip, used in self._by_ip.items()}
         return other
 
-    def add_pod(self, pod: Pod) -> None:
-        for c in port_containers(pod):
+    def add_pod(self, pod: Pod, *, sidecars: bool = True) -> None:
+        for c in port_containers(pod, sidecars=sidecars):
             for p in c.ports:
                 self.add(p.host_ip, p.protocol, p.host_port)
 
@@ -100,9 +107,9 @@ class HostPorts:
                 return True
         return False
 
-    def fits(self, pod: Pod) -> bool:
+    def fits(self, pod: Pod, *, sidecars: bool = True) -> bool:
         """nodeports fitsPorts: none of the pod's wanted host ports conflicts."""
-        for p in wanted_host_ports(pod):
+        for p in wanted_host_ports(pod, sidecars=sidecars):
             if self.conflicts(p.host_ip, p.protocol, p.host_port):
                 return False
         return True

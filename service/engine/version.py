@@ -39,6 +39,10 @@ class EngineSettings:
     # NodeResourcesBalancedAllocation's PreScore skips a best-effort pod (none of the
     # balanced resources requested) since 1.33; 1.32 scores it.
     balanced_allocation_skips_best_effort: bool = True
+    # NodeResourcesBalancedAllocation scores the change the pod makes to the node's balance
+    # (the balance with the pod against the balance without it) since 1.36
+    # (kubernetes#135573); up to 1.35 it scores the balance with the pod.
+    balanced_allocation_scores_change: bool = True
     # VolumeBinding's reason for a bound volume whose node affinity the node fails: "node(s)
     # didn't match PersistentVolume's node affinity" since 1.33, "node(s) had volume node
     # affinity conflict" in 1.32.
@@ -48,13 +52,21 @@ class EngineSettings:
     # pod" since 1.34, "node has pod using PersistentVolumeClaim with the same name and
     # ReadWriteOncePod access mode" before.
     rwop_reason_says_in_use: bool = True
-    # The scheduler counts the host ports of sidecars (restartable init containers) since
-    # 1.34; before, only the regular containers' (NodePorts and the node's used ports).
+    # The scheduler and kubelet admission count the host ports of sidecars (restartable init
+    # containers) since 1.34; before, only the regular containers' (NodePorts and the node's
+    # used ports; the kubelet calls the scheduler's AdmissionCheck).
     host_ports_of_sidecars: bool = True
     # NodeResourcesFit marks a node whose allocatable is below the pod's request
     # UnschedulableAndUnresolvable (preemption cannot help there) since 1.34; before, every
     # shortfall is Unschedulable.
     fit_unresolvable_beyond_allocatable: bool = True
+    # InPlacePodVerticalScaling (alpha off in 1.32, beta on in 1.33, GA in 1.35): a resized
+    # pod's containers count the largest of their spec, actuated and allocated requests
+    # (engine/resize.py) in the scheduler and in kubelet admission.
+    requests_from_resize_status: bool = True
+    # InPlacePodLevelResourcesVerticalScaling (alpha off in 1.35, beta on in 1.36): the same
+    # for the pod-level requests, from status.resources and status.allocatedResources.
+    pod_level_requests_from_resize_status: bool = True
     # TaintToleration's filter reason names the untolerated taint up to 1.34
     # ("node(s) had untolerated taint {key: value}"); since 1.35 it does not.
     taint_reason_names_taint: bool = False
@@ -92,6 +104,9 @@ BASELINE = EngineSettings(
     qos_algorithm="aggregate",
     fit_score_pod_level_resources=False,
     balanced_allocation_skips_best_effort=False,
+    balanced_allocation_scores_change=False,
+    requests_from_resize_status=False,
+    pod_level_requests_from_resize_status=False,
     volume_conflict_names_pv_affinity=False,
     host_ports_of_sidecars=False,
     rwop_reason_says_in_use=False,
@@ -122,6 +137,26 @@ DIFFERENCES: tuple[Difference, ...] = (
         "kubernetes#129887",
     ),
     Difference(
+        "1.33",
+        "scheduler",
+        "requests_from_resize_status",
+        True,
+        "InPlacePodVerticalScaling is on by default: a resized pod's containers and sidecars "
+        "count the largest of their spec, actuated (status.containerStatuses[].resources) "
+        "and allocated requests on its node (only the actuated and allocated ones when the "
+        "PodResizePending condition says Infeasible)",
+        "KEP-1287 (kubernetes/enhancements#1287)",
+    ),
+    Difference(
+        "1.33",
+        "kubelet",
+        "requests_from_resize_status",
+        True,
+        "InPlacePodVerticalScaling is on by default: kubelet admission counts the node's "
+        "resized pods by the largest of their spec, actuated and allocated requests",
+        "KEP-1287 (kubernetes/enhancements#1287)",
+    ),
+    Difference(
         "1.34",
         "scheduler",
         "pod_level_resources",
@@ -146,6 +181,16 @@ DIFFERENCES: tuple[Difference, ...] = (
         True,
         "NodePorts counts the host ports of sidecars (restartable init containers), on the "
         "pod and on the node's pods (v1.33.3 and earlier count regular containers only)",
+        "kubernetes#132040",
+    ),
+    Difference(
+        "1.34",
+        "kubelet",
+        "host_ports_of_sidecars",
+        True,
+        "Kubelet admission counts the host ports of sidecars (restartable init containers), "
+        "on the pod and on the node's pods: its generalFilter calls the scheduler's "
+        "AdmissionCheck, whose NodePorts check read regular containers only before",
         "kubernetes#132040",
     ),
     Difference(
@@ -194,6 +239,27 @@ DIFFERENCES: tuple[Difference, ...] = (
         True,
         "DynamicResources gains a Score step, weight 2 in the default profile",
         "kubernetes#134711",
+    ),
+    Difference(
+        "1.36",
+        "scheduler",
+        "pod_level_requests_from_resize_status",
+        True,
+        "InPlacePodLevelResourcesVerticalScaling is on by default: a resized pod's pod-level "
+        "requests count the largest of spec.resources, status.resources and "
+        "status.allocatedResources, in the scheduler and in kubelet admission",
+        "kubernetes#137684",
+    ),
+    Difference(
+        "1.36",
+        "scheduler",
+        "balanced_allocation_scores_change",
+        True,
+        "NodeResourcesBalancedAllocation scores the change the pod makes to the node's "
+        "balance: 50 + (50 + balance with the pod - balance without it) / 2, so a pod that "
+        "leaves a node's balance as it was scores 75 there (up to 1.35: the balance with the "
+        "pod, 50 to 100)",
+        "kubernetes#135573",
     ),
     Difference(
         "1.37",

@@ -222,8 +222,18 @@ class PodCondition(_Wire):
     reason: str = ""
 
 
+class ContainerStatus(_Wire):
+    name: str = ""
+    resources: Resources | None = None
+    allocated_resources: WireResourceList | None = None
+
+
 class PodStatus(_Wire):
     phase: str = ""
+    container_statuses: list[ContainerStatus] | None = None
+    init_container_statuses: list[ContainerStatus] | None = None
+    resources: Resources | None = None
+    allocated_resources: WireResourceList | None = None
     conditions: list[PodCondition] | None = None
     qos_class: str = msgspec.field(default="", name="qosClass")
     start_time: datetime | None = None

@@ -33,13 +33,13 @@ def _admit(api, snapshot_id, name="small"):
 
 
 def _history(api) -> dict:
-    """Two placements recorded under 1.35 that 1.37 places elsewhere, one it places alike,
+    """Two placements recorded under 1.36 that 1.37 places elsewhere, one it places alike,
     and an admission no release decides differently."""
     snapshot_id = releases_apart_snapshot(api)
     return {
         "snapshot": snapshot_id,
-        "moved": [place(api, snapshot_id, "1.35", pod_level_pod(f"web-{i}"))["id"] for i in (1, 2)],
-        "same": place(api, snapshot_id, "1.35", pod("plain", cpu="100m"))["id"],
+        "moved": [place(api, snapshot_id, "1.36", pod_level_pod(f"web-{i}"))["id"] for i in (1, 2)],
+        "same": place(api, snapshot_id, "1.36", pod("plain", cpu="100m"))["id"],
         "admission": _admit(api, snapshot_id)["id"],
     }
 
@@ -302,3 +302,23 @@ def test_a_replay_equal_to_the_stored_text_is_not_walked(api, monkeypatch):
     monkeypatch.setattr(impact, "differences", lambda a, b: walked.append(a) or real(a, b))
     answer = _impact(api, {"kubernetesVersion": "1.37"}).json
     assert answer["changed"] == 2 and len(walked) == 2
+
+
+def test_a_page_yields_only_under_gevent_and_once_per_slice(api, monkeypatch):
+    """time.sleep(0) is gevent's cooperative switch under `verdict serve`; elsewhere it is a
+    system call that gives the core away, so a page outside gevent never makes it."""
+    from service.decisions import impact
+
+    _history(api)
+    slept = []
+    monkeypatch.setattr(impact.time, "sleep", lambda s: slept.append(s))
+    assert _impact(api, {"kubernetesVersion": "1.37"}).json["examined"] == 4
+    assert slept == []
+    monkeypatch.setattr(impact, "_under_gevent", lambda: True)
+    monkeypatch.setattr(impact, "YIELD_SECONDS", 0.0)
+    assert _impact(api, {"kubernetesVersion": "1.37"}).json["examined"] == 4
+    assert slept == [0, 0, 0, 0]
+    monkeypatch.setattr(impact, "YIELD_SECONDS", 3600.0)
+    slept.clear()
+    _impact(api, {"kubernetesVersion": "1.37"})
+    assert slept == []

@@ -10,6 +10,7 @@ import pytest
 from service.engine.objects import Container, Pod
 from service.engine.qos import compute_pod_qos
 from service.engine.scheduler.placement import place
+from service.engine.scheduler.plugins.noderesources.resource_allocation import balance_change_score
 from service.engine.version import (
     BASELINE,
     COMPONENTS,
@@ -103,3 +104,50 @@ def test_fit_score_reads_pod_level_resources_from_1_37() -> None:
         out = place(cluster(nodes, []), incoming, settings=settings_for(version))
         scores[version] = out.nodes[0].scores["NodeResourcesFit"]
     assert scores == {"1.35": 31, "1.36": 31, "1.37": 86}
+
+
+def test_balanced_allocation_scores_the_change_from_1_36() -> None:
+    """kubernetes#135573 (v1.36): NodeResourcesBalancedAllocation scores the change the pod
+    makes to the node's balance. A node at 1000m/1Gi of 4000m/4Gi (balanced, 100) that the
+    pod keeps balanced (2000m/2Gi, 100) scores 100 up to 1.35 and 75 from 1.36."""
+    nodes = [node("a", cpu=4000, memory=4 * GI)]
+    pods = [
+        k8s_pod(
+            {
+                "metadata": {"name": "busy"},
+                "spec": {
+                    "nodeName": "a",
+                    "containers": [
+                        {"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+                    ],
+                },
+            }
+        )
+    ]
+    incoming = k8s_pod(
+        {
+            "metadata": {"name": "p"},
+            "spec": {
+                "containers": [
+                    {"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+                ]
+            },
+        }
+    )
+    scores = {
+        v: place(cluster(nodes, pods), incoming, settings=settings_for(v))
+        .nodes[0]
+        .scores["NodeResourcesBalancedAllocation"]
+        for v in KNOWN_VERSIONS
+    }
+    assert scores == {"1.32": 100, "1.33": 100, "1.34": 100, "1.35": 100, "1.36": 75, "1.37": 75}
+
+
+@pytest.mark.parametrize(
+    ("with_pod", "without_pod", "score"),
+    [(100, 100, 75), (50, 100, 50), (100, 50, 100), (93, 87, 78), (93, 100, 71)],
+)
+def test_balance_change_score(with_pod, without_pod, score) -> None:
+    """balancedResourceScorer since v1.36 (kubernetes#135573): 75 for no change, 50 from
+    perfectly balanced to perfectly unbalanced, 100 the other way round."""
+    assert balance_change_score(with_pod, without_pod) == score

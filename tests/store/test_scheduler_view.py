@@ -172,6 +172,12 @@ PINNED = {
         "b17d55f85042bf714e7a4b8eedb24ae093eb7e9e23ba23220a3911f97e6fea7f",
         "8efcd629c56db4c6e949b7fd4642da1c38ec0d919857d239918217281d66bf0c",
     ),
+    # 4: a resized pod's PodInfo counts the requests its status gives it (engine/resize.py),
+    # and the release reading names the resize switches.
+    4: (
+        "fd51242fd5e083b79a5f3b862a6248604effce3a386ed90a2577ab2179774a36",
+        "8efcd629c56db4c6e949b7fd4642da1c38ec0d919857d239918217281d66bf0c",
+    ),
 }
 
 

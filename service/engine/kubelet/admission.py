@@ -27,7 +27,7 @@ Choices made for a snapshot (documented, deterministic):
   context nor the node's status.features), the re-fetch of the Node when node affinity is
   the only failure (the snapshot's node is the only node there is), the
   NotEvictPodOnKubeletRestart shortcut (irrelevant for a new pod), device-plugin resource
-  updates, DRA-backed extended resources, in-place resize status.
+  updates, DRA-backed extended resources.
 """
 
 from __future__ import annotations
@@ -39,9 +39,10 @@ from typing import ClassVar
 from service.engine.kubelet.preemption import Requirement, handle_admission_failure
 from service.engine.nodeaffinity import matches_node_selector_and_affinity
 from service.engine.objects import Node, Pod, Taint
-from service.engine.ports import HostPorts
+from service.engine.ports import HostPorts, wanted_host_ports
 from service.engine.qos import BEST_EFFORT, get_pod_qos, is_critical_pod, is_static_pod
 from service.engine.quantity import wrap_int64_values
+from service.engine.resize import as_resized
 from service.engine.resources import is_extended_resource_name, pod_requests
 from service.engine.scheduler.plugins.noderesources.fit import fit_state, fits_request
 from service.engine.tolerations import find_untolerated, tolerates_any
@@ -291,6 +292,13 @@ def _fit_request(pod: Pod, node: Node, settings: EngineSettings) -> dict[str, in
 RequestsOf = Callable[[Pod], dict[str, int]]
 
 
+def counted_requests(pod: Pod, settings: EngineSettings) -> dict[str, int]:
+    """What one of the node's pods counts in NodeInfo.Requested (NewNodeInfo's PodRequests,
+    overhead included): a resized pod by the requests its status gives it from v1.33
+    (resize.py)."""
+    return pod_requests(as_resized(pod, settings), settings=settings)
+
+
 class PodRequestsMemo:
     """PodRequests of a snapshot's pods under one release's ``settings``, computed once per
     pod (by identity) and kept for the life of the snapshot: admission sums every other pod
@@ -304,7 +312,7 @@ class PodRequestsMemo:
         hit = self._found.get(id(pod))
         if hit is not None and hit[0] is pod:
             return hit[1]
-        requests = pod_requests(pod, settings=self.settings)
+        requests = counted_requests(pod, self.settings)
         self._found[id(pod)] = (pod, requests)  # the pod is held: its id stays its own
         return requests
 
@@ -337,9 +345,7 @@ def fits_resources(attrs: PodAdmitAttributes) -> list[InsufficientResource]:
     if used:
         for other in other_pods:
             other_request = (
-                requests_of(other)
-                if requests_of is not None
-                else pod_requests(other, settings=settings)
+                requests_of(other) if requests_of is not None else counted_requests(other, settings)
             )
             for name in used:
                 value = other_request.get(name)
@@ -352,6 +358,16 @@ def fits_resources(attrs: PodAdmitAttributes) -> list[InsufficientResource]:
     ]
 
 
+def _host_ports_conflict(pod: Pod, other_pods: Sequence[Pod], settings: EngineSettings) -> bool:
+    """AdmissionCheck's nodeports.Fits over NewNodeInfo(other pods): the release's scheduler
+    code, so sidecars' host ports count on both sides from v1.34 only (kubernetes#132040;
+    v1.32.5 and v1.33.3 read ``spec.containers``)."""
+    sidecars = settings.host_ports_of_sidecars
+    if not wanted_host_ports(pod, sidecars=sidecars):
+        return False
+    return not HostPorts.of_pods(other_pods, sidecars=sidecars).fits(pod, sidecars=sidecars)
+
+
 def general_filter(attrs: PodAdmitAttributes) -> list[InsufficientResource | PredicateFailure]:
     """lifecycle generalFilter (k8s 1.35) = scheduler AdmissionCheck with all failures
     (resources, NodeAffinity, NodeName, NodePorts) plus, except for static pods, an
@@ -362,9 +378,7 @@ def general_filter(attrs: PodAdmitAttributes) -> list[InsufficientResource | Pre
         reasons.append(PredicateFailure(NODE_AFFINITY, NODE_AFFINITY_DESC))
     if pod.node_name and pod.node_name != node.name:
         reasons.append(PredicateFailure(NODE_NAME, NODE_NAME_DESC))
-    if any(p.host_port > 0 for c in pod.containers for p in c.ports) and not HostPorts.of_pods(
-        attrs.other_pods
-    ).fits(pod):
+    if _host_ports_conflict(pod, attrs.other_pods, attrs.settings):
         reasons.append(PredicateFailure(NODE_PORTS, NODE_PORTS_DESC))
     if (
         node.taints

@@ -39,6 +39,7 @@ from service.engine.scheduler.runtime import (
     Framework,
     NodeScores,
     filter_error,
+    framework_for,
     invalid_score,
     node_state,
 )
@@ -113,7 +114,7 @@ def place(
     """Filter and score ``pod`` on the snapshot's nodes; see the module docstring."""
     pod = as_scheduler_sees(pod, settings)
     view = scheduler_view(cluster, settings)
-    fwk = Framework(profile, settings)
+    fwk = framework_for(profile, settings)
     if fwk.needs_whole_pods(pod, view):
         view = scheduler_view(cluster, settings, whole_pods=True)
     state = fwk.cycle_state(pod, view)

@@ -51,7 +51,7 @@ from service.engine.scheduler.plugins.default_preemption import (
     select_victims_on_node,
 )
 from service.engine.scheduler.profile import DEFAULT_PROFILE, DefaultPreemptionArgs, Profile
-from service.engine.scheduler.runtime import CycleError, Framework, filter_error
+from service.engine.scheduler.runtime import CycleError, Framework, filter_error, framework_for
 from service.engine.scheduler.snapshot import SchedulerView, as_scheduler_sees, scheduler_view
 from service.engine.version import EngineSettings
 
@@ -358,7 +358,7 @@ def preempt(
     """
     pod = as_scheduler_sees(pod, settings)
     view = scheduler_view(cluster, settings)
-    fwk = Framework(profile, settings)
+    fwk = framework_for(profile, settings)
     if fwk.needs_whole_pods(pod, view):
         view = scheduler_view(cluster, settings, whole_pods=True)
     if args is None:

@@ -19,7 +19,9 @@ Plugins Verdict does not model are never silently passed over: a ``CycleState`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,6 +140,54 @@ def node_state(state: CycleState, ni: NodeInfo) -> NodeInfo | NodeInfoPods:
 def _unmodelled(names: Sequence[str]) -> tuple[str, ...]:
     """The in-tree plugins among ``names`` that Verdict does not model, once each, in order."""
     return tuple(n for n in dict.fromkeys(names) if n not in REGISTRY and n in IN_TREE)
+
+
+# Frameworks built, by profile (its value) and release: the most recently used are kept.
+_FRAMEWORKS: OrderedDict[Hashable, Framework] = OrderedDict()
+_FRAMEWORKS_KEPT = 64
+_FRAMEWORKS_LOCK = threading.Lock()
+
+
+def _profile_key(profile: Profile) -> Hashable | None:
+    """``profile`` as a hashable value (equal profiles, equal keys), or None when one of its
+    plugin args cannot be hashed."""
+    key = (
+        profile.scheduler_name,
+        profile.pre_filter,
+        profile.filter,
+        profile.post_filter,
+        profile.pre_score,
+        profile.score,
+        tuple(sorted(profile.args.items())),
+        profile.percentage_of_nodes_to_score,
+    )
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def framework_for(profile: Profile, settings: EngineSettings) -> Framework:
+    """The Framework of ``profile`` under ``settings``, built once and shared by every
+    decision that uses them (an impact page replays thousands): like the scheduler's
+    frameworkImpl, made once per profile at start, its plugins hold only their args, and
+    everything about one pod lives in that pod's CycleState."""
+    profile_key = _profile_key(profile)
+    if profile_key is None:
+        return Framework(profile, settings)
+    key = (profile_key, settings)
+    with _FRAMEWORKS_LOCK:
+        found = _FRAMEWORKS.get(key)
+        if found is not None:
+            _FRAMEWORKS.move_to_end(key)
+            return found
+    built = Framework(profile, settings)
+    with _FRAMEWORKS_LOCK:
+        _FRAMEWORKS[key] = built
+        while len(_FRAMEWORKS) > _FRAMEWORKS_KEPT:
+            _FRAMEWORKS.popitem(last=False)
+    return built
 
 
 class Framework:

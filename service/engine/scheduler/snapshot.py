@@ -28,6 +28,7 @@ from service.engine.objects import (
     WorkloadController,
 )
 from service.engine.ports import without_sidecar_host_ports
+from service.engine.resize import as_resized
 from service.engine.scheduler.dra_manager import EMPTY_DRA, DraManager
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
 from service.engine.scheduler.storage import EMPTY_STORAGE, Storage
@@ -157,7 +158,7 @@ class SchedulerView:
                 i = index.get(node_name)
                 if i is None:
                     continue  # bound to a node missing from the snapshot
-                if pod.init_containers:
+                if pod.init_containers or pod.resize is not None:
                     pod = as_scheduler_sees(pod, settings)
                 pi = pod_info(pod, settings)
                 per_node[i].append(pi)
@@ -523,14 +524,21 @@ def index_pod_affinity(
 
 def view_release(settings: EngineSettings) -> tuple[bool, ...]:
     """What a SchedulerView reads of the release: the switches ``scheduler_pod_requests``
-    reads to derive a PodInfo, and whether sidecars' host ports count
-    (``as_scheduler_sees``). Two releases with the same reading share one view."""
-    return (settings.pod_level_resources, settings.host_ports_of_sidecars)
+    reads to derive a PodInfo, whether sidecars' host ports count and which status a
+    resized pod's requests come from (``as_scheduler_sees``). Two releases with the same reading share one view."""
+    return (
+        settings.pod_level_resources,
+        settings.host_ports_of_sidecars,
+        settings.requests_from_resize_status,
+        settings.pod_level_requests_from_resize_status,
+    )
 
 
 def as_scheduler_sees(pod: Pod, settings: EngineSettings) -> Pod:
-    """``pod`` as the release's scheduler counts it: without its sidecars' host ports
-    before v1.34 (``settings.host_ports_of_sidecars``, kubernetes#132040)."""
+    """``pod`` as the release's scheduler counts it: a resized pod with the requests its
+    status gives it (resize.py, from v1.33), and without its sidecars' host ports before
+    v1.34 (``settings.host_ports_of_sidecars``, kubernetes#132040)."""
+    pod = as_resized(pod, settings)
     return pod if settings.host_ports_of_sidecars else without_sidecar_host_ports(pod)
 
 

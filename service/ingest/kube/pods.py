@@ -374,6 +374,48 @@ def _spread_constraints(
     return tuple(out)
 
 
+def _resize(status: wire.PodStatus, errors: list[FieldError]) -> m.PodResize | None:
+    """The status resources of a resized pod (InPlacePodVerticalScaling), or None when its
+    status carries none: component-helpers reads a container status only when it has
+    ``resources``, and the pod-level status only when ``status.resources`` is set."""
+    scratch: dict[str, str] = {}  # status quantities do not set the pod's print formats
+    containers: dict[str, m.ContainerResize] = {}
+    for field, statuses in (
+        ("containerStatuses", status.container_statuses),
+        ("initContainerStatuses", status.init_container_statuses),
+    ):
+        for i, cs in enumerate(statuses or ()):
+            if cs.resources is None:
+                continue
+            path = f"status.{field}[{i}]"
+            containers[cs.name] = m.ContainerResize(
+                actuated=resource_list(
+                    cs.resources.requests, f"{path}.resources.requests", errors, scratch
+                ),
+                allocated=resource_list(
+                    cs.allocated_resources, f"{path}.allocatedResources", errors, scratch
+                ),
+            )
+    pod_actuated = None
+    if status.resources is not None:
+        pod_actuated = resource_list(
+            status.resources.requests, "status.resources.requests", errors, scratch
+        )
+    if not containers and pod_actuated is None:
+        return None
+    return m.PodResize(
+        containers=containers,
+        pod_actuated=pod_actuated,
+        pod_allocated=resource_list(
+            status.allocated_resources, "status.allocatedResources", errors, scratch
+        ),
+        infeasible=any(
+            c.type == "PodResizePending" and c.reason == "Infeasible"
+            for c in status.conditions or ()
+        ),
+    )
+
+
 def to_pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m.Pod:
     meta, spec, status = raw.metadata, raw.spec, raw.status
     errors = name_errors(meta, "a pod")
@@ -413,6 +455,7 @@ def to_pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m
     )
     spread = _spread_constraints(spec.topology_spread_constraints, errors)
     claims = pod_resource_claims(spec.resource_claims, errors)
+    resize = _resize(status, errors)
     if errors:
         raise IngestError(errors).prefixed(prefix)
     annotations = meta.annotations
@@ -464,6 +507,7 @@ def to_pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m
         resource_claim_statuses={
             s.name: s.resource_claim_name or "" for s in status.resource_claim_statuses or ()
         },
+        resize=resize,
         formats=shared.mapping(formats) if shared else formats,
         overhead_given=overhead_given,
     )

@@ -7,6 +7,7 @@ enforcement, the three filesystem layouts, grace periods, minimum reclaim, tied 
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime, timedelta
 
@@ -84,9 +85,12 @@ def random_pod(
             meta["annotations"] = {"kubernetes.io/config.source": "file"}
             meta["namespace"] = "kube-system"
         if rng.random() < 0.15:
-            spec["initContainers"] = [
-                {**_container(rng, "sidecar", qos), "restartPolicy": "Always"}
-            ]
+            sidecar = {**_container(rng, "sidecar", qos), "restartPolicy": "Always"}
+            if rng.random() < 0.3:  # counted by admission since v1.34 (kubernetes#132040)
+                sidecar["ports"] = [
+                    {"containerPort": 81, "hostPort": rng.choice((80, 8080)), "protocol": "TCP"}
+                ]
+            spec["initContainers"] = [sidecar]
         if rng.random() < 0.1:
             spec["initContainers"] = [*spec.get("initContainers", []), _container(rng, "init", qos)]
         if rng.random() < 0.1:
@@ -127,15 +131,39 @@ def random_pod(
                 {"key": "maintenance", "operator": "Exists", "effect": "NoExecute"}
             ]
     spec["priority"] = priority
+    status: dict = {"phase": "Running", "startTime": meta["creationTimestamp"]}
     if node is not None:
         spec["nodeName"] = node
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": spec,
-        "status": {"phase": "Running", "startTime": meta["creationTimestamp"]},
-    }
+        _resize_status(random.Random(f"{name}/{json.dumps(spec, sort_keys=True)}"), spec, status)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+def _resize_status(rng: random.Random, spec: dict, status: dict) -> None:
+    """One of the node's pods in six resized in place (admission counts its status from
+    v1.33: engine/resize.py): its containers with a cpu request get actuated and allocated
+    cpu around it, sometimes an Infeasible PodResizePending condition. Its own generator
+    keeps the states of earlier seeds otherwise unchanged."""
+    if rng.random() >= 1 / 6:
+        return
+    entries = []
+    for c in spec["containers"]:
+        cpu = c.get("resources", {}).get("requests", {}).get("cpu")
+        if cpu is None:
+            continue  # v1.33.3 panics on a resized container without requests
+        milli = rng.choice((100, 250, 500, 1000))
+        entries.append(
+            {
+                "name": c["name"],
+                "resources": {"requests": {"cpu": f"{milli}m"}},
+                "allocatedResources": {"cpu": f"{milli * rng.choice((1, 2, 4))}m"},
+            }
+        )
+    if entries:
+        status["containerStatuses"] = entries
+        if rng.random() < 0.3:
+            status["conditions"] = [
+                {"type": "PodResizePending", "status": "True", "reason": "Infeasible"}
+            ]
 
 
 def random_node(rng: random.Random, name: str = "n") -> dict:

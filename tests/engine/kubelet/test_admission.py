@@ -32,7 +32,7 @@ from service.engine.objects import (
     Taint,
     Toleration,
 )
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import DEFAULT_SETTINGS, EngineSettings, settings_for
 from tests.engine.kubelet.helpers import conformance_cases, k8s_node, k8s_pod
 
 MI = 1024 * 1024
@@ -503,3 +503,47 @@ def test_critical_pod_preempts_for_the_pod_count():
     assert result.admitted
     assert len(result.victims) == 1
     assert result.requirements == [("pods", 1)]
+
+
+# --- sidecars' host ports, per release (kubernetes#132040) ---------------------------------
+
+SIDECAR_PORT_CASES = [
+    pytest.param(
+        _pod("p", _c(), init=[_c("s", sidecar=True, ports=[PORT])]),
+        _pod("o", _c(), init=[_c("s", sidecar=True, ports=[PORT])]),
+        id="sidecar against sidecar",
+    ),
+    pytest.param(
+        _pod("p", _c(), init=[_c("s", sidecar=True, ports=[PORT])]),
+        _pod("o", _c(ports=[PORT])),
+        id="sidecar against container",
+    ),
+    pytest.param(
+        _pod("p", _c(ports=[PORT])),
+        _pod("o", _c(), init=[_c("s", sidecar=True, ports=[PORT])]),
+        id="container against sidecar",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pod", "other"), SIDECAR_PORT_CASES)
+@pytest.mark.parametrize("release", ["1.32", "1.33", "1.34", "1.35", "1.36", "1.37"])
+def test_sidecar_host_ports_count_from_1_34(release, pod, other):
+    """generalFilter calls the release's AdmissionCheck, whose nodeports.Fits reads
+    getContainerPorts(pod) and NewNodeInfo(other pods).UsedPorts: spec.containers only in
+    v1.32.5/v1.33.3, sidecars too since kubernetes#132040 (v1.34)."""
+    settings = settings_for(release)
+    got = [
+        r.name for r in general_filter(PodAdmitAttributes(pod, _node(), [other], settings=settings))
+    ]
+    assert got == ([] if release in ("1.32", "1.33") else ["NodePorts"])
+
+
+def test_a_sidecar_port_on_another_ip_does_not_conflict():
+    other_port = ContainerPort(container_port=80, host_port=8080, host_ip="10.0.0.2")
+    mine = ContainerPort(container_port=80, host_port=8080, host_ip="10.0.0.1")
+    pod = _pod("p", _c(), init=[_c("s", sidecar=True, ports=[mine])])
+    other = _pod("o", _c(ports=[other_port]))
+    assert (
+        general_filter(PodAdmitAttributes(pod, _node(), [other], settings=DEFAULT_SETTINGS)) == []
+    )

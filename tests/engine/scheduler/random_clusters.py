@@ -20,6 +20,7 @@ policies, matchLabelKeys); the incoming pod is a new replica of one of them.
 
 from __future__ import annotations
 
+import json
 import random
 
 from tests.engine.scheduler.random_volumes import add_volumes
@@ -186,7 +187,41 @@ def _bound_pod(rng: random.Random, node: str, i: int) -> dict:
         "phase": "Running",
         "startTime": f"2026-11-20T{rng.randint(0, 11):02}:{rng.randint(0, 59):02}:00Z",
     }
+    _resize_status(random.Random(f"{node}/{i}/{json.dumps(spec, sort_keys=True)}"), spec, status)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+def _resize_status(rng: random.Random, spec: dict, status: dict) -> None:
+    """One bound pod in six resized in place: its containers' and sidecars' statuses carry
+    actuated and allocated requests around the spec's, sometimes an Infeasible
+    PodResizePending condition (counted from v1.33: engine/resize.py). Drawn from its own
+    generator so that the clusters of earlier seeds are unchanged otherwise."""
+    if rng.random() >= 1 / 6:
+        return
+    statuses: dict[str, list] = {"containerStatuses": [], "initContainerStatuses": []}
+    for field, key in (
+        ("containers", "containerStatuses"),
+        ("initContainers", "initContainerStatuses"),
+    ):
+        for c in spec.get(field, ()):
+            if field == "initContainers" and c.get("restartPolicy") != "Always":
+                continue
+            if not c["resources"].get("requests"):
+                # v1.33.3's determineContainerReqs panics on a resized container without
+                # requests (max() writes into the spec's nil map); resize needs requests.
+                continue
+            cpu = rng.choice((100, 250, 500, 1000, 2000))
+            entry = {
+                "name": c["name"],
+                "resources": {"requests": {"cpu": f"{cpu}m"}},
+                "allocatedResources": {"cpu": f"{cpu * rng.choice((1, 2, 4))}m"},
+            }
+            statuses[key].append(entry)
+    status.update({k: v for k, v in statuses.items() if v})
+    if rng.random() < 0.3:
+        status["conditions"] = [
+            {"type": "PodResizePending", "status": "True", "reason": "Infeasible"}
+        ]
 
 
 def _incoming(rng: random.Random, nodes: list[dict], priority: int) -> dict:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from service.decisions.placement import scoring_profile
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.profile import MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO
-from service.engine.version import DEFAULT_SETTINGS
+from service.engine.version import DEFAULT_SETTINGS, settings_for
 from tests.engine.scheduler.helpers import GI, cluster, node, pod
 
 
@@ -13,23 +15,30 @@ def _by_name(outcome):
     return {n.node_name: n for n in outcome.nodes}
 
 
-def test_default_profile_scores_and_total() -> None:
+@pytest.mark.parametrize(
+    ("release", "balanced_a", "balanced_b"),
+    [("1.35", 93, 93), ("1.36", 78, 71), ("1.37", 78, 71)],
+)
+def test_default_profile_scores_and_total(release, balanced_a, balanced_b) -> None:
     nodes = [node("a", cpu=4000, memory=8 * GI), node("b", cpu=4000, memory=8 * GI)]
     pods = [pod("busy", 2000, 6 * GI, node="a")]
-    out = place(cluster(nodes, pods), pod("p", 1000, GI), settings=DEFAULT_SETTINGS)
+    out = place(cluster(nodes, pods), pod("p", 1000, GI), settings=settings_for(release))
     a, b = _by_name(out)["a"], _by_name(out)["b"]
-    # a: cpu 3000/4000 -> 25, memory 7/8 -> 12: 18; balanced |0.75 - 0.875| / 2 -> 93
+    # a: cpu 3000/4000 -> 25, memory 7/8 -> 12: 18; balanced |0.75 - 0.875| / 2 -> 93; from
+    # 1.36 the change from the balance without the pod (|0.5 - 0.75| / 2 -> 87):
+    # 50 + (50 + 93 - 87) / 2 = 78 (kubernetes#135573)
     assert a.scores == {
         "TaintToleration": 100,
         "NodeResourcesFit": 18,
         "DynamicResources": 0,
-        "NodeResourcesBalancedAllocation": 93,
+        "NodeResourcesBalancedAllocation": balanced_a,
         "ImageLocality": 0,
     }
-    assert a.total == 3 * 100 + 18 + 93
-    # b: cpu 1000/4000 -> 75, memory 1/8 -> 87: 81; balanced |0.25 - 0.125| / 2 -> 93
+    assert a.total == 3 * 100 + 18 + balanced_a
+    # b: cpu 1000/4000 -> 75, memory 1/8 -> 87: 81; balanced |0.25 - 0.125| / 2 -> 93; from
+    # 1.36 against the empty node's 100: 50 + (50 + 93 - 100) / 2 = 71
     assert b.scores["NodeResourcesFit"] == 81
-    assert b.scores["NodeResourcesBalancedAllocation"] == 93
+    assert b.scores["NodeResourcesBalancedAllocation"] == balanced_b
     assert out.selected_node == "b"
     assert [n.node_name for n in out.nodes] == ["a", "b"]  # snapshot order
 

@@ -18,7 +18,7 @@ from service.engine.scheduler.placement import num_feasible_nodes_to_find, place
 from service.engine.scheduler.plugins import REGISTRY, default_preemption
 from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DEFAULT_PROFILE, IN_TREE, Profile
-from service.engine.version import DEFAULT_SETTINGS, EngineSettings
+from service.engine.version import DEFAULT_SETTINGS, settings_for
 from service.ingest.kube import pod_from_object
 from tests.engine.scheduler.helpers import GI, cluster, cluster_of, node, pod
 
@@ -161,7 +161,9 @@ def test_preemption_without_the_resource_filters_runs_them_literally() -> None:
 
 def test_fit_score_reads_pod_level_resources_by_version() -> None:
     """scheduler-oracle.json "nodeResourcesFit-score-pod-level-resources": v1.35's Fit score
-    ignores pod-level resources (31); BalancedAllocation reads them (88) in both."""
+    ignores pod-level resources (31); BalancedAllocation reads them in both (88 with the pod;
+    1.37 scores the change from the empty node's 100: 50 + (50 + 88 - 100) / 2 = 69,
+    kubernetes#135573)."""
     n7 = {
         "kind": "Node",
         "metadata": {"name": "n7"},
@@ -180,12 +182,12 @@ def test_fit_score_reads_pod_level_resources_by_version() -> None:
         }
     )
     cl = cluster_of([n7])
-    v135 = place(cl, incoming, settings=EngineSettings(fit_score_pod_level_resources=False))
+    v135 = place(cl, incoming, settings=settings_for("1.35"))
     newest = place(cl, incoming, settings=DEFAULT_SETTINGS)
     assert v135.nodes[0].scores["NodeResourcesFit"] == 31
     assert newest.nodes[0].scores["NodeResourcesFit"] == 86
     assert v135.nodes[0].scores["NodeResourcesBalancedAllocation"] == 88
-    assert newest.nodes[0].scores["NodeResourcesBalancedAllocation"] == 88
+    assert newest.nodes[0].scores["NodeResourcesBalancedAllocation"] == 69
 
 
 def test_a_profile_without_a_prefilter_answers_its_filters_error_not_a_crash() -> None:

@@ -1,7 +1,8 @@
 """NodeResourcesBalancedAllocation (kubernetes/kubernetes pkg/scheduler/framework/plugins/
 noderesources balanced_allocation.go, v1.35): PreScore (Skip, from v1.33, for a pod
 requesting none of the balanced resources) and Score (balancedResourceScorer,
-resource_allocation.py)."""
+resource_allocation.py: the balance with the pod up to v1.35, the change the pod makes to
+the node's balance from v1.36, kubernetes#135573)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     ) -> None:
         args = args or NodeResourcesBalancedAllocationArgs()
         super().__init__(args, settings=settings)
-        self.scorer = BalancedAllocationScorer(args.resources)
+        self.scorer = BalancedAllocationScorer(
+            args.resources, scores_change=settings.balanced_allocation_scores_change
+        )
 
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
         prepared = self.scorer.prepare(state.pod, self.settings)

@@ -48,6 +48,7 @@ __all__ = [
     "ResourceAllocationScorer",
     "ResourceSpec",
     "ScoringError",
+    "balance_change_score",
     "balanced_resource_score",
     "broken_linear_function",
     "least_requested_score",
@@ -277,6 +278,17 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
+def balance_change_score(with_pod: int, without_pod: int) -> int:
+    """balancedResourceScorer since v1.36 (kubernetes#135573): the change the pod makes to
+    the node's balance, both balances scored as ``balanced_resource_score`` (50 to 100 for
+    two resources): 75 when the pod leaves the balance as it was, 50 for a node the pod takes
+    from perfectly balanced to perfectly unbalanced, 100 the other way round. The int64
+    expression MaxNodeScore/2 + (MaxNodeScore/2 + withPod - withoutPod)/2; its operand is
+    never negative, so Go's truncation is Python's floor."""
+    half = MAX_NODE_SCORE // 2
+    return half + (half + with_pod - without_pod) // 2
+
+
 # --- plugin-level scorers ---
 
 _CPU, _MEM, _EPHEMERAL, _SCALAR, _NONE = range(5)
@@ -318,7 +330,12 @@ class _Allocation:
         requested: dict[str, int],
         nz_cpu: int,
         nz_mem: int,
+        *,
+        with_pod: bool = True,
     ) -> tuple[list[int], list[int]]:
+        """calculateResourceAllocatableRequest per resource: (requested, allocatable), the
+        requested being the node's with the pod's added (``with_pod``) or the node's alone
+        (what BalancedAllocation calls the node's allocated resources since v1.36)."""
         reqs: list[int] = []
         allocs: list[int] = []
         for name, kind, pod_req in self._items:
@@ -344,7 +361,7 @@ class _Allocation:
                 allocs.append(0)
                 continue
             # calculateResourceAllocatableRequest: the node's int64 sum plus the pod's, wrapping.
-            reqs.append(wrap_int64(used + pod_req))
+            reqs.append(wrap_int64(used + pod_req) if with_pod else used)
             allocs.append(alloc)
         return reqs, allocs
 
@@ -404,10 +421,15 @@ class ResourceAllocationScorer:
 
 
 class BalancedAllocationScorer:
-    """NodeResourcesBalancedAllocation (weights ignored, actual requests)."""
+    """NodeResourcesBalancedAllocation (weights ignored, actual requests). ``scores_change``:
+    the score is the change the pod makes to the node's balance (v1.36 on,
+    ``settings.balanced_allocation_scores_change``), not the balance with the pod."""
 
-    def __init__(self, resources: Sequence[ResourceSpec] = DEFAULT_RESOURCES) -> None:
+    def __init__(
+        self, resources: Sequence[ResourceSpec] = DEFAULT_RESOURCES, *, scores_change: bool = False
+    ) -> None:
         self.resources = tuple(resources)
+        self.scores_change = scores_change
 
     def prepare(self, pod: Pod, settings: EngineSettings) -> _Allocation | None:
         """PreScore: None (Skip) when every considered pod request is 0 (best-effort pod),
@@ -430,4 +452,8 @@ class BalancedAllocationScorer:
         if not self.resources:
             raise ScoringError("resources not found")
         reqs, allocs = prepared.pairs(allocatable, requested, nz_cpu, nz_mem)
-        return balanced_resource_score(reqs, allocs)
+        with_pod = balanced_resource_score(reqs, allocs)
+        if not self.scores_change:
+            return with_pod
+        allocated, _ = prepared.pairs(allocatable, requested, nz_cpu, nz_mem, with_pod=False)
+        return balance_change_score(with_pod, balanced_resource_score(allocated, allocs))
