@@ -172,6 +172,12 @@ PINNED = {
         "b17d55f85042bf714e7a4b8eedb24ae093eb7e9e23ba23220a3911f97e6fea7f",
         "8efcd629c56db4c6e949b7fd4642da1c38ec0d919857d239918217281d66bf0c",
     ),
+    # 4: the model's PodDisruptionBudget keeps what the Eviction API reads (healthy counts,
+    # generations, unhealthyPodEvictionPolicy) and Pod its emptyDir volumes (kubectl drain).
+    4: (
+        "4827b4592e3f69dab20f3f89fec56dab7d324c591a3d74670399a754f3ad9c7f",
+        "8efcd629c56db4c6e949b7fd4642da1c38ec0d919857d239918217281d66bf0c",
+    ),
 }
 
 
