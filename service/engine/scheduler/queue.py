@@ -1,0 +1,485 @@
+"""The scheduling queue: many pending pods, each given one scheduling cycle on the state the
+cycles before it left.
+
+Mirrors kubernetes/kubernetes v1.35 ``pkg/scheduler``:
+
+* ``backend/queue/scheduling_queue.go`` ``PriorityQueue`` popping its active queue in the
+  order of ``framework/plugins/queuesort`` ``PrioritySort.Less``: higher priority first,
+  then the earlier queue timestamp. Verdict takes the pod's creationTimestamp as the time it
+  entered the queue (a pod without one entered last), then the order the pods were given.
+* ``schedule_one.go`` ``ScheduleOne``: ``schedulePod`` (``placement.place``); on a FitError
+  the PostFilter plugins (``preemption.preempt``, DefaultPreemption); on success the pod is
+  assumed on its node (``Cache.AssumePod``: the node's requested resources, ports, volumes,
+  affinity and spread counts now include it) and bound.
+* A pod that preempted is nominated to the node; its victims are deleted
+  (``prepareCandidate``), lower-priority nominations there are cleared, and the pod goes
+  back to the queue. The real scheduler retries it after the victims' deletion events and
+  its backoff, so after the pods already queued: Verdict retries it once they are done, and
+  it binds if it then fits. Victims leave at once (their graceful termination is not
+  modelled). A pod is retried once; nominated again, it stays nominated.
+* ``selectHost``: ties between the top totals go to the first node in snapshot order, and
+  every step names the tied nodes. Given ``tie_break_seed``, the pick is reservoir sampling
+  as selectHost does it (each node equal to the best so far replaces it with probability
+  1/count), its draws taken from Python's ``random.Random(seed)`` (Mersenne Twister), not
+  Go's ``math/rand`` stream: the same seed gives the same run in Verdict, not the same
+  choices as a real scheduler.
+
+The state between cycles is never a copied snapshot: every cycle reads a SchedulerView
+derived from the one before (``_successor``): the unchanged nodes' NodeInfos are shared, the
+nodes a step changed get new ones, and the view's indexes over all pods are rebuilt lazily.
+The Cluster each cycle sees is a deferred one whose snapshot (the base snapshot with the
+run's changes so far) is only built if something reads it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC
+
+import msgspec
+
+from service.engine.objects import Cluster, Node, Pod, Snapshot
+from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
+from service.engine.scheduler.placement import PlacementOutcome, place
+from service.engine.scheduler.preemption import PreemptionOutcome, preempt
+from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, Profile
+from service.engine.scheduler.snapshot import (
+    SchedulerView,
+    as_scheduler_sees,
+    install_view,
+    scheduler_view,
+)
+from service.engine.version import EngineSettings
+
+__all__ = [
+    "BOUND",
+    "NOMINATED",
+    "UNSCHEDULABLE",
+    "NodeUsage",
+    "QueueRun",
+    "QueueStep",
+    "WorkingCluster",
+    "queue_order",
+    "reason_counts",
+    "run_queue",
+    "select_host",
+]
+
+BOUND = "bound"
+NOMINATED = "nominated"
+UNSCHEDULABLE = "unschedulable"
+
+DEFAULT_MAX_STEPS = 100_000
+
+
+@dataclass(slots=True)
+class QueueStep:
+    """One scheduling cycle: the pod, what became of it, the node it was bound or nominated
+    to, the pods it preempted (victims, most important first), the cycle's message, and the
+    nodes that tied at the top total (``ties``: empty when one node led alone; the fixed pick
+    is the first of them, the seeded pick any). ``reasons``: for an unschedulable pod, each
+    filter reason with the number of nodes giving it. ``placement`` and ``preemption`` are the
+    cycle's full outcomes, kept only when ``run_queue(keep_outcomes=True)``."""
+
+    pod_key: str
+    pod: Pod
+    outcome: str
+    node: str | None
+    victims: list[PodInfo]
+    message: str
+    ties: tuple[str, ...] = ()
+    attempt: int = 1
+    reasons: dict[str, int] = field(default_factory=dict)
+    cleared_nominations: list[str] = field(default_factory=list)
+    placement: PlacementOutcome | None = None
+    preemption: PreemptionOutcome | None = None
+
+
+@dataclass(slots=True)
+class NodeUsage:
+    """A node's allocatable and its pods' requested sums (NodeInfo.Requested), before the run
+    and after it, in base units (millicores, bytes)."""
+
+    name: str
+    allocatable: dict[str, int]
+    requested_before: dict[str, int]
+    requested_after: dict[str, int]
+    pods_before: int
+    pods_after: int
+
+    @property
+    def changed(self) -> bool:
+        return self.requested_before != self.requested_after or self.pods_before != self.pods_after
+
+
+@dataclass(slots=True)
+class QueueRun:
+    """A queue run: its steps in order, the cluster after it (a deferred Cluster: its
+    snapshot is built when first read), per node the usage before and after, and whether the
+    run stopped at ``max_steps`` with pods still queued (``truncated``)."""
+
+    steps: list[QueueStep]
+    cluster: Cluster
+    nodes: list[NodeUsage]
+    truncated: bool
+    pending: list[str] = field(default_factory=list)  # pods left in the queue when truncated
+
+    def counts(self) -> dict[str, int]:
+        """Pods per final outcome (a pod nominated then bound counts as bound)."""
+        last: dict[str, str] = {}
+        for step in self.steps:
+            last[step.pod_key] = step.outcome
+        return dict(Counter(last.values()))
+
+
+# --- the working cluster -----------------------------------------------------------------
+
+
+class WorkingCluster:
+    """A cluster as a run changes it, one step at a time, without copying the snapshot.
+
+    ``cluster`` is the Cluster the next cycle reads: deferred, its SchedulerView installed
+    (the base view with the run's changes applied, ``_successor``). The base Cluster and its
+    cached view are never modified. ``cordoned`` nodes are marked unschedulable first
+    (``kubectl cordon``: spec.unschedulable)."""
+
+    def __init__(
+        self, base: Cluster, settings: EngineSettings, *, cordoned: Collection[str] = ()
+    ) -> None:
+        self.base = base
+        self.settings = settings
+        view = scheduler_view(base, settings, whole_pods=True)
+        self.before = [(ni.requested, ni.pod_count) for ni in view.nodes]
+        # the run's changes in order: (pod key, the pod now, or None when deleted)
+        self._changes: list[tuple[str, Pod | None]] = []
+        self._latest: dict[str, Pod | None] = {}
+        self._base_keys: set[str] | None = None
+        self._pod_count = base.pod_count
+        self._nodes: tuple[Node, ...] = base.nodes
+        self._view = view
+        self._cluster = base
+        if cordoned:
+            self._cordon(cordoned)
+
+    @property
+    def view(self) -> SchedulerView:
+        return self._view
+
+    @property
+    def cluster(self) -> Cluster:
+        return self._cluster
+
+    def current(self, pod: Pod) -> Pod:
+        """``pod`` as the run has left it (a cleared nomination, a nomination)."""
+        now = self._latest.get(pod.key)
+        return pod if now is None else now
+
+    def _record(self, key: str, pod: Pod | None) -> None:
+        """One change of the run, and the pod count it makes."""
+        if self._base_keys is None:
+            self._base_keys = {p.key for p in self.base.snapshot.pods}
+        existed = self._latest[key] is not None if key in self._latest else key in self._base_keys
+        self._pod_count += (pod is not None) - existed
+        self._latest[key] = pod
+        self._changes.append((key, pod))
+
+    def _cordon(self, names: Collection[str]) -> None:
+        """spec.unschedulable on each named node (NodeUnschedulable then rejects it)."""
+        view = self._view
+        nodes = list(self._nodes)
+        changed: dict[int, NodeInfo] = {}
+        for name in names:
+            ni = view.by_name[name]
+            node = msgspec.structs.replace(ni.node, unschedulable=True)
+            nodes[ni.index] = node
+            changed[ni.index] = NodeInfo(node, ni.index, ni.pods)
+        self._nodes = tuple(nodes)
+        self._advance(changed, view.nominated)
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        """AssumePod: ``pod`` joins ``node_name``'s pods; its nomination, if any, is gone."""
+        bound = msgspec.structs.replace(pod, node_name=node_name, nominated_node_name="")
+        view = self._view
+        ni = view.by_name[node_name]
+        seen = as_scheduler_sees(bound, self.settings) if bound.init_containers else bound
+        info = pod_info(seen, self.settings)
+        node = NodeInfo(ni.node, ni.index, [*ni.pods, info])
+        nominated = _without_nomination(view.nominated, info)
+        self._record(pod.key, bound)
+        self._advance({ni.index: node}, nominated)
+
+    def nominate(
+        self, pod: Pod, node_name: str, victims: Sequence[PodInfo], cleared: Sequence[PodInfo]
+    ) -> Pod:
+        """prepareCandidate and the nomination: the victims are deleted, the ``cleared``
+        lower-priority nominations on the node are dropped, and ``pod`` is nominated to
+        ``node_name``. Returns the pod as it now is (status.nominatedNodeName set)."""
+        view = self._view
+        nominee = msgspec.structs.replace(pod, nominated_node_name=node_name)
+        info = pod_info(as_scheduler_sees(nominee, self.settings), self.settings)
+        nominated = _without_nomination(view.nominated, info)
+        for pi in cleared:
+            nominated = _without_nomination(nominated, pi)
+            if pi.pod is not None:
+                self._record(pi.key, msgspec.structs.replace(pi.pod, nominated_node_name=""))
+        nominated.setdefault(node_name, []).append(info)
+        changed: dict[int, NodeInfo] = {}
+        if victims:
+            ni = view.by_name[node_name]
+            gone = {id(v) for v in victims}
+            kept = [pi for pi in ni.pods if id(pi) not in gone]
+            changed[ni.index] = NodeInfo(ni.node, ni.index, kept)
+            for v in victims:
+                self._record(v.key, None)
+        self._record(pod.key, nominee)
+        self._advance(changed, nominated)
+        return nominee
+
+    def _advance(self, changed: dict[int, NodeInfo], nominated: dict[str, list[PodInfo]]) -> None:
+        """The next view and its deferred Cluster."""
+        view = _successor(self._view, changed, nominated)
+        base, changes, count = self.base, self._changes, len(self._changes)
+        nodes = self._nodes
+        cluster = Cluster.deferred(
+            lambda: _snapshot_after(base.snapshot, nodes, changes[:count]),
+            nodes=nodes,
+            priority_classes=base.priority_classes,
+            pod_count=self._pod_count,
+        )
+        install_view(cluster, view)
+        self._view, self._cluster = view, cluster
+
+    def usage(self) -> list[NodeUsage]:
+        """Every node's usage before the run and now."""
+        return [
+            NodeUsage(ni.name, dict(ni.allocatable), dict(req), dict(ni.requested), count,
+                      ni.pod_count)
+            for ni, (req, count) in zip(self._view.nodes, self.before, strict=True)
+        ]  # fmt: skip
+
+
+def _without_nomination(
+    nominated: Mapping[str, list[PodInfo]], info: PodInfo
+) -> dict[str, list[PodInfo]]:
+    """The nominator's map without ``info``'s pod (compared as the scheduler does, by UID);
+    a new dict, with new lists only where the pod was."""
+    out: dict[str, list[PodInfo]] = {}
+    for node_name, pods in nominated.items():
+        if any(pi.same_pod(info) for pi in pods):
+            kept = [pi for pi in pods if not pi.same_pod(info)]
+            if kept:
+                out[node_name] = kept
+        else:
+            out[node_name] = pods
+    return out
+
+
+def _successor(
+    view: SchedulerView, changed: Mapping[int, NodeInfo], nominated: dict[str, list[PodInfo]]
+) -> SchedulerView:
+    """A SchedulerView equal to ``view`` but for the ``changed`` NodeInfos and the nominator's
+    map: the other NodeInfos, the PDB and workload indexes are shared; what a plugin derives
+    from all pods (affinity and label indexes, ``derived``) is rebuilt when next asked."""
+    new = SchedulerView.__new__(SchedulerView)
+    new.__dict__.update(view.__dict__)
+    if changed:
+        nodes = list(view.nodes)
+        by_name = dict(view.by_name)
+        for index, ni in changed.items():
+            nodes[index] = ni
+            by_name[ni.name] = ni
+        new.nodes, new.by_name = nodes, by_name
+    new.nominated = nominated
+    if changed and any(pi.pod is not None and _has_pod_affinity(pi.pod)
+                       for ni in changed.values() for pi in ni.pods):  # fmt: skip
+        new.inter_pod_affinity_in_use = True
+    new._derived = {}
+    new._pod_terms = {}
+    new._with_affinity = new._with_required_anti = new._by_label = None
+    new._bound = []
+    new._bound_pdbs_done = True  # PodInfos not yet looked up are looked up when asked
+    return new
+
+
+def _has_pod_affinity(pod: Pod) -> bool:
+    return bool(pod.unmodelled and "InterPodAffinity" in pod.unmodelled)
+
+
+def _snapshot_after(
+    base: Snapshot, nodes: tuple[Node, ...], changes: Sequence[tuple[str, Pod | None]]
+) -> Snapshot:
+    """The base snapshot with the run's changes: each pod as last changed (bound,
+    nominated, or deleted), pods the base did not hold appended in the order they came."""
+    latest: dict[str, Pod | None] = {}
+    for key, pod in changes:
+        latest[key] = pod
+    pods: list[Pod] = []
+    for pod in base.pods:
+        key = pod.key
+        if key in latest:
+            now = latest.pop(key)
+            if now is not None:
+                pods.append(now)
+        else:
+            pods.append(pod)
+    pods.extend(p for p in latest.values() if p is not None)
+    return msgspec.structs.replace(base, nodes=nodes, pods=tuple(pods))
+
+
+# --- the queue ---------------------------------------------------------------------------
+
+
+def queue_order(pods: Sequence[Pod]) -> list[int]:
+    """PrioritySort.Less over ``pods``: positions in the order the active queue pops them
+    (priority descending, creationTimestamp ascending with none last, then given order)."""
+
+    def key(i: int) -> tuple:
+        pod = pods[i]
+        ts = pod.creation_timestamp
+        if ts is None:
+            return (-(pod.priority or 0), 1, 0.0, i)
+        stamp = (ts if ts.tzinfo else ts.replace(tzinfo=UTC)).timestamp()
+        return (-(pod.priority or 0), 0, stamp, i)
+
+    return sorted(range(len(pods)), key=key)
+
+
+def select_host(outcome: PlacementOutcome, rng: random.Random | None) -> tuple[str | None, tuple]:
+    """selectHost over the scored feasible nodes (snapshot order): the chosen node and the
+    nodes tied at the top total. Without ``rng``, the first tied node (place's choice); with
+    it, reservoir sampling: a node equal to the best so far replaces it when
+    ``rng.randrange(count) == 0``. A nominated node taken without scoring, a lone feasible
+    node and a failed cycle involve no draw."""
+    chosen = outcome.selected_node
+    if chosen is None or outcome.nominated_node_chosen:
+        return chosen, ()
+    feasible = [n for n in outcome.nodes if n.feasible and n.total is not None]
+    if len(feasible) < 2:
+        return chosen, ()
+    best = max(n.total for n in feasible)  # type: ignore[type-var]
+    ties = tuple(n.node_name for n in feasible if n.total == best)
+    if rng is None or len(ties) < 2:
+        return chosen, ties if len(ties) > 1 else ()
+    selected, top, count = feasible[0].node_name, feasible[0].total, 1
+    for n in feasible[1:]:
+        if n.total > top:  # type: ignore[operator]
+            selected, top, count = n.node_name, n.total, 1
+        elif n.total == top:
+            count += 1
+            if rng.randrange(count) == 0:
+                selected = n.node_name
+    return selected, ties
+
+
+def reason_counts(outcome: PlacementOutcome) -> dict[str, int]:
+    """Each filter reason with the number of nodes that gave it (the FitError histogram)."""
+    counts: Counter[str] = Counter()
+    for n in outcome.nodes:
+        if n.examined and not n.feasible:
+            counts.update(n.reasons)
+    return dict(sorted(counts.items()))
+
+
+def profile_of(pod: Pod, profiles: Mapping[str, Profile]) -> Profile | None:
+    """The profile whose schedulerName is the pod's (default-scheduler when unset)."""
+    return profiles.get(pod.scheduler_name or DEFAULT_SCHEDULER_NAME)
+
+
+def cycle(
+    work: WorkingCluster,
+    pod: Pod,
+    profile: Profile,
+    *,
+    preemption: bool,
+    rng: random.Random | None,
+    attempt: int = 1,
+    keep_outcomes: bool = False,
+) -> QueueStep:
+    """One ScheduleOne for ``pod`` on the working cluster, applied to it: bound, nominated
+    (victims deleted), or unschedulable."""
+    settings = work.settings
+    outcome = place(work.cluster, pod, profile=profile, settings=settings)
+    node, ties = select_host(outcome, rng)
+    kept = outcome if keep_outcomes else None
+    if node is not None:
+        work.bind(pod, node)
+        return QueueStep(pod.key, pod, BOUND, node, [], outcome.message, ties, attempt,
+                         placement=kept)  # fmt: skip
+    reasons = reason_counts(outcome)
+    if outcome.cycle_error is not None or not preemption or not profile.post_filter:
+        return QueueStep(pod.key, pod, UNSCHEDULABLE, None, [], outcome.message, (), attempt,
+                         reasons, placement=kept)  # fmt: skip
+    result = preempt(work.cluster, pod, profile=profile, settings=settings)
+    kept_pre = result if keep_outcomes else None
+    if result.nominated_node_name:
+        cleared = [pi.key for pi in result.cleared_nominations]
+        nominee = work.nominate(
+            pod, result.nominated_node_name, result.victims, result.cleared_nominations
+        )
+        victims = ", ".join(v.key for v in result.victims)
+        message = (
+            f'{outcome.message.rstrip(".")}; preemption nominates "{result.nominated_node_name}", '
+            f"deleting {len(result.victims)} pod(s) of lower priority ({victims})"
+        )
+        return QueueStep(nominee.key, nominee, NOMINATED, result.nominated_node_name,
+                         list(result.victims), message, (), attempt, reasons, cleared,
+                         kept, kept_pre)  # fmt: skip
+    message = outcome.message
+    if result.message:
+        message = f"{message} {result.message}"
+    return QueueStep(pod.key, pod, UNSCHEDULABLE, None, [], message, (), attempt, reasons,
+                     placement=kept, preemption=kept_pre)  # fmt: skip
+
+
+def run_queue(
+    cluster: Cluster,
+    pods: Sequence[Pod],
+    *,
+    profiles: Mapping[str, Profile],
+    settings: EngineSettings,
+    preemption: bool = True,
+    tie_break_seed: int | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    cordoned: Collection[str] = (),
+    keep_outcomes: bool = False,
+) -> QueueRun:
+    """The scheduling queue run until it is empty (or ``max_steps`` cycles): ``pods`` in
+    PrioritySort order, each given one cycle with ``profiles[pod's schedulerName]``; a pod
+    nominated by preemption is retried once after the others. See the module docstring.
+    ``cordoned`` nodes are marked unschedulable before the first cycle (a drain's cordon).
+    A pod whose schedulerName has no profile is not this scheduler's: it is reported
+    unschedulable without a cycle."""
+    work = WorkingCluster(cluster, settings, cordoned=cordoned)
+    rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
+    heap = [(rank, i) for rank, i in enumerate(queue_order(pods))]
+    heapq.heapify(heap)
+    retries: list[Pod] = []
+    steps: list[QueueStep] = []
+    truncated = False
+    pending: list[str] = []
+    while heap or retries:
+        if len(steps) >= max_steps:
+            truncated = True
+            pending = [pods[i].key for _, i in sorted(heap)] + [p.key for p in retries]
+            break
+        if heap:
+            pod, attempt = pods[heapq.heappop(heap)[1]], 1
+        else:
+            pod, attempt = retries.pop(0), 2
+        pod = work.current(pod)
+        profile = profile_of(pod, profiles)
+        if profile is None:
+            steps.append(QueueStep(pod.key, pod, UNSCHEDULABLE, None, [],
+                                   f"no profile has schedulerName {pod.scheduler_name!r}: "
+                                   "this scheduler does not schedule the pod", (), attempt))  # fmt: skip
+            continue
+        step = cycle(work, pod, profile, preemption=preemption, rng=rng, attempt=attempt,
+                     keep_outcomes=keep_outcomes)  # fmt: skip
+        steps.append(step)
+        if step.outcome == NOMINATED and attempt == 1:
+            retries.append(step.pod)
+    return QueueRun(steps, work.cluster, work.usage(), truncated, pending)
