@@ -18,7 +18,7 @@ import orjson
 
 # The decision kinds, as the URL names them (POST /v1/decisions/<kind>); checked against the
 # registry when a decision is computed, listed here so that `--help` stays fast.
-DECISION_KINDS = ("admission", "eviction", "node-eviction-rate", "placement", "preemption")
+DECISION_KINDS = ("admission", "drain", "eviction", "node-eviction-rate", "placement", "preemption")
 ROLES = ("read", "decide", "admin")
 
 

@@ -6,13 +6,21 @@ and a line here.
 
 from __future__ import annotations
 
-from service.decisions import admission, eviction, node_eviction_rate, placement, preemption
+from service.decisions import (
+    admission,
+    drain,
+    eviction,
+    node_eviction_rate,
+    placement,
+    preemption,
+)
 from service.decisions.base import DecisionKind
 
 KINDS: dict[str, DecisionKind] = {
     kind.name: kind
     for kind in (
         admission.DECISION,
+        drain.DECISION,
         eviction.DECISION,
         node_eviction_rate.DECISION,
         placement.DECISION,
