@@ -124,7 +124,7 @@ def test_disable_eviction_deletes_through_the_budget(api):
         ({"nodes": ["n1", "n1"]}, "nodes.1"),
         ({"nodes": ["n1"], "options": {"disableEviction": True,
                                         "respectPodDisruptionBudgets": True}},
-         "options.respectPodDisruptionBudgets"),  # fmt: skip
+         "options.respectPodDisruptionBudgets"),
         ({"nodes": ["n1"], "options": {"force": "yes"}}, "options.force"),
         ({"nodes": ["n1"], "options": {"drainEverything": True}}, "options.drainEverything"),
         ({"nodes": ["n1"], "tieBreak": {"seed": "x"}}, "tieBreak.seed"),
