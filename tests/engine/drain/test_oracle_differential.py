@@ -1,0 +1,150 @@
+"""The recreated pods of a drain placed step by step, against the real kube-scheduler
+(``verdict-oracle``, v1.35.4, full profile).
+
+Random clusters of workloads (ReplicaSets, StatefulSets, ReplicationControllers whose pods
+spread and repel each other, tests/engine/scheduler/random_clusters.py) with
+PodDisruptionBudgets over them and Ready pods; one or two nodes are drained, the budgets
+block some evictions, and the recreated pods go through the queue on the cordoned cluster.
+Each step is then asked of the oracle on the state Verdict's own earlier steps left (the
+drained nodes cordoned, the evicted pods gone, the pods bound or nominated before it): a
+bound pod's node must be among the oracle's top set; an unschedulable pod must fit nowhere
+for the oracle either and get no nomination; a nominated pod must be nominated to one of the
+oracle's tie set with the same victims.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import pytest
+
+from service.engine.drain import DrainOptions, drain_nodes
+from service.engine.objects import Cluster
+from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, default_profile
+from service.engine.scheduler.queue import BOUND, NOMINATED, run_queue
+from service.engine.version import settings_for
+from tests.conftest import snapshot_from_objects
+from tests.engine.scheduler.oracle import needs_oracle, run_oracle
+from tests.engine.scheduler.random_clusters import random_workload_case
+from tests.oracles import seeds
+
+SETTINGS = settings_for("1.35")
+OPTIONS = DrainOptions(ignore_daemonsets=True, delete_emptydir_data=True, force=True,
+                       ignore_errors=True)  # fmt: skip
+
+
+def drain_case(seed: int) -> tuple[list[dict], list[str]]:
+    """A workload cluster with Ready pods, budgets over some apps, and the nodes to drain."""
+    objects = copy.deepcopy(random_workload_case(seed)["objects"])
+    rng = random.Random(f"drain/{seed}")
+    apps: set[tuple[str, str]] = set()
+    for o in objects:
+        if o["kind"] == "Pod":
+            ready = "True" if rng.random() < 0.9 else "False"
+            o["status"]["conditions"] = [{"type": "Ready", "status": ready}]
+            app = (o["metadata"].get("labels") or {}).get("app")
+            if app:
+                apps.add((o["metadata"]["namespace"], app))
+    for ns, app in sorted(apps):
+        if rng.random() < 0.6:
+            healthy = rng.randint(1, 4)
+            objects.append({
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": f"{app}-pdb", "namespace": ns, "generation": 1},
+                "spec": {"selector": {"matchLabels": {"app": app}}},
+                "status": {"disruptionsAllowed": rng.randint(0, 2), "observedGeneration": 1,
+                           "desiredHealthy": healthy, "currentHealthy": healthy + 1},
+            })  # fmt: skip
+    names = [o["metadata"]["name"] for o in objects if o["kind"] == "Node"]
+    return objects, rng.sample(names, rng.randint(1, min(2, len(names) - 1)))
+
+
+def _key(obj: dict) -> str:
+    return f"{obj['metadata'].get('namespace', 'default')}/{obj['metadata']['name']}"
+
+
+def step_differences(seed: int) -> tuple[list[str], int]:
+    """Every step of the drain's queue run where Verdict and the oracle disagree, and how
+    many steps were compared."""
+    objects, drained = drain_case(seed)
+    cluster = Cluster(snapshot_from_objects(objects))
+    plan = drain_nodes(cluster, drained, OPTIONS)
+    run = run_queue(
+        plan.cluster,
+        plan.recreated,
+        profiles={DEFAULT_SCHEDULER_NAME: default_profile(SETTINGS)},
+        settings=SETTINGS,
+    )
+    originals = {_key(o): o for o in objects if o["kind"] == "Pod"}
+    evicted = {f.pod.key for n in plan.nodes for f in n.pods if f.outcome == "evicted"}
+    state = [o for o in copy.deepcopy(objects) if o["kind"] != "Pod" or _key(o) not in evicted]
+    for o in state:
+        if o["kind"] == "Node" and o["metadata"]["name"] in drained:
+            o.setdefault("spec", {})["unschedulable"] = True
+    pending: dict[str, dict] = {}
+    for f in (f for n in plan.nodes for f in n.pods if f.replacement is not None):
+        obj = copy.deepcopy(originals[f.pod.key])
+        obj["metadata"].update(name=f.replacement.name, uid=f.replacement.uid)
+        obj["spec"].pop("nodeName", None)
+        obj["status"] = {"phase": "Pending"}
+        pending[f.replacement.key] = obj
+    diffs: list[str] = []
+    for i, step in enumerate(run.steps):
+        incoming = pending[step.pod_key]
+        theirs = run_oracle({"kind": "preemption", "objects": state, "pod": incoming})
+        where = f"seed {seed} step {i} {step.pod_key}"
+        best = theirs.get("maxSet") or []
+        chosen = (theirs.get("preemption") or {})
+        if step.outcome == BOUND:
+            if step.node not in best:
+                diffs.append(f"{where}: bound to {step.node}, oracle's top set {best}")
+            bound = copy.deepcopy(incoming)
+            bound["spec"]["nodeName"] = step.node
+            bound["status"] = {"phase": "Running"}
+            state.append(bound)
+            continue
+        if best:
+            diffs.append(f"{where}: {step.outcome}, but the oracle fits it on {best}")
+            continue
+        ties = chosen.get("tieSet") or []
+        if step.outcome == NOMINATED:
+            victims = sorted(v.key for v in step.victims)
+            candidate = next((c for c in chosen.get("candidates") or ()
+                              if c["nodeName"] == step.node), None)  # fmt: skip
+            theirs_victims = sorted(
+                f"{v.get('namespace', 'default')}/{v['name']}" for v in (candidate or {}).get(
+                    "victims", ()
+                )
+            )
+            if step.node not in ties or victims != theirs_victims:
+                diffs.append(f"{where}: nominated {step.node} {victims}, oracle {ties} "
+                             f"{theirs_victims}")  # fmt: skip
+            gone = set(victims)
+            state = [o for o in state if o["kind"] != "Pod" or _key(o) not in gone]
+            incoming["status"]["nominatedNodeName"] = step.node
+        elif ties:
+            diffs.append(f"{where}: unschedulable, the oracle nominates one of {ties}")
+    return diffs, len(run.steps)
+
+
+@needs_oracle
+@pytest.mark.parametrize("seed", seeds(30))
+def test_each_recreated_pod_lands_where_the_real_scheduler_would(seed):
+    diffs, _ = step_differences(seed)
+    assert not diffs, "\n".join(diffs)
+
+
+def test_the_cases_drain_under_budgets_and_recreate_pods():
+    """The generator is worth its oracle time: over the first seeds, budgets block some
+    evictions and let others through, and recreated pods are queued."""
+    blocked = evicted = recreated = 0
+    for seed in range(30):
+        objects, drained = drain_case(seed)
+        plan = drain_nodes(Cluster(snapshot_from_objects(objects)), drained, OPTIONS)
+        outcomes = [f.outcome for n in plan.nodes for f in n.pods]
+        blocked += outcomes.count("blocked")
+        evicted += outcomes.count("evicted")
+        recreated += len(plan.recreated)
+    assert blocked > 5 and evicted > 30 and recreated > 30
