@@ -279,7 +279,7 @@ def _message(plan: DrainPlan, nodes: list[dict], counts: dict, options: DrainOpt
             f"kubectl drain stops at node {plan.stopped_at!r} (the later nodes stay cordoned, "
             "not drained); ignoreErrors goes on."
         )
-    if counts["evicted"] > 1 and not options.disable_eviction:
+    if plan.budgets and counts["evicted"] > 1:
         parts.append(
             "kubectl evicts a node's pods concurrently: which of two pods under one budget "
             "gets its last disruption is a race; Verdict evicts in list order (namespace, name)."
