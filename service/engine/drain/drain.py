@@ -118,7 +118,7 @@ def _evict_node(
                 node.pods.append(
                     PodFate(pod, BLOCKED, _blocked_reason(answer), text, warning, answer)
                 )
-                failures.append(f"error when evicting pods/{pod.name!r} -n {pod.namespace!r}")
+                failures.append(_eviction_error(pod, answer, text))
                 continue
             fate = PodFate(pod, EVICTED, "Evicted", "evicted", warning, answer)
         fate.recreated, fate.recreation = recreation_of(pod)
@@ -127,6 +127,12 @@ def _evict_node(
         node.pods.append(fate)
     node.drained = not failures
     node.error = "; ".join(failures)
+
+
+def _eviction_error(pod: Pod, answer: EvictionAnswer, text: str) -> str:
+    """evictPods' message for a refused eviction: a 429 is retried every 5 s."""
+    retry = " (will retry after 5s)" if answer.code == 429 else ""
+    return f'error when evicting pods/"{pod.name}" -n "{pod.namespace}"{retry}: {text}'
 
 
 def _blocked_reason(answer: EvictionAnswer) -> str:

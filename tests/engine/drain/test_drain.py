@@ -64,6 +64,11 @@ def test_budgets_are_consumed_across_nodes_in_order_and_block_the_rest():
     blocked = plan.nodes[1].pods[0]
     assert blocked.eviction.pdb == "web-pdb" and blocked.eviction.disruptions_allowed == 0
     assert [n.drained for n in plan.nodes] == [True, False]
+    assert plan.nodes[1].error == (
+        'error when evicting pods/"w-c" -n "default" (will retry after 5s): Cannot evict pod '
+        "as it would violate the pod's disruption budget. The disruption budget web-pdb needs "
+        "3 healthy pods and has 5 currently"
+    )
     assert plan.budgets == {("default", "web-pdb"): 0}
 
 
