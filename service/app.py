@@ -50,7 +50,10 @@ def create_app(config: dict | Settings | None = None) -> Flask:
         interval=settings.PRELOAD_INTERVAL,
         warm=warm,
     )
-    Extensions(db=db, cache=cache, preloader=preloader).install(app)
+    from service.decisions.simulation import SimulationLimits
+
+    limits = SimulationLimits(settings.SIMULATION_MAX_STEPS, settings.SIMULATION_MAX_SECONDS)
+    Extensions(db=db, cache=cache, preloader=preloader, limits=limits).install(app)
 
     from service.api import (
         audit,

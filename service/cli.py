@@ -18,7 +18,16 @@ import orjson
 
 # The decision kinds, as the URL names them (POST /v1/decisions/<kind>); checked against the
 # registry when a decision is computed, listed here so that `--help` stays fast.
-DECISION_KINDS = ("admission", "drain", "eviction", "node-eviction-rate", "placement", "preemption")
+DECISION_KINDS = (
+    "admission",
+    "capacity",
+    "drain",
+    "eviction",
+    "node-eviction-rate",
+    "placement",
+    "preemption",
+    "schedule",
+)
 ROLES = ("read", "decide", "admin")
 
 
@@ -457,6 +466,8 @@ the file's.
 \b
   verdict decide admission --snapshot examples/cluster.yaml \\
       --request examples/admission.yaml
+  verdict decide schedule --snapshot examples/cluster.yaml \\
+      --request examples/schedule.yaml
 """
 
 
@@ -491,11 +502,30 @@ def _pod_manifest(path: str) -> dict:
     type=READABLE,
     help="File with the rest of the request body (JSON or YAML).",
 )
-def decide(kind, snapshot_file, snapshot_id, node, pod, now, request_file) -> int:
+@click.option(
+    "--max-steps",
+    envvar="VERDICT_SIMULATION_MAX_STEPS",
+    type=click.IntRange(min=1),
+    default=100_000,
+    show_default=True,
+    help="schedule and capacity: the most scheduling cycles a run may take.",
+)
+@click.option(
+    "--max-seconds",
+    envvar="VERDICT_SIMULATION_MAX_SECONDS",
+    type=click.IntRange(min=1),
+    default=120,
+    show_default=True,
+    help="schedule and capacity: the most seconds a run may take.",
+)
+def decide(
+    kind, snapshot_file, snapshot_id, node, pod, now, request_file, max_steps, max_seconds
+) -> int:
     from marshmallow import ValidationError
 
     from service.decisions import KINDS, DecisionInputError
     from service.decisions.run import compute
+    from service.decisions.simulation import SimulationLimits
 
     if bool(snapshot_file) == bool(snapshot_id):
         raise click.UsageError("give exactly one of --snapshot FILE or --snapshot-id ID")
@@ -510,7 +540,9 @@ def decide(kind, snapshot_file, snapshot_id, node, pod, now, request_file) -> in
     decision = KINDS[kind]
     named = _named_cluster(snapshot_file, snapshot_id, decision)
     try:
-        outcome = compute(decision, named.cluster, params)
+        outcome = compute(
+            decision, named.cluster, params, limits=SimulationLimits(max_steps, max_seconds)
+        )
     except ValidationError as exc:
         raise click.ClickException(f"invalid request: {exc.messages}") from None
     except DecisionInputError as exc:

@@ -108,6 +108,10 @@ class Settings(BaseSettings):
     # The console cookie's Secure option: "auto" sets it except for plain http to a loopback
     # host (localhost, 127.0.0.1, ::1), where a developer's browser must still get it back.
     CONSOLE_SECURE_COOKIE: Literal["auto", "true", "false"] = "auto"
+    # The decisions that run many scheduling cycles (schedule, capacity): a run stops with
+    # the steps so far, and says so, after this many cycles or seconds (issue 27).
+    SIMULATION_MAX_STEPS: Positive = 100_000
+    SIMULATION_MAX_SECONDS: Positive = 120
 
     @field_validator("DATABASE_URL")
     @classmethod

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from service.api.load import Slots
+    from service.decisions.simulation import SimulationLimits
     from service.store.checkpoints import IntervalSigner
     from service.store.db import Database
     from service.store.preload import Preloader
@@ -34,6 +35,8 @@ class Extensions:
     checkpoint_signer: IntervalSigner | None = None  # api/audit.py, started by `verdict serve`
     # api/auth.py: API key digest -> (valid until, (role, key id) or None), per process.
     keys: dict = field(default_factory=dict)
+    # how long the decisions running many cycles may run (VERDICT_SIMULATION_MAX_*)
+    limits: SimulationLimits | None = None
 
     def install(self, app: Flask) -> None:
         app.extensions[_KEY] = self

@@ -454,3 +454,44 @@ def test_the_example_request_runs_as_the_decide_help_shows(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "admitted" in orjson.loads(done.stdout)
+
+
+@pytest.mark.parametrize(
+    ("kind", "check"),
+    [
+        ("schedule", lambda r: [s["outcome"] for s in r["steps"]]
+         == ["bound", "bound", "unschedulable"]),
+        ("capacity", lambda r: r["replicas"] == 7 and r["stopReason"]["nodeCounts"]
+         == {"Insufficient cpu": 2}),
+    ],
+)  # fmt: skip
+def test_schedule_and_capacity_examples_run_offline(tmp_path, kind, check):
+    done = _verdict(
+        tmp_path,
+        "decide",
+        kind,
+        "--snapshot",
+        str(EXAMPLES / "cluster.yaml"),
+        "--request",
+        str(EXAMPLES / f"{kind}.yaml"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert check(orjson.loads(done.stdout))
+
+
+def test_decide_schedule_stops_at_the_configured_steps(tmp_path):
+    done = _verdict(
+        tmp_path,
+        "decide",
+        "schedule",
+        "--snapshot",
+        str(EXAMPLES / "cluster.yaml"),
+        "--request",
+        str(EXAMPLES / "schedule.yaml"),
+        "--max-steps",
+        "1",
+    )
+    assert done.returncode == 0, done.stderr
+    result = orjson.loads(done.stdout)
+    assert result["truncated"] is True and len(result["steps"]) == 1
+    assert result["pending"] == ["shop/api-2", "jobs/etl-1"]

@@ -77,7 +77,15 @@ def test_capture_posts_to_a_server(server):  # noqa: F811
     assert done.returncode == 1 and "answered 401" in done.stderr and "Traceback" not in done.stderr
 
 
-DECISION_KINDS = ("admission", "placement", "preemption", "eviction", "node-eviction-rate")
+DECISION_KINDS = (
+    "admission",
+    "placement",
+    "preemption",
+    "eviction",
+    "node-eviction-rate",
+    "schedule",
+    "capacity",
+)
 
 
 def _operation_example(spec: dict, path: str) -> dict:

@@ -57,7 +57,13 @@ def record_decision(kind_name: str, body: dict):
     named = _named_cluster(body, kind)
     params = decision_params(body)
     db = extensions().db
-    outcome = compute(kind, named.cluster, params, stored_at=stored_time(db, kind, named, params))
+    outcome = compute(
+        kind,
+        named.cluster,
+        params,
+        stored_at=stored_time(db, kind, named, params),
+        limits=extensions().limits,
+    )
     snapshot_id = named.snapshot_id
     with db.session(write=True) as session:
         if named.inline is not None:
@@ -82,8 +88,6 @@ def record_decision(kind_name: str, body: dict):
     DECISIONS.labels(kind=kind.name, outcome=decision_outcome(kind.name, outcome.result)).inc()
     g.decision_id, g.snapshot_id = row.id, snapshot_id
     return row
-
-
 
 
 @bp.post("/<kind_name>")

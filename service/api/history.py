@@ -126,7 +126,12 @@ def replay_or_409(row, change: Change | None = None) -> dict:
     cannot be replayed (a prune) is a 409. Shared by the API and the console."""
     try:
         return replay_record(
-            _db(), extensions().cache, row, on_read=count_cache, change=change
+            _db(),
+            extensions().cache,
+            row,
+            on_read=count_cache,
+            change=change,
+            limits=extensions().limits,
         )
     except NotReplayable as exc:
         raise ApiError(409, str(exc)) from None

@@ -38,6 +38,16 @@ def summary(kind: str, result: dict) -> str:
         nodes = result.get("nodes") or []
         drainable = sum(bool(n.get("drainable")) for n in nodes)
         return f"{drainable} of {len(nodes)} node(s) drainable"
+    if kind == "schedule":
+        counts = result.get("counts") or {}
+        return (
+            f"{counts.get('bound', 0)} bound, {counts.get('nominated', 0)} nominated, "
+            f"{counts.get('unschedulable', 0)} unschedulable"
+            + (" (truncated)" if result.get("truncated") else "")
+        )
+    if kind == "capacity":
+        reason = (result.get("stopReason") or {}).get("reason", "?")
+        return f"{result.get('replicas', 0)} replica(s) fit; stops: {reason}"
     if kind == PRUNE_KIND:
         return f"pruned {result.get('deleted', 0)} record(s)"
     return ""
@@ -171,6 +181,8 @@ def context(kind: str, result: dict, request: dict | None = None) -> dict:
                 if name != chosen
             ],
         }
+    if kind in ("schedule", "capacity"):
+        return {"nodes": result.get("nodes") or [], "limit": CONSOLE_ROWS}
     return {}
 
 
@@ -186,3 +198,6 @@ def drain_context(result: dict) -> dict:
         if p.get("recreated") and p["recreated"].get("outcome") != "bound"
     ]
     return {"pods_by_node": by_node, "pending": pending}
+# Rows a run's page lists of its steps or placements (the record holds them all; the
+# history export gives them whole).
+CONSOLE_ROWS = 500

@@ -300,7 +300,12 @@ def replay(decision_id: str):
     try:
         change = ChangeSchema().load({"kubernetesVersion": version})
         outcome = replay_record(
-            _db(), extensions().cache, row, on_read=count_cache, change=change
+            _db(),
+            extensions().cache,
+            row,
+            on_read=count_cache,
+            change=change,
+            limits=extensions().limits,
         )
     except NotReplayable as exc:
         raise ApiError(409, str(exc)) from None
@@ -351,9 +356,7 @@ def impact():
         body["cursor"] = request.args["cursor"]
     try:
         query = ImpactRequestSchema().load(body)
-        answer = impact_page(
-            _db(), extensions().cache, query, on_read=count_cache
-        )
+        answer = impact_page(_db(), extensions().cache, query, on_read=count_cache)
     except (ValidationError, DecisionInputError) as exc:
         return render_template("impact.html", error=_reason(exc), **values), 422
     more = (

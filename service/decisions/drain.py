@@ -26,12 +26,15 @@ from marshmallow import ValidationError, fields, validate, validates_schema
 
 from service.decisions.base import DecisionInputError, DecisionKind, Subjects, resolve_now
 from service.decisions.schemas import StrictBoolean, StrictSchema, time_field
+from service.decisions.simulation import (
+    SimulationLimits,
+    TieBreakSchema,
+    profiles_of,
+    tie_sentence,
+)
 from service.engine.drain import DrainOptions, DrainPlan, drain_nodes
 from service.engine.objects import Cluster, Pod
-from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, Profile, default_profile
-from service.engine.scheduler.queue import BOUND, DEFAULT_MAX_STEPS, QueueRun, run_queue
-from service.engine.version import EngineSettings
-from service.ingest.kubescheduler_config import SchedulerConfigError, scheduler_profiles
+from service.engine.scheduler.queue import BOUND, QueueRun, run_queue
 
 __all__ = ["DECISION", "DrainRequestSchema", "decide", "subjects"]
 
@@ -68,10 +71,6 @@ class DrainOptionsSchema(StrictSchema):
             )
 
 
-class TieBreakSchema(StrictSchema):
-    seed = fields.Integer(required=True, strict=True)
-
-
 class DrainRequestSchema(StrictSchema):
     nodes = fields.List(
         fields.String(validate=validate.Length(min=1)),
@@ -79,9 +78,7 @@ class DrainRequestSchema(StrictSchema):
         validate=validate.Length(min=1, max=5000, error="give 1 to 5000 nodes to drain"),
     )
     options = fields.Nested(DrainOptionsSchema, load_default=lambda: DrainOptionsSchema().load({}))
-    scheduler_configuration = fields.Raw(
-        data_key="schedulerConfiguration", load_default=None, allow_none=True
-    )
+    schedulerConfiguration = fields.Raw(load_default=None, allow_none=True)
     tieBreak = fields.Nested(TieBreakSchema, load_default=None, allow_none=True)
     preemption = StrictBoolean(load_default=True)
     now = time_field(load_default=None, allow_none=True)
@@ -107,18 +104,6 @@ def drain_options(raw: dict) -> DrainOptions:
     )
 
 
-def profiles_of(request: dict, settings: EngineSettings) -> dict[str, Profile]:
-    """The scheduler's profiles by schedulerName: the request's configuration, else the
-    release's default profile."""
-    config = request.get("scheduler_configuration")
-    if config is None:
-        return {DEFAULT_SCHEDULER_NAME: default_profile(settings)}
-    try:
-        return scheduler_profiles(config, settings)
-    except SchedulerConfigError as exc:
-        raise ValidationError({path: [message] for path, message in exc.errors}) from None
-
-
 def _check_nodes(cluster: Cluster, names: list[str]) -> None:
     for i, name in enumerate(names):
         if cluster.node(name) is None:
@@ -132,30 +117,33 @@ def decide(cluster: Cluster, request: dict) -> dict:
     now = resolve_now(cluster, request)[0] if options.skip_wait_for_delete_timeout else None
     plan = drain_nodes(cluster, names, options, now=now, created_at=cluster.snapshot.captured_at)
     settings = request["settings"]
+    limits: SimulationLimits = request.get("limits") or SimulationLimits()
+    seed = (request.get("tieBreak") or {}).get("seed")
     run = run_queue(
         plan.cluster,
         plan.recreated,
         profiles=profiles_of(request, settings),
         settings=settings,
         preemption=request["preemption"],
-        tie_break_seed=(request.get("tieBreak") or {}).get("seed"),
-        max_steps=DEFAULT_MAX_STEPS,
+        tie_break_seed=seed,
+        max_steps=limits.max_steps,
+        max_seconds=limits.max_seconds,
     )
-    return result_json(cluster, plan, run, options)
+    return result_json(cluster, plan, run, seeded=seed is not None)
 
 
 def _ref(pod: Pod) -> dict:
     return {"namespace": pod.namespace, "name": pod.name, "uid": pod.uid, "nodeName": pod.node_name}
 
 
-def _final_steps(run: QueueRun) -> dict[str, dict]:
+def _final_steps(run: QueueRun, seeded: bool) -> dict[str, dict]:
     """Each recreated pod's last step: where it is bound or nominated, or why pending."""
     out: dict[str, dict] = {}
     for step in run.steps:
         out[step.pod_key] = {
             "outcome": step.outcome,
             "node": step.node,
-            "message": step.message,
+            "message": step.message + tie_sentence(step.ties, seeded),
         }
     return out
 
@@ -224,15 +212,15 @@ def _budgets_json(cluster: Cluster, plan: DrainPlan) -> list[dict]:
     ]  # fmt: skip
 
 
-def _queue_json(run: QueueRun) -> dict:
-    return {
+def _queue_json(run: QueueRun, seeded: bool) -> dict:
+    out = {
         "steps": [
             {
                 "pod": step.pod_key,
                 "outcome": step.outcome,
                 "node": step.node,
                 "victims": [v.key for v in step.victims],
-                "message": step.message,
+                "message": step.message + tie_sentence(step.ties, seeded),
                 "ties": list(step.ties),
             }
             for step in run.steps
@@ -240,10 +228,14 @@ def _queue_json(run: QueueRun) -> dict:
         "counts": run.counts(),
         "truncated": run.truncated,
     }
+    if run.truncated:
+        out["limit"] = run.limit
+        out["pending"] = list(run.pending)
+    return out
 
 
-def result_json(cluster: Cluster, plan: DrainPlan, run: QueueRun, options: DrainOptions) -> dict:
-    placed = _final_steps(run)
+def result_json(cluster: Cluster, plan: DrainPlan, run: QueueRun, *, seeded: bool) -> dict:
+    placed = _final_steps(run, seeded)
     pods: list[dict] = []
     nodes: list[dict] = []
     for node in plan.nodes:
@@ -259,18 +251,18 @@ def result_json(cluster: Cluster, plan: DrainPlan, run: QueueRun, options: Drain
         "nodes": nodes,
         "pods": pods,
         "budgets": _budgets_json(cluster, plan),
-        "queue": _queue_json(run),
+        "queue": _queue_json(run, seeded),
         "counts": counts,
         "stoppedAt": plan.stopped_at,
-        "message": _message(plan, nodes, counts, options),
+        "message": _message(plan, run, nodes, counts),
     }
 
 
-def _message(plan: DrainPlan, nodes: list[dict], counts: dict, options: DrainOptions) -> str:
+def _message(plan: DrainPlan, run: QueueRun, nodes: list[dict], counts: dict) -> str:
     drainable = [n["nodeName"] for n in nodes if n["drainable"]]
     parts = [
         f"{len(drainable)} of {len(nodes)} node(s) drainable. {counts['evicted']} pod(s) "
-        f"{'deleted' if options.disable_eviction else 'evicted'}, {counts['blocked']} blocked, "
+        f"evicted or deleted, {counts['blocked']} blocked, "
         f"{counts['kept']} kept; {counts['recreated']} recreated, {counts['placed']} placed, "
         f"{counts['pending']} pending."
     ]
@@ -278,6 +270,11 @@ def _message(plan: DrainPlan, nodes: list[dict], counts: dict, options: DrainOpt
         parts.append(
             f"kubectl drain stops at node {plan.stopped_at!r} (the later nodes stay cordoned, "
             "not drained); ignoreErrors goes on."
+        )
+    if run.truncated:
+        parts.append(
+            f"The scheduling queue stopped at its limit ({run.limit}) after {len(run.steps)} "
+            f"cycles: {len(run.pending)} recreated pods were not scheduled."
         )
     if plan.budgets and counts["evicted"] > 1:
         parts.append(

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from service.decisions import (
     admission,
+    capacity,
     drain,
     eviction,
     node_eviction_rate,
     placement,
     preemption,
+    schedule,
 )
 from service.decisions.base import DecisionKind
 
@@ -20,10 +22,12 @@ KINDS: dict[str, DecisionKind] = {
     kind.name: kind
     for kind in (
         admission.DECISION,
+        capacity.DECISION,
         drain.DECISION,
         eviction.DECISION,
         node_eviction_rate.DECISION,
         placement.DECISION,
         preemption.DECISION,
+        schedule.DECISION,
     )
 }

@@ -28,6 +28,7 @@ from service.decisions.run import (
     reads,
 )
 from service.decisions.schemas import StrictSchema
+from service.decisions.simulation import SimulationLimits
 from service.engine.version import DEFAULT_KUBERNETES_VERSION
 from service.store.db import Database
 from service.store.snapshots import ClusterCache
@@ -109,6 +110,7 @@ def decide_again(
     *,
     strict: bool = True,
     on_read: Callable[[ClusterCache, str], None] | None = None,
+    limits: SimulationLimits | None = None,
 ) -> tuple[dict, dict]:
     """The result of the stored request of ``row`` (a record: kind, snapshot_id, request)
     decided again with ``change`` applied, and what the change replaced. Raises
@@ -128,7 +130,13 @@ def decide_again(
     params, changed = changed_request(
         kind, decision_params(row.request), change or Change(), strict=strict
     )
-    outcome = compute(kind, named.cluster, params, stored_at=stored_time(db, kind, named, params))
+    outcome = compute(
+        kind,
+        named.cluster,
+        params,
+        stored_at=stored_time(db, kind, named, params),
+        limits=limits,
+    )
     return outcome.result, changed
 
 
@@ -140,9 +148,12 @@ def replay_decision(
     *,
     strict: bool = True,
     on_read: Callable[[ClusterCache, str], None] | None = None,
+    limits: SimulationLimits | None = None,
 ) -> Replayed:
     """``decide_again``, compared with the stored result."""
-    result, changed = decide_again(db, cache, row, change, strict=strict, on_read=on_read)
+    result, changed = decide_again(
+        db, cache, row, change, strict=strict, on_read=on_read, limits=limits
+    )
     return Replayed(result, changed, differences(row.result, result))
 
 
@@ -152,10 +163,11 @@ def replay_record(
     row,
     on_read: Callable[[ClusterCache, str], None] | None = None,
     change: Change | None = None,
+    limits: SimulationLimits | None = None,
 ) -> dict:
     """Recompute the stored decision ``row``, with ``change`` applied, and compare: the
     replay report."""
-    replayed = replay_decision(db, cache, row, change, on_read=on_read)
+    replayed = replay_decision(db, cache, row, change, on_read=on_read, limits=limits)
     return {
         "id": row.id,
         "matches": not replayed.differences,

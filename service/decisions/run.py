@@ -10,6 +10,7 @@ from marshmallow import Schema, ValidationError
 from service.decisions.base import DecisionKind, Subjects
 from service.decisions.priority import admit_priority
 from service.decisions.schemas import scheduler_profile
+from service.decisions.simulation import SimulationLimits
 from service.engine.objects import Cluster, Pod
 from service.engine.version import DEFAULT_KUBERNETES_VERSION, KNOWN_VERSIONS, settings_for
 
@@ -27,9 +28,7 @@ def decision_params(body: dict) -> dict:
     """The request minus its snapshot. ``"now": null`` is read as no ``now`` (the default
     applies) and left out, so no stored request holds a null time."""
     return {
-        k: v
-        for k, v in body.items()
-        if k not in SNAPSHOT_FIELDS and not (k == "now" and v is None)
+        k: v for k, v in body.items() if k not in SNAPSHOT_FIELDS and not (k == "now" and v is None)
     }
 
 
@@ -50,19 +49,28 @@ def reads(kind: DecisionKind, field: str) -> bool:
 
 
 def compute(
-    kind: DecisionKind, cluster: Cluster, params: dict, *, stored_at: datetime | None = None
+    kind: DecisionKind,
+    cluster: Cluster,
+    params: dict,
+    *,
+    stored_at: datetime | None = None,
+    limits: SimulationLimits | None = None,
 ) -> Outcome:
     """Validate ``params`` with the kind's schema and decide on ``cluster``, as the
     Kubernetes release ``kubernetesVersion`` names (default: the newest Verdict knows). The
     stored request names the release used, so that a replay decides as it did.
-    ``stored_at``: when the snapshot was stored, the last default of ``now``."""
+    ``stored_at``: when the snapshot was stored, the last default of ``now``. ``limits``:
+    how long a kind that runs many cycles may run (the configured ones; default their
+    defaults)."""
     version = kubernetes_version(params)
     settings = settings_for(version)
     loaded = _schema(kind).load({k: v for k, v in params.items() if k != VERSION_FIELD})
     loaded["settings"] = settings
-    if "schedulerConfiguration" in loaded:  # placement and preemption: the release's profile
+    if "schedulerConfiguration" in loaded and isinstance(loaded.get("pod"), Pod):
+        # placement, preemption (and capacity's single template): the pod's profile
         loaded["profile"] = scheduler_profile(loaded, settings)
     loaded["storedAt"] = stored_at
+    loaded["limits"] = limits or SimulationLimits()
     if isinstance(loaded.get("pod"), Pod):
         loaded["pod"] = admit_priority(loaded["pod"], cluster)
     result = kind.decide(cluster, loaded)

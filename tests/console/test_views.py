@@ -432,3 +432,37 @@ def test_a_drain_page_names_drainable_nodes_budgets_and_where_pods_land(console_
     assert "default/web-1 evicted Evicted" in page
     assert "default/web-2 blocked DisruptionBudget" in page
     assert "0 of 1 node(s) drainable" in _text(client.get("/console/decisions"))
+
+
+def test_schedule_and_capacity_pages(console_app, secrets):
+    """A queue run lists each cycle and the nodes it changed; a capacity answer its replicas
+    per node and what stops the next one."""
+    api = console_app.test_client()
+    headers = {"Authorization": f"Bearer {secrets['decide']}"}
+    cluster = kube_list(
+        node("a", cpu="2"),
+        pod("low", "a", cpu="1500m", priority=0),
+        pod("hi", cpu="1800m", priority=100),
+    )
+    snap = api.post("/v1/snapshots", json=cluster, headers=headers).json["id"]
+    queued = api.post("/v1/decisions/schedule", json={"snapshotId": snap}, headers=headers)
+    assert queued.status_code == 201, queued.json
+    template = pod("web", cpu="100m")
+    sized = api.post(
+        "/v1/decisions/capacity",
+        json={"snapshotId": snap, "pod": template, "maxReplicas": 3},
+        headers=headers,
+    )
+    assert sized.status_code == 201, sized.json
+    client, _ = _signed_in(console_app, secrets["read"])
+    page = _text(client.get(f"/console/decisions/{queued.json['id']}"))
+    assert "1 of 1 pod(s) bound, 0 nominated, 0 unschedulable; 1 pod(s) preempted" in page
+    assert "default/hi nominated a default/low" in page
+    assert "default/hi (retry) bound a" in page
+    assert "a cpu 1500m cpu 1800m" in page  # a's requested before and after (low out, hi in)
+    page = _text(client.get(f"/console/decisions/{sized.json['id']}"))
+    assert "3 replica(s) fit" in page
+    assert "MaxReplicas: maxReplicas reached: 3 replicas placed" in page
+    listing = _text(client.get("/console/decisions"))
+    assert "1 bound, 0 nominated, 0 unschedulable" in listing
+    assert "3 replica(s) fit; stops: MaxReplicas" in listing

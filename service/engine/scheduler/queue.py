@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import heapq
 import random
+import time
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -127,6 +128,7 @@ class QueueRun:
     nodes: list[NodeUsage]
     truncated: bool
     pending: list[str] = field(default_factory=list)  # pods left in the queue when truncated
+    limit: str | None = None  # what truncated it: "MaxSteps" or "TimeLimit"
 
     def counts(self) -> dict[str, int]:
         """Pods per final outcome (a pod nominated then bound counts as bound)."""
@@ -446,24 +448,30 @@ def run_queue(
     max_steps: int = DEFAULT_MAX_STEPS,
     cordoned: Collection[str] = (),
     keep_outcomes: bool = False,
+    max_seconds: float | None = None,
 ) -> QueueRun:
     """The scheduling queue run until it is empty (or ``max_steps`` cycles): ``pods`` in
     PrioritySort order, each given one cycle with ``profiles[pod's schedulerName]``; a pod
     nominated by preemption is retried once after the others. See the module docstring.
     ``cordoned`` nodes are marked unschedulable before the first cycle (a drain's cordon).
     A pod whose schedulerName has no profile is not this scheduler's: it is reported
-    unschedulable without a cycle."""
+    unschedulable without a cycle. ``max_seconds`` bounds the run's time as ``max_steps``
+    its cycles (the pods left are named in ``pending``)."""
     work = WorkingCluster(cluster, settings, cordoned=cordoned)
     rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
     heap = [(rank, i) for rank, i in enumerate(queue_order(pods))]
     heapq.heapify(heap)
     retries: list[Pod] = []
     steps: list[QueueStep] = []
-    truncated = False
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    limit: str | None = None
     pending: list[str] = []
     while heap or retries:
         if len(steps) >= max_steps:
-            truncated = True
+            limit = "MaxSteps"
+        elif deadline is not None and time.monotonic() > deadline:
+            limit = "TimeLimit"
+        if limit is not None:
             pending = [pods[i].key for _, i in sorted(heap)] + [p.key for p in retries]
             break
         if heap:
@@ -482,4 +490,4 @@ def run_queue(
         steps.append(step)
         if step.outcome == NOMINATED and attempt == 1:
             retries.append(step.pod)
-    return QueueRun(steps, work.cluster, work.usage(), truncated, pending)
+    return QueueRun(steps, work.cluster, work.usage(), limit is not None, pending, limit)

@@ -1,0 +1,146 @@
+"""Capacity: how many replicas of a pod template fit, each placed by a full scheduling cycle
+on the state the replicas before it left.
+
+Mirrors sigs.k8s.io/cluster-capacity (``pkg/framework`` ``ClusterCapacity``): copies of the
+template are scheduled one after another by the scheduler's own cycle until one does not
+fit; with several templates, each is placed in turn until it stops, on the cluster the
+earlier ones filled. The stop reason is the failing cycle's FitError message and its
+per-reason node counts. Each replica is a copy of the template named ``<name>-<n>`` (n from
+1) with a UID derived from the template and n (Verdict's naming, so a replay gives the same
+pods), so that spread constraints and pod (anti-)affinity between the replicas count as in
+the real scheduler. Replicas never preempt (cluster-capacity's question is what fits beside
+the running pods). ``exclude_nodes`` are cordoned first (NodeUnschedulable rejects them).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+
+from service.engine.objects import Cluster, Pod
+from service.engine.scheduler.profile import Profile
+from service.engine.scheduler.queue import (
+    BOUND,
+    DEFAULT_MAX_STEPS,
+    NodeUsage,
+    WorkingCluster,
+    cycle,
+    profile_of,
+)
+from service.engine.version import EngineSettings
+
+__all__ = [
+    "LIMIT_MAX_REPLICAS",
+    "LIMIT_MAX_STEPS",
+    "LIMIT_TIME",
+    "UNSCHEDULABLE",
+    "CapacityRun",
+    "TemplateCapacity",
+    "capacity",
+    "replica",
+]
+
+# Why a template stopped
+UNSCHEDULABLE = "Unschedulable"  # the next replica does not fit
+LIMIT_MAX_REPLICAS = "MaxReplicas"  # the request's maxReplicas was reached
+LIMIT_MAX_STEPS = "MaxSteps"  # the configured limit of cycles per run
+LIMIT_TIME = "TimeLimit"  # the configured time budget of a run
+
+_UID_NAMESPACE = uuid.UUID("6f1d3c36-4c0e-4f8e-9a43-2a4f8b2f6a27")
+
+
+@dataclass(slots=True)
+class TemplateCapacity:
+    """One template's answer: the replicas placed, per node, and why it stopped (``stop``:
+    one of the constants above; ``message`` and ``reasons``, each filter reason's node count,
+    of the failing cycle when Unschedulable)."""
+
+    template: Pod
+    replicas: int = 0
+    per_node: dict[str, int] = field(default_factory=dict)
+    stop: str = UNSCHEDULABLE
+    message: str = ""
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class CapacityRun:
+    """Every template's answer, the placements in order (template index, replica name,
+    node), the nodes' usage before and after, the cluster after, and whether a run limit
+    stopped it before every template did."""
+
+    templates: list[TemplateCapacity]
+    placements: list[tuple[int, str, str]]
+    nodes: list[NodeUsage]
+    cluster: Cluster
+    truncated: bool
+    ties: int = 0  # placements where several nodes tied at the top total
+
+
+def replica(template: Pod, n: int) -> Pod:
+    """The template's n-th replica: a new name and UID, pending, not nominated."""
+    name = f"{template.name}-{n}"
+    uid = str(
+        uuid.uuid5(_UID_NAMESPACE, f"{template.namespace}/{template.name}/{template.uid}/{n}")
+    )
+    return msgspec.structs.replace(
+        template, name=name, uid=uid, node_name="", nominated_node_name="", phase="Pending"
+    )
+
+
+def capacity(
+    cluster: Cluster,
+    templates: Sequence[Pod],
+    *,
+    profiles: Mapping[str, Profile],
+    settings: EngineSettings,
+    max_replicas: int | None = None,
+    exclude_nodes: Collection[str] = (),
+    tie_break_seed: int | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    max_seconds: float | None = None,
+) -> CapacityRun:
+    """Place replicas of each template in turn until one does not fit (or ``max_replicas``
+    of it are placed); ``max_steps`` cycles and ``max_seconds`` bound the whole run. Every
+    template must have a profile in ``profiles``."""
+    work = WorkingCluster(cluster, settings, cordoned=exclude_nodes)
+    rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    answers = [TemplateCapacity(t) for t in templates]
+    placements: list[tuple[int, str, str]] = []
+    steps = ties = 0
+    truncated = False
+    for index, (template, answer) in enumerate(zip(templates, answers, strict=True)):
+        profile = profile_of(template, profiles)
+        assert profile is not None, "the caller checks every template has a profile"
+        if truncated:
+            answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
+            continue
+        while True:
+            if max_replicas is not None and answer.replicas >= max_replicas:
+                answer.stop = LIMIT_MAX_REPLICAS
+                break
+            if steps >= max_steps or (deadline is not None and time.monotonic() > deadline):
+                truncated = True
+                answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
+                break
+            pod = replica(template, answer.replicas + 1)
+            step = cycle(work, pod, profile, preemption=False, rng=rng)
+            steps += 1
+            if step.outcome != BOUND:
+                answer.stop, answer.message, answer.reasons = (
+                    UNSCHEDULABLE,
+                    step.message,
+                    step.reasons,
+                )
+                break
+            ties += bool(step.ties)
+            answer.replicas += 1
+            answer.per_node[step.node] = answer.per_node.get(step.node, 0) + 1  # type: ignore[index]
+            placements.append((index, pod.name, step.node))  # type: ignore[arg-type]
+    return CapacityRun(answers, placements, work.usage(), work.cluster, truncated, ties)
