@@ -165,3 +165,31 @@ def test_a_drain_is_stored_replayed_and_exported(api):
     exported = api.get("/v1/decisions/export")
     assert exported.status_code == 200
     assert record["id"] in exported.get_data(as_text=True)
+
+
+def test_a_queue_past_its_limit_stops_and_says_so():
+    from service.decisions import KINDS
+    from service.decisions.run import compute
+    from service.decisions.simulation import SimulationLimits
+    from service.engine.objects import Cluster
+    from tests.conftest import snapshot_from_objects
+
+    cluster = Cluster(snapshot_from_objects(_cluster()["items"]))
+    outcome = compute(
+        KINDS["drain"], cluster, {"nodes": ["n1"]}, limits=SimulationLimits(max_steps=1)
+    )
+    queue = outcome.result["queue"]
+    assert queue["truncated"] and queue["limit"] == "MaxSteps" and len(queue["steps"]) == 1
+    assert len(queue["pending"]) == 1
+    assert "stopped at its limit (MaxSteps) after 1 cycles" in outcome.result["message"]
+    copies = [p["recreated"] for p in outcome.result["pods"] if p.get("recreated")]
+    assert sorted(c["outcome"] for c in copies) == ["bound", "unschedulable"]
+
+
+def test_a_tie_break_seed_is_reproducible_and_named(api):
+    sid = _snapshot(api, node("n5", cpu="8"), node("n6", cpu="8"))  # empty twins tie
+    first = _drain(api, sid, nodes=["n1"], tieBreak={"seed": 3})["result"]
+    again = _drain(api, sid, nodes=["n1"], tieBreak={"seed": 3})["result"]
+    assert first["queue"] == again["queue"]
+    tied = [s for s in first["queue"]["steps"] if len(s["ties"]) > 1]
+    assert tied and all("reservoir sampling from tieBreak.seed" in s["message"] for s in tied)
