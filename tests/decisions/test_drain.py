@@ -193,3 +193,20 @@ def test_a_tie_break_seed_is_reproducible_and_named(api):
     assert first["queue"] == again["queue"]
     tied = [s for s in first["queue"]["steps"] if len(s["ties"]) > 1]
     assert tied and all("reservoir sampling from tieBreak.seed" in s["message"] for s in tied)
+
+
+def test_skip_wait_for_delete_timeout_reads_the_snapshots_time(api):
+    """A pod deleted at 09:00 in a snapshot captured at 10:00: past a 60 s timeout it is
+    skipped (the node can go); without the option kubectl waits for it (deleted, no
+    budget, not recreated by its ReplicaSet, which replaced it when deletion began)."""
+    gone = owned("old", "n2", "ReplicaSet", "web")
+    gone["metadata"]["deletionTimestamp"] = "2026-11-20T09:00:00Z"
+    sid = _snapshot(api, gone)
+    result = _drain(api, sid, nodes=["n2"], options={"skipWaitForDeleteTimeout": 60})["result"]
+    old = _by_pod(result)["old"]
+    assert (old["outcome"], old["reason"]) == ("kept", "SkipDeleted")
+    assert result["nodes"][0]["drainable"]
+    result = _drain(api, sid, nodes=["n2"])["result"]
+    old = _by_pod(result)["old"]
+    assert (old["outcome"], old["recreated"]) == ("evicted", None)
+    assert "pdb" not in old  # a pod being deleted ignores budgets
