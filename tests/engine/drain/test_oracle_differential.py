@@ -35,8 +35,12 @@ OPTIONS = DrainOptions(ignore_daemonsets=True, delete_emptydir_data=True, force=
 
 
 def drain_case(seed: int) -> tuple[list[dict], list[str]]:
-    """A workload cluster with Ready pods, budgets over some apps, and the nodes to drain."""
-    objects = copy.deepcopy(random_workload_case(seed)["objects"])
+    """A workload cluster with Ready pods, budgets over some apps, and the nodes to drain;
+    odd seeds use the generator's preemption clusters (small nodes, bound pods of several
+    priorities), where a recreated pod may preempt."""
+    kind = "preemption" if seed % 2 else "placement"
+    objects = copy.deepcopy(random_workload_case(seed, kind)["objects"])
+    objects = [o for o in objects if o["kind"] != "PodDisruptionBudget"]
     rng = random.Random(f"drain/{seed}")
     apps: set[tuple[str, str]] = set()
     for o in objects:
@@ -138,13 +142,16 @@ def test_each_recreated_pod_lands_where_the_real_scheduler_would(seed):
 
 def test_the_cases_drain_under_budgets_and_recreate_pods():
     """The generator is worth its oracle time: over the first seeds, budgets block some
-    evictions and let others through, and recreated pods are queued."""
-    blocked = evicted = recreated = 0
-    for seed in range(30):
+    evictions and let others through, recreated pods are queued, and some preempt."""
+    blocked = evicted = recreated = nominated = 0
+    for seed in range(60):
         objects, drained = drain_case(seed)
         plan = drain_nodes(Cluster(snapshot_from_objects(objects)), drained, OPTIONS)
         outcomes = [f.outcome for n in plan.nodes for f in n.pods]
         blocked += outcomes.count("blocked")
         evicted += outcomes.count("evicted")
         recreated += len(plan.recreated)
-    assert blocked > 5 and evicted > 30 and recreated > 30
+        run = run_queue(plan.cluster, plan.recreated, settings=SETTINGS,
+                        profiles={DEFAULT_SCHEDULER_NAME: default_profile(SETTINGS)})  # fmt: skip
+        nominated += sum(step.outcome == NOMINATED for step in run.steps)
+    assert blocked > 20 and evicted > 60 and recreated > 60 and nominated >= 1
