@@ -154,7 +154,7 @@ def test_yaml_and_json_requests_decide_alike(api):
     assert as_yaml.json["result"] == _drain(api, sid, nodes=["n2"])["result"]
 
 
-def test_a_drain_is_stored_replayed_and_exported(api):
+def test_a_drain_is_stored_replayed_exported_and_verified(api):
     sid = _snapshot(api)
     record = _drain(api, sid, nodes=["n1", "n2"], options={"ignoreErrors": True})
     replay = api.post(f"/v1/decisions/{record['id']}/replay", json={})
@@ -165,6 +165,8 @@ def test_a_drain_is_stored_replayed_and_exported(api):
     exported = api.get("/v1/decisions/export")
     assert exported.status_code == 200
     assert record["id"] in exported.get_data(as_text=True)
+    verified = api.get("/v1/audit/verify", role="read").json
+    assert verified["ok"] is True and verified["records"] >= 1
 
 
 def test_a_queue_past_its_limit_stops_and_says_so():
