@@ -6,8 +6,9 @@ spread and repel each other, tests/engine/scheduler/random_clusters.py) with
 PodDisruptionBudgets over them and Ready pods; one or two nodes are drained, the budgets
 block some evictions, and the recreated pods go through the queue on the cordoned cluster.
 Each step is then asked of the oracle on the state Verdict's own earlier steps left (the
-drained nodes cordoned, the evicted pods gone, the pods bound or nominated before it): a
-bound pod's node must be among the oracle's top set; an unschedulable pod must fit nowhere
+drained nodes cordoned, the evicted pods gone, the pods bound or nominated before it): every
+node's filter verdict and total must agree; a bound pod's node must be among the oracle's
+top set (or be its own nominated node, which the scheduler takes without scoring); an unschedulable pod must fit nowhere
 for the oracle either and get no nomination; a nominated pod must be nominated to one of the
 oracle's tie set with the same victims.
 """
@@ -69,6 +70,23 @@ def _key(obj: dict) -> str:
     return f"{obj['metadata'].get('namespace', 'default')}/{obj['metadata']['name']}"
 
 
+def _node_differences(step, theirs: dict) -> list[str]:
+    """Every node's filter verdict, and its total where two or more nodes are feasible."""
+    mine = step.placement
+    if mine is None or "nodes" not in theirs:
+        return []
+    out = []
+    for m, t in zip(mine.nodes, theirs["nodes"], strict=True):
+        got = (m.feasible, m.status.code, list(m.status.reasons), m.status.plugin)
+        want = (t["feasible"], t["code"], t["reasons"], t["plugin"])
+        if got != want:
+            out.append(f"{m.node_name}: verdict {got} oracle {want}")
+        several = len(theirs.get("feasible") or []) > 1
+        if m.feasible and t["feasible"] and several and m.total != t["total"]:
+            out.append(f"{m.node_name}.total: verdict {m.total} oracle {t['total']}")
+    return out
+
+
 def step_differences(seed: int) -> tuple[list[str], int]:
     """Every step of the drain's queue run where Verdict and the oracle disagree, and how
     many steps were compared."""
@@ -80,6 +98,7 @@ def step_differences(seed: int) -> tuple[list[str], int]:
         plan.recreated,
         profiles={DEFAULT_SCHEDULER_NAME: default_profile(SETTINGS)},
         settings=SETTINGS,
+        keep_outcomes=True,
     )
     originals = {_key(o): o for o in objects if o["kind"] == "Pod"}
     evicted = {f.pod.key for n in plan.nodes for f in n.pods if f.outcome == "evicted"}
@@ -97,12 +116,23 @@ def step_differences(seed: int) -> tuple[list[str], int]:
     diffs: list[str] = []
     for i, step in enumerate(run.steps):
         incoming = pending[step.pod_key]
+        # A nominated pod waits in the cluster as a pending pod with nominatedNodeName;
+        # the pod being scheduled is the case's own pod, not one of its objects.
+        state = [o for o in state if o["kind"] != "Pod" or _key(o) != step.pod_key]
         theirs = run_oracle({"kind": "preemption", "objects": state, "pod": incoming})
         where = f"seed {seed} step {i} {step.pod_key}"
+        diffs.extend(f"{where}: {d}" for d in _node_differences(step, theirs))
         best = theirs.get("maxSet") or []
-        chosen = (theirs.get("preemption") or {})
+        chosen = theirs.get("preemption") or {}
         if step.outcome == BOUND:
-            if step.node not in best:
+            # A retried pod's nominated node that passes the filters is taken without
+            # scoring (evaluateNominatedNode); the oracle's top set is over every node.
+            by_nomination = step.placement is not None and (
+                step.placement.nominated_node_chosen
+                and step.node == step.pod.nominated_node_name
+                and step.node in (theirs.get("feasible") or [])
+            )
+            if step.node not in best and not by_nomination:
                 diffs.append(f"{where}: bound to {step.node}, oracle's top set {best}")
             bound = copy.deepcopy(incoming)
             bound["spec"]["nodeName"] = step.node
@@ -127,7 +157,11 @@ def step_differences(seed: int) -> tuple[list[str], int]:
                              f"{theirs_victims}")  # fmt: skip
             gone = set(victims)
             state = [o for o in state if o["kind"] != "Pod" or _key(o) not in gone]
+            for o in state:  # lower-priority nominations on the node are cleared
+                if o["kind"] == "Pod" and _key(o) in step.cleared_nominations:
+                    o["status"].pop("nominatedNodeName", None)
             incoming["status"]["nominatedNodeName"] = step.node
+            state.append(incoming)
         elif ties:
             diffs.append(f"{where}: unschedulable, the oracle nominates one of {ties}")
     return diffs, len(run.steps)
