@@ -37,7 +37,7 @@ call POST /v1/snapshots -H 'Content-Type: application/yaml' --data-binary @clust
 call GET "/v1/snapshots/$SNAP/pods?nodeName=node-1"
 
 # 3. One decision of each kind (YAML requests; the eviction answer in YAML).
-for kind in admission placement preemption node-eviction-rate; do
+for kind in admission placement preemption node-eviction-rate drain; do
     sed "s/SNAPSHOT_ID/$SNAP/" "$kind.yaml" |
         call POST "/v1/decisions/$kind" -H 'Content-Type: application/yaml' --data-binary @-
 done

@@ -21,6 +21,7 @@ import orjson
 DECISION_KINDS = (
     "admission",
     "capacity",
+    "drain",
     "eviction",
     "node-eviction-rate",
     "placement",

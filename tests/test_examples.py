@@ -55,7 +55,7 @@ def test_every_example_runs_against_a_real_server(server, tmp_path):  # noqa: F8
     assert "node node-2: stats: kubectl exited 1" in done.stderr
     # Every call ran, in order.
     calls = [line for line in done.stderr.splitlines() if line.startswith("== ")]
-    assert len(calls) == 17 and calls[-1] == "== GET /v1/decisions/export?since=2026-01-01"
+    assert len(calls) == 18 and calls[-1] == "== GET /v1/decisions/export?since=2026-01-01"
     assert "== POST /v1/impact" in calls
     # The eviction answer (YAML) decided with node-1's captured kubelet configuration.
     result = yaml.safe_load((tmp_path / "eviction.yaml").read_text())["result"]

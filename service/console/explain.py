@@ -34,6 +34,10 @@ def summary(kind: str, result: dict) -> str:
     if kind == "node-eviction-rate":
         states = sorted({z.get("state", "?") for z in result.get("zones") or []})
         return ", ".join(states) or "no zones"
+    if kind == "drain":
+        nodes = result.get("nodes") or []
+        drainable = sum(bool(n.get("drainable")) for n in nodes)
+        return f"{drainable} of {len(nodes)} node(s) drainable"
     if kind == "schedule":
         counts = result.get("counts") or {}
         return (
@@ -164,6 +168,8 @@ def context(kind: str, result: dict, request: dict | None = None) -> dict:
                 result.get("now") or (request or {}).get("now"),
             ),
         }
+    if kind == "drain":
+        return drain_context(result)
     if kind == "preemption":
         nodes = result.get("nodes") or {}
         chosen = result.get("nominatedNodeName")
@@ -180,6 +186,18 @@ def context(kind: str, result: dict, request: dict | None = None) -> dict:
     return {}
 
 
+def drain_context(result: dict) -> dict:
+    """A drain's pods grouped by node, in the answer's order, and the pods still pending
+    after the queue (a recreated copy not bound), which is what keeps a node from going."""
+    by_node: dict[str, list[dict]] = {}
+    for p in result.get("pods") or []:
+        by_node.setdefault((p.get("pod") or {}).get("nodeName", ""), []).append(p)
+    pending = [
+        {"pod": p.get("pod"), **(p.get("recreated") or {})}
+        for p in result.get("pods") or []
+        if p.get("recreated") and p["recreated"].get("outcome") != "bound"
+    ]
+    return {"pods_by_node": by_node, "pending": pending}
 # Rows a run's page lists of its steps or placements (the record holds them all; the
 # history export gives them whole).
 CONSOLE_ROWS = 500

@@ -9,6 +9,7 @@ from __future__ import annotations
 from service.decisions import (
     admission,
     capacity,
+    drain,
     eviction,
     node_eviction_rate,
     placement,
@@ -22,6 +23,7 @@ KINDS: dict[str, DecisionKind] = {
     for kind in (
         admission.DECISION,
         capacity.DECISION,
+        drain.DECISION,
         eviction.DECISION,
         node_eviction_rate.DECISION,
         placement.DECISION,

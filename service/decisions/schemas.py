@@ -60,6 +60,16 @@ class PodField(fields.Field):
         raise NotImplementedError
 
 
+class StrictBoolean(fields.Boolean):
+    """A JSON boolean only: marshmallow's Boolean also takes "yes", 1 or "on", which the
+    contract (a JSON Schema boolean) refuses, so the stored request would not match it."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 def time_field(**kwargs) -> fields.AwareDateTime:
     """An RFC 3339 time; one without a zone is UTC."""
     return fields.AwareDateTime(format="iso", default_timezone=UTC, **kwargs)

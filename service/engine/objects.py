@@ -259,7 +259,9 @@ class Pod(_Frozen):
     # gitRepo, configMap): eviction's disk ranking sums their usage.
     local_volume_names: tuple[str, ...] = ()
     empty_dir_limits: tuple[EmptyDirLimit, ...] = ()  # positive sizeLimits, in volume order
-    conditions: tuple[PodCondition, ...] = ()  # status.conditions (DisruptionTarget, ...)
+    conditions: tuple[PodCondition, ...] = ()  # status.conditions: DisruptionTarget, Ready
+    # Volumes with an emptyDir source of any medium: kubectl drain's hasLocalStorage.
+    empty_dir_names: tuple[str, ...] = ()
     # The volumes the scheduler's volume plugins read (claims, generic ephemeral volumes,
     # inline disks), in spec order; every other volume is left out.
     volumes: tuple[PodVolume, ...] = ()
@@ -330,6 +332,13 @@ class PodDisruptionBudget(_Frozen):
     selector: LabelSelector | None = None
     disruptions_allowed: int = 0
     disrupted_pods: dict[str, datetime] = {}
+    # What the Eviction API reads besides disruptionsAllowed (engine/drain/eviction_api.py).
+    current_healthy: int = 0
+    desired_healthy: int = 0
+    expected_pods: int = 0
+    generation: int = 0  # metadata.generation
+    observed_generation: int = 0
+    unhealthy_pod_eviction_policy: str = ""  # "" (unset) behaves as IfHealthyBudget
 
 
 class PriorityClass(_Frozen):

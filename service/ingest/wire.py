@@ -40,6 +40,7 @@ class Metadata(_Wire):
     creation_timestamp: datetime | None = None
     deletion_timestamp: datetime | None = None
     owner_references: list[OwnerRef] | None = None
+    generation: int = 0
 
 
 class Resources(_Wire):
@@ -288,11 +289,16 @@ class Node(_Wire):
 
 class PDBSpec(_Wire):
     selector: LabelSelector | None = None
+    unhealthy_pod_eviction_policy: str | None = None
 
 
 class PDBStatus(_Wire):
     disruptions_allowed: int = 0
     disrupted_pods: dict[str, datetime] | None = None
+    current_healthy: int = 0
+    desired_healthy: int = 0
+    expected_pods: int = 0
+    observed_generation: int = 0
 
 
 class PodDisruptionBudget(_Wire):

@@ -20,6 +20,7 @@ OPERATIONS = [
     ("decisions", "decidePreemption"),
     ("decisions", "decideEviction"),
     ("decisions", "decideNodeEvictionRate"),
+    ("decisions", "decideDrain"),
 ]
 
 

@@ -406,6 +406,34 @@ def test_replay_under_a_release_chosen_on_the_decision_page(console_app, secrets
     assert "Under Kubernetes 1.35, the running engine decides" in _text(response)
 
 
+def test_a_drain_page_names_drainable_nodes_budgets_and_where_pods_land(console_app, secrets):
+    """A drain record: per node whether kubectl drains it and whether it is drainable, the
+    budget consumed, and each pod's outcome with its recreated copy's node."""
+    from tests.engine.drain.helpers import owned, pdb
+
+    api = console_app.test_client()
+    headers = {"Authorization": f"Bearer {secrets['decide']}"}
+    cluster = kube_list(
+        node("a"),
+        node("b"),
+        owned("web-1", "a", "ReplicaSet", "web"),
+        owned("web-2", "a", "ReplicaSet", "web"),
+        pdb("web-pdb", {"matchLabels": {"app": "web"}}, 1, desiredHealthy=1, currentHealthy=2),
+    )
+    snap = api.post("/v1/snapshots", json=cluster, headers=headers).json["id"]
+    decided = api.post(
+        "/v1/decisions/drain", json={"snapshotId": snap, "nodes": ["a"]}, headers=headers
+    )
+    assert decided.status_code == 201, decided.json
+    client, _ = _signed_in(console_app, secrets["read"])
+    page = _text(client.get(f"/console/decisions/{decided.json['id']}"))
+    assert "0 of 1 node(s) can be drained" in page
+    assert "default/web-pdb 1 0" in page
+    assert "default/web-1 evicted Evicted" in page
+    assert "default/web-2 blocked DisruptionBudget" in page
+    assert "0 of 1 node(s) drainable" in _text(client.get("/console/decisions"))
+
+
 def test_schedule_and_capacity_pages(console_app, secrets):
     """A queue run lists each cycle and the nodes it changed; a capacity answer its replicas
     per node and what stops the next one."""

@@ -173,9 +173,11 @@ PINNED = {
         "8efcd629c56db4c6e949b7fd4642da1c38ec0d919857d239918217281d66bf0c",
     ),
     # 4: a resized pod's PodInfo counts the requests its status gives it (engine/resize.py),
-    # and the release reading names the resize switches.
+    # and the release reading names the resize switches; the model's PodDisruptionBudget keeps
+    # what the Eviction API reads (healthy counts, generations, unhealthyPodEvictionPolicy) and
+    # Pod its emptyDir volumes (kubectl drain).
     4: (
-        "fd51242fd5e083b79a5f3b862a6248604effce3a386ed90a2577ab2179774a36",
+        "f9b27a073ba1122e408ef663fe62048d5cb97d4c7f97ce1b1048e1cf490fb5e2",
         "8efcd629c56db4c6e949b7fd4642da1c38ec0d919857d239918217281d66bf0c",
     ),
 }

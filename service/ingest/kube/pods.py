@@ -157,6 +157,22 @@ def _unmodelled(spec: wire.PodSpec) -> tuple[str, ...]:
     return tuple(found)
 
 
+# The pod conditions decisions read: DisruptionTarget (the kubelet's eviction) and Ready
+# (the Eviction API's podutil.IsPodReady).
+KEPT_CONDITIONS = frozenset({"DisruptionTarget", "Ready"})
+
+
+def _conditions(conditions: list | None, shared: Interner | None) -> tuple[m.PodCondition, ...]:
+    kept = tuple(
+        m.PodCondition(type=c.type, status=c.status, reason=c.reason)
+        for c in conditions or ()
+        if c.type in KEPT_CONDITIONS
+    )
+    if not kept:
+        return ()
+    return shared.value(kept) if shared else kept
+
+
 def _local_volume_names(volumes: list[wire.Volume] | None) -> tuple[str, ...]:
     """Mirrors the kubelet's localVolumeNames: hostPath or IsLocalEphemeralVolume."""
     if not volumes:
@@ -476,11 +492,7 @@ def to_pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m
         creation_timestamp=meta.creation_timestamp,
         deletion_timestamp=meta.deletion_timestamp,
         nominated_node_name=status.nominated_node_name,
-        conditions=tuple(
-            m.PodCondition(type=c.type, status=c.status, reason=c.reason)
-            for c in status.conditions or ()
-            if c.type == "DisruptionTarget"  # the only pod condition a decision reads
-        ),
+        conditions=_conditions(status.conditions, shared),
         containers=containers,
         init_containers=init_containers,
         overhead=overhead,
@@ -502,6 +514,7 @@ def to_pod(raw: wire.Pod, prefix: str = "", shared: Interner | None = None) -> m
         local_volume_names=_local_volume_names(spec.volumes),
         volumes=_pod_volumes(spec.volumes, shared),
         empty_dir_limits=empty_dir_limits,
+        empty_dir_names=tuple(v.name for v in spec.volumes or () if v.empty_dir is not None),
         unmodelled=_unmodelled(spec),
         resource_claims=claims,
         resource_claim_statuses={

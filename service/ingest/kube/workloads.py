@@ -30,6 +30,12 @@ def to_pdb(raw: wire.PodDisruptionBudget, prefix: str = "") -> m.PodDisruptionBu
         selector=selector,
         disruptions_allowed=raw.status.disruptions_allowed,
         disrupted_pods=raw.status.disrupted_pods or {},
+        current_healthy=raw.status.current_healthy,
+        desired_healthy=raw.status.desired_healthy,
+        expected_pods=raw.status.expected_pods,
+        generation=raw.metadata.generation,
+        observed_generation=raw.status.observed_generation,
+        unhealthy_pod_eviction_policy=raw.spec.unhealthy_pod_eviction_policy or "",
     )
 
 

@@ -348,3 +348,24 @@ def test_a_decision_on_such_a_pod_is_refused_and_records_nothing(api, spec, path
     assert f"pod.{path}" in messages, messages
     assert words in messages[f"pod.{path}"]
     assert api.get("/v1/decisions", role="read").json["items"] == []
+
+
+def test_the_ready_condition_and_every_emptydir_are_kept_for_drains():
+    """The Eviction API reads podutil.IsPodReady; kubectl drain's hasLocalStorage counts an
+    emptyDir of any medium. Other conditions are left out."""
+    from tests.conftest import pod as pod_object
+    from tests.conftest import snapshot_from_objects as snap
+
+    obj = pod_object("p", "n1")
+    obj["spec"]["volumes"] = [
+        {"name": "disk", "emptyDir": {}},
+        {"name": "shm", "emptyDir": {"medium": "Memory"}},
+        {"name": "conf", "configMap": {"name": "c"}},
+    ]
+    obj["status"]["conditions"] = [
+        {"type": "Ready", "status": "False"},
+        {"type": "PodScheduled", "status": "True"},
+    ]
+    (read,) = snap([obj]).pods
+    assert [(c.type, c.status) for c in read.conditions] == [("Ready", "False")]
+    assert read.empty_dir_names == ("disk", "shm")

@@ -38,3 +38,43 @@ def test_namespaces_services_and_controllers_are_kept() -> None:
     assert kinds["ReplicaSet"].selector.match_labels == {"app": "web"}
     assert kinds["StatefulSet"].selector.match_expressions[0].operator == "Exists"
     assert kinds["ReplicationController"].selector.match_labels == {"app": "old"}
+
+
+def test_a_pdb_keeps_what_the_eviction_api_reads() -> None:
+    snapshot = snapshot_from_objects(
+        [
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": "web", "namespace": "shop", "generation": 3},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "unhealthyPodEvictionPolicy": "AlwaysAllow",
+                },
+                "status": {
+                    "disruptionsAllowed": 1,
+                    "currentHealthy": 4,
+                    "desiredHealthy": 3,
+                    "expectedPods": 5,
+                    "observedGeneration": 2,
+                },
+            }
+        ]
+    )
+    (pdb,) = snapshot.pdbs
+    assert (pdb.current_healthy, pdb.desired_healthy, pdb.expected_pods) == (4, 3, 5)
+    assert (pdb.generation, pdb.observed_generation) == (3, 2)
+    assert pdb.unhealthy_pod_eviction_policy == "AlwaysAllow"
+
+
+def test_a_pdb_without_those_fields_reads_as_unset() -> None:
+    snapshot = snapshot_from_objects(
+        [{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+          "metadata": {"name": "web"}, "spec": {}, "status": {}}]
+    )  # fmt: skip
+    (pdb,) = snapshot.pdbs
+    assert (pdb.generation, pdb.observed_generation, pdb.unhealthy_pod_eviction_policy) == (
+        0,
+        0,
+        "",
+    )
