@@ -386,9 +386,15 @@ def test_replay_under_another_release_by_link(console_app, secrets, seeded):
     _, ids = seeded
     client, _ = _signed_in(console_app, secrets["read"])
     path = f"/console/decisions/{ids['placement']}/replay"
-    response = client.get(f"{path}?kubernetesVersion=1.35")
+    response = client.get(f"{path}?kubernetesVersion=1.36")
     assert response.status_code == 200
-    assert "Under Kubernetes 1.35, the running engine decides the same" in _text(response)
+    assert "Under Kubernetes 1.36, the running engine decides the same" in _text(response)
+    # 1.36 scores BalancedAllocation by the change to the node's balance (kubernetes#135573):
+    # under 1.35 the same placement scores differently, and the page says so.
+    older = client.get(f"{path}?kubernetesVersion=1.35")
+    assert older.status_code == 200
+    assert "Under Kubernetes 1.35, the running engine decides the same" not in _text(older)
+    assert "NodeResourcesBalancedAllocation" in _text(older)
     unknown = client.get(f"{path}?kubernetesVersion=1.99")
     assert unknown.status_code == 422 and "unknown Kubernetes version" in _text(unknown)
 
