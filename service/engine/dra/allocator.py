@@ -350,7 +350,9 @@ class _Run:
                 if request.first_available:
                     least = None
                     for si, sub in enumerate(request.first_available):
-                        data = self._validate(sub, request.name, (ci, ri, si))
+                        # Upstream numbers the subrequest only after validating it, so
+                        # subrequest si is checked under the previous one's index.
+                        data = self._validate(sub, request.name, (ci, ri, max(si - 1, 0)))
                         self.request_data[(ci, ri, si)] = data
                         least = data.num_devices if least is None else min(least, data.num_devices)
                     minimum += least or 0
@@ -366,6 +368,9 @@ class _Run:
             self.constraints.append(
                 [_MatchAttribute(c.requests, c.match_attribute) for c in claim.spec.constraints]
             )
+        # Allocate starts the search with a fresh deviceMatchesRequest: what validation
+        # kept under a shifted key (see _validate) does not reach the search.
+        self.matches.clear()
         try:
             done = self._allocate_one(0, 0, 0, 0, False)
         except _MaxSizeExceeded:
@@ -380,7 +385,14 @@ class _Run:
         self, spec: DeviceSubRequest, parent: str | None, key: tuple[int, int, int]
     ) -> _RequestData:
         """validateDeviceRequest: the class, the count; for mode All every selectable device
-        of the node's pools (an incomplete or invalid pool is an error then)."""
+        of the node's pools (an incomplete or invalid pool is an error then).
+
+        ``key`` indexes the selector results kept for the search (isSelectable's
+        ``deviceMatchesRequest``) while requests are validated. ``Allocate`` (v1.35) passes
+        a subrequest the key of the subrequest before it (it sets the index after the
+        call), so subrequests 0 and 1 share key 0: an ``All`` second subrequest after an
+        ``All`` first one gets the first one's devices, whatever its own selectors say.
+        Those results are dropped before the search starts."""
         claim = self.claims[key[0]]
         device_class = self.owner.classes.get(spec.device_class_name)
         if device_class is None:
