@@ -265,10 +265,18 @@ def test_a_subrequest_is_validated_under_the_previous_subrequests_index() -> Non
             {
                 "name": "r1",
                 "firstAvailable": [
-                    {"name": "s0", "deviceClassName": "gpu", "allocationMode": "All",
-                     "selectors": [_model("l4")]},  # fmt: skip
-                    {"name": "s1", "deviceClassName": "gpu", "allocationMode": "All",
-                     "selectors": [_model("h100")]},  # fmt: skip
+                    {
+                        "name": "s0",
+                        "deviceClassName": "gpu",
+                        "allocationMode": "All",
+                        "selectors": [_model("l4")],
+                    },
+                    {
+                        "name": "s1",
+                        "deviceClassName": "gpu",
+                        "allocationMode": "All",
+                        "selectors": [_model("h100")],
+                    },
                     {"name": "s2", "deviceClassName": "gpu"},
                 ],
             },
@@ -292,8 +300,12 @@ def test_the_search_does_not_read_what_validation_selected() -> None:
                 "name": "r",
                 "firstAvailable": [
                     {"name": "s0", "deviceClassName": "gpu", "selectors": [_model("l4")]},
-                    {"name": "s1", "deviceClassName": "gpu", "allocationMode": "All",
-                     "selectors": [_model("h100")]},  # fmt: skip
+                    {
+                        "name": "s1",
+                        "deviceClassName": "gpu",
+                        "allocationMode": "All",
+                        "selectors": [_model("h100")],
+                    },
                 ],
             }
         ]
