@@ -84,8 +84,6 @@ def record_decision(kind_name: str, body: dict):
     return row
 
 
-
-
 @bp.post("/<kind_name>")
 def create_decision(kind_name: str):
     body = json_body(yaml=True)

@@ -125,9 +125,7 @@ def replay_or_409(row, change: Change | None = None) -> dict:
     """The replay report of ``row`` (``decisions.replay``) under ``change``; a record that
     cannot be replayed (a prune) is a 409. Shared by the API and the console."""
     try:
-        return replay_record(
-            _db(), extensions().cache, row, on_read=count_cache, change=change
-        )
+        return replay_record(_db(), extensions().cache, row, on_read=count_cache, change=change)
     except NotReplayable as exc:
         raise ApiError(409, str(exc)) from None
 

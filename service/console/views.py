@@ -299,9 +299,7 @@ def replay(decision_id: str):
     version = request.values.get("kubernetesVersion") or None
     try:
         change = ChangeSchema().load({"kubernetesVersion": version})
-        outcome = replay_record(
-            _db(), extensions().cache, row, on_read=count_cache, change=change
-        )
+        outcome = replay_record(_db(), extensions().cache, row, on_read=count_cache, change=change)
     except NotReplayable as exc:
         raise ApiError(409, str(exc)) from None
     except (ValidationError, DecisionInputError) as exc:
@@ -351,9 +349,7 @@ def impact():
         body["cursor"] = request.args["cursor"]
     try:
         query = ImpactRequestSchema().load(body)
-        answer = impact_page(
-            _db(), extensions().cache, query, on_read=count_cache
-        )
+        answer = impact_page(_db(), extensions().cache, query, on_read=count_cache)
     except (ValidationError, DecisionInputError) as exc:
         return render_template("impact.html", error=_reason(exc), **values), 422
     more = (

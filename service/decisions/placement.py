@@ -45,6 +45,7 @@ from service.decisions.schemas import (
     SchedulerRequestSchema,
     ScoringSchema,
     StrictSchema,
+    check_resource_api_versions,
     holds_from_request,
     scheduler_profile,
     scoring_profile,
@@ -150,6 +151,7 @@ def _tie_sentence(outcome: PlacementOutcome) -> str:
 
 def decide(cluster: Cluster, request: dict) -> dict:
     settings = request["settings"]
+    check_resource_api_versions(cluster, settings)
     outcome = place(
         cluster,
         request["pod"],

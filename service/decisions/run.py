@@ -27,9 +27,7 @@ def decision_params(body: dict) -> dict:
     """The request minus its snapshot. ``"now": null`` is read as no ``now`` (the default
     applies) and left out, so no stored request holds a null time."""
     return {
-        k: v
-        for k, v in body.items()
-        if k not in SNAPSHOT_FIELDS and not (k == "now" and v is None)
+        k: v for k, v in body.items() if k not in SNAPSHOT_FIELDS and not (k == "now" and v is None)
     }
 
 

@@ -578,17 +578,20 @@ class ResourceClaim(_Frozen):
     reserved_for: tuple[str, ...] = ()
     controller_uid: str = ""
     deletion_timestamp: datetime | None = None
+    api_version: str = "v1"  # of resource.k8s.io, as the snapshot wrote it
 
 
 class ResourceClaimTemplate(_Frozen):
     namespace: str
     name: str
     spec: ResourceClaimSpec = ResourceClaimSpec()
+    api_version: str = "v1"
 
 
 class DeviceClass(_Frozen):
     name: str
     selectors: tuple[str, ...] = ()
+    api_version: str = "v1"
 
 
 class Device(_Frozen):
@@ -618,6 +621,7 @@ class ResourceSlice(_Frozen):
     devices: tuple[Device, ...] = ()
     # sharedCounters or perDeviceNodeSelection (partitionable devices, off in 1.35)
     partitionable: bool = False
+    api_version: str = "v1"
 
 
 class Snapshot(_Frozen):

@@ -58,7 +58,7 @@ __all__ = [
 # What a stored view holds, by number. Bump it with any change to the StoredView below or the
 # model types it holds (its shape), or to the values the engine derives into it (a PodInfo's
 # requests, QoS class, ...): tests/store/test_scheduler_view.py pins both for each FORMAT.
-FORMAT = 3
+FORMAT = 4
 
 # The release a stored view is derived under: the newest (a decision under an older release
 # whose view_release differs builds its own view from the snapshot).

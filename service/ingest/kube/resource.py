@@ -419,6 +419,7 @@ def _resource_claim(raw: ResourceClaim, prefix: str = "") -> m.ResourceClaim:
         reserved_for=tuple(c.uid for c in status.reserved_for or ()),
         controller_uid=_controller_uid(raw.metadata),
         deletion_timestamp=raw.metadata.deletion_timestamp,
+        api_version=version,
     )
 
 
@@ -433,19 +434,22 @@ def _resource_claim_template(
     if errors:
         raise IngestError(errors).prefixed(prefix)
     return m.ResourceClaimTemplate(
-        namespace=raw.metadata.namespace or "default", name=raw.metadata.name, spec=spec
+        namespace=raw.metadata.namespace or "default",
+        name=raw.metadata.name,
+        spec=spec,
+        api_version=version,
     )
 
 
 def _device_class(raw: DeviceClass, prefix: str = "") -> m.DeviceClass:
     errors: list[FieldError] = []
-    _api_version(raw, errors)
+    version = _api_version(raw, errors)
     if not raw.metadata.name:
         errors.append(FieldError("metadata.name", "a DeviceClass needs a name"))
     selectors = _selectors(raw.spec.selectors, "spec.selectors", errors)
     if errors:
         raise IngestError(errors).prefixed(prefix)
-    return m.DeviceClass(name=raw.metadata.name, selectors=selectors)
+    return m.DeviceClass(name=raw.metadata.name, selectors=selectors, api_version=version)
 
 
 def _attribute(raw: _Attribute, path: str, errors: list[FieldError]) -> m.DeviceAttribute | None:
@@ -640,6 +644,7 @@ def _resource_slice(raw: ResourceSlice, prefix: str = "") -> m.ResourceSlice:
         node_selector=selector,
         devices=tuple(out),
         partitionable=bool(spec.shared_counters) or spec.per_device_node_selection is not None,
+        api_version=version,
     )
 
 
