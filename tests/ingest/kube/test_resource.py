@@ -142,6 +142,34 @@ def test_invalid_cel_is_refused() -> None:
     assert message.startswith("Invalid value: compilation failed: ")
 
 
+def test_a_selector_the_type_checker_refuses_names_the_field() -> None:
+    cls = copy.deepcopy(CLASS)
+    cls["spec"]["selectors"].append({"cel": {"expression": 'device.attributes["x"].y + 1 == "a"'}})
+    assert _errors(cls) == [
+        (
+            "objects[0].spec.selectors[1].cel.expression",
+            "Invalid value: compilation failed: ERROR: <input>: found no matching overload for "
+            "'_==_' applied to '(int, string)'",
+        )
+    ]
+
+
+def test_a_selector_over_the_cost_limit_names_the_field() -> None:
+    claim = copy.deepcopy(CLAIM)
+    nested = "device.attributes.all(d, true)"
+    for var in "cba":
+        nested = f"device.attributes.all({var}, {nested})"
+    claim["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+        {"cel": {"expression": nested}}
+    ]
+    assert _errors(claim) == [
+        (
+            "objects[0].spec.devices.requests[0].exactly.selectors[0].cel.expression",
+            "Forbidden: too complex, exceeds cost limit",
+        )
+    ]
+
+
 def test_an_over_long_selector_is_refused() -> None:
     cls = copy.deepcopy(CLASS)
     cls["spec"]["selectors"][0]["cel"]["expression"] = "true && " * 1300 + "true"
