@@ -560,9 +560,29 @@ class AllocatedDevice(_Frozen, array_like=True):
     admin_access: bool | None = None
 
 
+class DeviceConfiguration(_Frozen):
+    """A class's or claim's ``config`` entry: opaque parameters for ``driver`` (their JSON
+    text, kept as written), for the named requests (a claim's; none: every request)."""
+
+    driver: str
+    parameters: str
+    requests: tuple[str, ...] = ()
+
+
+class DeviceAllocationConfiguration(_Frozen):
+    """AllocationResult.devices.config[]: a configuration the allocation carries, from the
+    class (``FromClass``) or the claim (``FromClaim``), for the requests named."""
+
+    source: str
+    requests: tuple[str, ...]
+    driver: str
+    parameters: str
+
+
 class ResourceClaimSpec(_Frozen):
     requests: tuple[DeviceRequest, ...] = ()
     constraints: tuple[DeviceConstraint, ...] = ()
+    config: tuple[DeviceConfiguration, ...] = ()
 
 
 class ResourceClaim(_Frozen):
@@ -591,6 +611,7 @@ class ResourceClaimTemplate(_Frozen):
 class DeviceClass(_Frozen):
     name: str
     selectors: tuple[str, ...] = ()
+    config: tuple[DeviceConfiguration, ...] = ()
     api_version: str = "v1"
 
 

@@ -386,3 +386,30 @@ def test_an_impact_on_a_release_that_cannot_read_the_claims_counts_them_failed(a
     assert (response.json["examined"], response.json["failed"]) == (1, 1)
     reason = response.json["failures"][0]["reason"]
     assert 'ResourceClaim "default/want": apiVersion resource.k8s.io/v1 is not served' in reason
+
+
+def test_the_result_carries_the_configuration_of_each_allocation(api) -> None:
+    """allocationConfig beside allocation (on the node and the result), as the OpenAPI
+    document describes it; a claim without configuration has no entry."""
+    cluster = _dra_cluster()
+    gpu_class = cluster["items"][1]
+    gpu_class["spec"]["config"] = [
+        {"opaque": {"driver": "gpu.example.com", "parameters": {"sharing": "time-slicing"}}}
+    ]
+    snap = api.post("/v1/snapshots", json=cluster, role="decide").json["id"]
+    response = api.post(
+        "/v1/decisions/placement", json={"snapshotId": snap, "pod": _gpu_pod()}, role="decide"
+    )
+    assert response.status_code == 201, response.json
+    result = response.json["result"]
+    expected = {
+        "want": [
+            {
+                "source": "FromClass",
+                "requests": ["r"],
+                "opaque": {"driver": "gpu.example.com", "parameters": {"sharing": "time-slicing"}},
+            }
+        ]
+    }
+    assert result["allocationConfig"] == expected
+    assert result["nodes"][0]["allocationConfig"] == expected

@@ -172,9 +172,9 @@ PINNED = {
         "b17d55f85042bf714e7a4b8eedb24ae093eb7e9e23ba23220a3911f97e6fea7f",
         "8efcd629c56db4c6e949b7fd4642da1c38ec0d919857d239918217281d66bf0c",
     ),
-    # 4: each resource.k8s.io object keeps its apiVersion (a release may not serve it).
+    # 4: each resource.k8s.io object keeps its apiVersion; classes and claims their config.
     4: (
-        "60e5c1ef5f1e496b9136102c070a24803b63370dc15a1b45621dba7f1b41c8f5",
+        "2c20a4825025232c7918c50a59f774169cbdc98898e856a5a113d2d5f1745d11",
         "8efcd629c56db4c6e949b7fd4642da1c38ec0d919857d239918217281d66bf0c",
     ),
 }

@@ -20,11 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from msgspec.structs import replace
+
 from service.engine.dra.cel import CelError, compile_selector, device_matches, device_variable
 from service.engine.nodeaffinity import matches_node_selector_terms
 from service.engine.objects import (
     AllocatedDevice,
     Device,
+    DeviceAllocationConfiguration,
     DeviceAttribute,
     DeviceClass,
     DeviceSubRequest,
@@ -40,6 +43,7 @@ __all__ = [
     "DeviceMatcher",
     "FailedOnNode",
     "Pool",
+    "allocation_config",
     "gather_pools",
 ]
 
@@ -577,6 +581,59 @@ class _Run:
             results.pop()
 
         return undo
+
+
+def allocation_config(
+    claim: ResourceClaim, devices: Sequence[AllocatedDevice], classes: dict[str, DeviceClass]
+) -> list[DeviceAllocationConfiguration]:
+    """The configuration an allocation result carries (``Allocate``'s "Populate configs",
+    v1.35): each class's config once, for every request (or chosen subrequest) of that
+    class, in request order; then the claim's, an entry for all requests as it is, and an
+    entry naming requests once per request of the claim it names (by the request's name, or
+    by ``req/sub`` for the subrequest chosen), so an entry naming two requests is there
+    twice, as upstream writes it. The chosen subrequest is the one whose devices the result
+    holds (every allocated request has at least one)."""
+    chosen: dict[str, str] = {}
+    for d in devices:
+        base, sep, sub = d.request.partition("/")
+        if sep:
+            chosen.setdefault(base, sub)
+    out: list[DeviceAllocationConfiguration] = []
+    class_entries: dict[str, list[int]] = {}
+    for request in claim.spec.requests:
+        if request.first_available:
+            sub_name = chosen.get(request.name)
+            spec = next((s for s in request.first_available if s.name == sub_name), None)
+            name = f"{request.name}/{sub_name}"
+        else:
+            spec, name = request.exactly, request.name
+        device_class = classes.get(spec.device_class_name) if spec is not None else None
+        if device_class is None:
+            continue
+        known = class_entries.get(device_class.name)
+        if known is not None:
+            for i in known:
+                out[i] = replace(out[i], requests=(*out[i].requests, name))
+            continue
+        class_entries[device_class.name] = list(
+            range(len(out), len(out) + len(device_class.config))
+        )
+        out.extend(
+            DeviceAllocationConfiguration("FromClass", (name,), c.driver, c.parameters)
+            for c in device_class.config
+        )
+    for c in claim.spec.config:
+        entry = DeviceAllocationConfiguration("FromClaim", c.requests, c.driver, c.parameters)
+        if not c.requests:
+            out.append(entry)
+            continue
+        for request in claim.spec.requests:
+            if request.name in c.requests or (
+                request.first_available
+                and f"{request.name}/{chosen.get(request.name)}" in c.requests
+            ):
+                out.append(entry)
+    return out
 
 
 def _key(claim: ResourceClaim) -> str:

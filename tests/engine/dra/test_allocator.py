@@ -312,3 +312,50 @@ def test_the_search_does_not_read_what_validation_selected() -> None:
     )
     out = _place([node("a"), _slice("a", [_gpu("g0", "h100"), _gpu("g1", "l4")]), claim])
     assert _devices(out, "a") == [("r/s0", "g1")]
+
+
+def _opaque(params: dict) -> dict:
+    return {"opaque": {"driver": GPU, "parameters": params}}
+
+
+def test_the_allocation_carries_class_then_claim_configuration() -> None:
+    """Allocate's "Populate configs" (v1.35): the class's entry once, naming every request of
+    that class (the subrequest chosen, for firstAvailable); the claim's entry for all
+    requests once, and one naming two requests once per request it names."""
+    gpu_class = {**CLASS, "spec": {**CLASS["spec"], "config": [_opaque({"mode": "class"})]}}
+    claim = _claim(
+        [
+            {"name": "a", "exactly": {"deviceClassName": "gpu"}},
+            {
+                "name": "b",
+                "firstAvailable": [
+                    {"name": "big", "deviceClassName": "gpu", "count": 5},
+                    {"name": "one", "deviceClassName": "gpu"},
+                ],
+            },
+        ]
+    )
+    claim["spec"]["devices"]["config"] = [
+        {"requests": ["a", "b/one"], **_opaque({"mode": "both"})},
+        _opaque({"mode": "all"}),
+    ]
+    incoming = pod("in", cpu="100m")
+    incoming["spec"]["resourceClaims"] = [{"name": "c0", "resourceClaimName": "want"}]
+    objects = [gpu_class, node("n"), _slice("n", [_gpu("g0"), _gpu("g1")]), claim]
+    out = place(
+        Cluster(snapshot_from_objects(objects)),
+        pod_from_object(incoming),
+        settings=settings_for("1.35"),
+    )
+    (entry,) = out.nodes
+    assert [(d.request, d.device) for d in entry.allocation["want"]] == [
+        ("a", "g0"),
+        ("b/one", "g1"),
+    ]
+    config = [(c.source, c.requests, c.parameters) for c in entry.allocation_config["want"]]
+    assert config == [
+        ("FromClass", ("a", "b/one"), '{"mode":"class"}'),
+        ("FromClaim", ("a", "b/one"), '{"mode":"both"}'),
+        ("FromClaim", ("a", "b/one"), '{"mode":"both"}'),
+        ("FromClaim", (), '{"mode":"all"}'),
+    ]

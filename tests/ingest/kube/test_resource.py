@@ -170,6 +170,48 @@ def test_a_selector_over_the_cost_limit_names_the_field() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("config", "path", "message"),
+    [
+        ({"opaque": {"driver": "gpu.example.com", "parameters": [1]}}, "opaque.parameters",
+         "Invalid value: <value omitted>: must be a valid JSON object"),
+        ({"opaque": {"driver": "gpu.example.com"}}, "opaque.parameters", "Required value"),
+        ({"requests": ["gpu"]}, "opaque", "Required value"),
+        ({"opaque": {"driver": "gpu.example.com", "parameters": {"x": "y" * 10240}}},
+         "opaque.parameters", "Too long: may not be more than 10240 bytes"),
+        ({"requests": ["nope"], "opaque": {"driver": "gpu.example.com", "parameters": {}}},
+         "requests[0]", 'Invalid value: "nope": must be the name of a request in the claim or '
+         "the name of a request and a subrequest separated by '/'"),
+        ({"requests": ["gpu", "gpu"], "opaque": {"driver": "gpu.example.com", "parameters": {}}},
+         "requests[1]", 'Duplicate value: "gpu"'),
+        ({"opaque": {"driver": "Not_A_Driver", "parameters": {}}}, "opaque.driver", None),
+    ],
+)  # fmt: skip
+def test_claim_configuration_is_checked(config, path, message) -> None:
+    claim = copy.deepcopy(CLAIM)
+    claim["spec"]["devices"]["config"] = [config]
+    ((got_path, got_message),) = _errors(claim)
+    assert got_path == f"objects[0].spec.devices.config[0].{path}"
+    assert message is None or got_message == message
+
+
+def test_class_and_claim_configuration_is_kept() -> None:
+    cls = copy.deepcopy(CLASS)
+    cls["spec"]["config"] = [{"opaque": {"driver": "gpu.example.com", "parameters": {"a": 1}}}]
+    claim = copy.deepcopy(CLAIM)
+    claim["spec"]["devices"]["config"] = [
+        {"requests": ["nic/fast"], "opaque": {"driver": "gpu.example.com", "parameters": {}}}
+    ]
+    snap = snapshot_from_objects([cls, claim])
+    assert snap.device_classes[0].config == (m.DeviceConfiguration("gpu.example.com", '{"a":1}'),)
+    assert snap.resource_claims[0].spec.config == (
+        m.DeviceConfiguration("gpu.example.com", "{}", ("nic/fast",)),
+    )
+    bad = copy.deepcopy(CLASS)
+    bad["spec"]["config"] = [{"opaque": {"driver": "gpu.example.com", "parameters": "x"}}]
+    assert _paths(bad) == ["objects[0].spec.config[0].opaque.parameters"]
+
+
 def test_an_over_long_selector_is_refused() -> None:
     cls = copy.deepcopy(CLASS)
     cls["spec"]["selectors"][0]["cel"]["expression"] = "true && " * 1300 + "true"
