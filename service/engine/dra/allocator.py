@@ -141,32 +141,34 @@ class DeviceMatcher:
     """Selector results shared by every node of one cycle: a selector's answer depends only
     on the device's driver, attributes and capacity, so devices alike (the same model on
     every node) are evaluated once (upstream caches per device and request, within one
-    Allocate: ``deviceMatchesRequest``)."""
+    Allocate: ``deviceMatchesRequest``). A device's content key is its items in the order
+    written (devices alike written alike share it; others only miss the cache), and the CEL
+    ``device`` variable is built once per key, when a selector first needs it."""
 
     def __init__(self) -> None:
-        self._variables: dict[int, tuple[object, dict]] = {}
-        self._results: dict[tuple[str, object], bool | CelError] = {}
+        self._keys: dict[int, int] = {}
+        self._contents: dict[tuple, int] = {}
+        self._variables: dict[int, dict] = {}
+        self._results: dict[tuple[str, int], bool | CelError] = {}
 
-    def _variable(self, driver: str, device: Device) -> tuple[object, dict]:
-        entry = self._variables.get(id(device))
-        if entry is None:
-            key = (
-                driver,
-                tuple(sorted((k, a.kind, a.value) for k, a in device.attributes.items())),
-                tuple(sorted(device.capacity.items())),
-            )
-            entry = self._variables[id(device)] = (key, device_variable(driver, device))
-        return entry
-
-    def content_key(self, driver: str, device: Device) -> object:
-        """What a selector reads of the device: its driver, attributes and capacity."""
-        return self._variable(driver, device)[0]
+    def content_key(self, driver: str, device: Device) -> int:
+        """What a selector reads of the device (its driver, attributes and capacity), as a
+        small number: devices with the same content share it."""
+        key = self._keys.get(id(device))
+        if key is None:
+            content = (driver, tuple(device.attributes.items()), tuple(device.capacity.items()))
+            key = self._contents.setdefault(content, len(self._contents))
+            self._keys[id(device)] = key
+        return key
 
     def matches(self, expression: str, driver: str, device: Device) -> bool:
         """Whether the selector accepts the device; raises CelError on a runtime error."""
-        key, variable = self._variable(driver, device)
+        key = self.content_key(driver, device)
         cached = self._results.get((expression, key))
         if cached is None:
+            variable = self._variables.get(key)
+            if variable is None:
+                variable = self._variables[key] = device_variable(driver, device)
             try:
                 cached = device_matches(compile_selector(expression), variable)
             except CelError as exc:
@@ -259,6 +261,8 @@ class Allocator:
         self.pool_slices = pool_slices
         self.matcher = matcher or DeviceMatcher()
         self._memo: dict[tuple, object] = {}
+        self._slices: dict[int, int] = {}
+        self._slice_ids: dict[tuple, int] = {}
 
     def allocate(
         self, node: Node, claims: Sequence[ResourceClaim]
@@ -307,28 +311,35 @@ class Allocator:
 
     def _shape(self, pools: list[Pool]) -> tuple:
         """What the search sees of the node's pools: per pool its state and its devices in
-        order, each by name, content (the selectors' input) and whether it is in use."""
+        order, each by name, content (the selectors' input) and whether it is in use. A
+        slice's devices are described once (``_slice_shape``); only their use is looked up
+        per node."""
         allocated = self.allocated
-        variable = self.matcher.content_key
         return tuple(
             (
                 p.driver,
                 p.incomplete,
                 p.invalid,
-                tuple(
-                    (
-                        d.name,
-                        variable(p.driver, d),
-                        (p.driver, p.name, d.name) in allocated,
-                        d.consumes_counters,
-                        d.binding_conditions,
-                    )
-                    for s in p.slices
-                    for d in s.devices
-                ),
+                tuple(self._slice_shape(s) for s in p.slices),
+                tuple((p.driver, p.name, d.name) in allocated for s in p.slices for d in s.devices),
             )
             for p in pools
         )
+
+    def _slice_shape(self, slice_: ResourceSlice) -> int:
+        """A slice's devices (names, contents, partitionable or bound), as a small number
+        shared by the slices that hold the same."""
+        known = self._slices.get(id(slice_))
+        if known is None:
+            key = self.matcher.content_key
+            devices = tuple(
+                (d.name, key(slice_.driver, d), d.consumes_counters, d.binding_conditions)
+                for d in slice_.devices
+            )
+            known = self._slices[id(slice_)] = self._slice_ids.setdefault(
+                devices, len(self._slice_ids)
+            )
+        return known
 
 
 class _Run:
