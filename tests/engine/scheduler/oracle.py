@@ -315,7 +315,20 @@ def _preemption_differences(case: dict, version: str, profile: str) -> list[str]
     if error and not _INVALID_SCORE.search(error) and not error.startswith("score: "):
         # a filter's Error fails the cycle: PostFilter never runs
         mine = out.cycle_error.message if out.cycle_error else None
-        return [] if mine == error else [f"cycle error: verdict {mine!r} oracle {error!r}"]
+        if mine == error:
+            return []
+        # Upstream filters nodes in parallel: the first error to come names any failing
+        # node. The placement's filters are the preemption cycle's: either may be named.
+        placed = verdict_placement(case, version, oracle_profile(profile, version))
+        failing = {
+            f'running "{m["plugin"]}" filter plugin: {", ".join(m["reasons"])}'
+            for m in placed["nodes"]
+            if m["code"] == "Error"
+        }
+        _note_failing(sorted(failing), False)
+        if mine in failing and error in failing:
+            return []
+        return [f"cycle error: verdict {mine!r} oracle {error!r}"]
     if out.cycle_error:
         diffs.append(f"verdict fails the cycle ({out.cycle_error.message}), the oracle does not")
     if not theirs.get("ran"):
