@@ -70,3 +70,8 @@ def test_four_nested_comprehensions_over_attributes_exceed_the_cost_limit() -> N
         check_selector(inner)
     assert str(exc.value) == "too complex, exceeds cost limit"
     assert exc.value.forbidden
+
+
+def test_a_long_chain_is_not_refused_for_its_depth() -> None:
+    """cel-go reads ``a || b || ...`` as a flat list: several hundred terms are valid."""
+    check_selector(" || ".join(['device.driver == "a"'] * 400))
