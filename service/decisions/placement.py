@@ -27,12 +27,14 @@ the cycle fails (a filter's Error, or a normalized score outside 0..100 on one o
 more feasible nodes; a lone one is never scored upstream): no node is selected, and the
 scored nodes' ``total`` is null (the scheduler never adds them up). ``allocation`` (on the
 result for the selected node, and on each feasible node) names the devices DynamicResources
-would allocate to each of the pod's unallocated ResourceClaims there, by claim name
-(docs/dynamic-resources.md).
+would allocate to each of the pod's unallocated ResourceClaims there, by claim name, and
+``allocationConfig`` beside it the class and claim configuration those allocations carry
+(for the claims that carry some; docs/dynamic-resources.md).
 """
 
 from __future__ import annotations
 
+import orjson
 from marshmallow import ValidationError, fields, validates_schema
 
 from service.decisions.base import (
@@ -45,11 +47,12 @@ from service.decisions.schemas import (
     SchedulerRequestSchema,
     ScoringSchema,
     StrictSchema,
+    check_resource_api_versions,
     holds_from_request,
     scheduler_profile,
     scoring_profile,
 )
-from service.engine.objects import AllocatedDevice, Cluster
+from service.engine.objects import AllocatedDevice, Cluster, DeviceAllocationConfiguration
 from service.engine.scheduler.placement import PlacementOutcome, place
 
 __all__ = ["DECISION", "PlacementRequestSchema", "decide", "scoring_profile", "subjects"]
@@ -84,6 +87,22 @@ def allocation_json(allocation: dict[str, list[AllocatedDevice]]) -> dict:
     return out
 
 
+def allocation_config_json(config: dict[str, list[DeviceAllocationConfiguration]]) -> dict:
+    """The configuration each claim's allocation carries, as AllocationResult.devices.config
+    writes it: ``{"source", "requests", "opaque": {"driver", "parameters"}}``."""
+    return {
+        claim: [
+            {
+                "source": c.source,
+                "requests": list(c.requests),
+                "opaque": {"driver": c.driver, "parameters": orjson.loads(c.parameters)},
+            }
+            for c in entries
+        ]
+        for claim, entries in config.items()
+    }
+
+
 def result_json(outcome: PlacementOutcome) -> dict:
     nodes = []
     for n in outcome.nodes:
@@ -100,6 +119,8 @@ def result_json(outcome: PlacementOutcome) -> dict:
             entry["examined"] = False
         if n.allocation is not None and n.feasible:
             entry["allocation"] = allocation_json(n.allocation)
+            if n.allocation_config:
+                entry["allocationConfig"] = allocation_config_json(n.allocation_config)
         nodes.append(entry)
     message = outcome.message if outcome.message.endswith(".") else outcome.message + "."
     if outcome.skipped_plugins:
@@ -126,6 +147,8 @@ def result_json(outcome: PlacementOutcome) -> dict:
     chosen = next((n for n in outcome.nodes if n.node_name == outcome.selected_node), None)
     if chosen is not None and chosen.allocation is not None:
         result["allocation"] = allocation_json(chosen.allocation)
+        if chosen.allocation_config:
+            result["allocationConfig"] = allocation_config_json(chosen.allocation_config)
     if outcome.num_nodes_to_find is not None:
         result["numNodesToFind"] = outcome.num_nodes_to_find
         result["nextStartIndex"] = outcome.next_start_index
@@ -150,6 +173,7 @@ def _tie_sentence(outcome: PlacementOutcome) -> str:
 
 def decide(cluster: Cluster, request: dict) -> dict:
     settings = request["settings"]
+    check_resource_api_versions(cluster, settings)
     outcome = place(
         cluster,
         request["pod"],

@@ -39,6 +39,7 @@ from service.decisions.base import (
 )
 from service.decisions.schemas import (
     SchedulerRequestSchema,
+    check_resource_api_versions,
     holds_from_request,
     scheduler_profile,
 )
@@ -190,6 +191,7 @@ def _nomination_sentence(outcome) -> str:
 def decide(cluster: Cluster, request: dict) -> dict:
     options = request.get("options") or {}
     settings = request["settings"]
+    check_resource_api_versions(cluster, settings)
     outcome = preempt(
         cluster,
         request["pod"],

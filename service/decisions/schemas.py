@@ -34,6 +34,7 @@ from service.engine.scheduler.profile import (
     ScoringStrategy,
     default_profile,
 )
+from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import EngineSettings
 from service.ingest.kubescheduler_config import SchedulerConfigError, scheduler_profiles
 
@@ -209,6 +210,20 @@ class SchedulerRequestSchema(StrictSchema):
             raise ValidationError(
                 {"schedulerConfiguration": ["give scoring or schedulerConfiguration, not both"]}
             )
+
+
+def check_resource_api_versions(cluster: Cluster, settings: EngineSettings) -> None:
+    """A 422 naming the snapshot's first resource.k8s.io object the release cannot read: the
+    scheduler lists claims, classes and slices in the versions its API server serves by
+    default (``EngineSettings.resource_api_versions``: v1 since 1.34, none before)."""
+    unserved = scheduler_view(cluster, settings).dra.unserved(settings.resource_api_versions)
+    if unserved is not None:
+        served = ", ".join(f"resource.k8s.io/{v}" for v in settings.resource_api_versions)
+        raise DecisionInputError(
+            "snapshot",
+            f"{unserved} is not served by Kubernetes {settings.kubernetes_version} by default "
+            f"(it serves {served or 'no resource.k8s.io version'})",
+        )
 
 
 def scheduler_profile(data: dict, settings: EngineSettings) -> Profile:

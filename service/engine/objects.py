@@ -593,9 +593,29 @@ class AllocatedDevice(_Frozen, array_like=True):
     admin_access: bool | None = None
 
 
+class DeviceConfiguration(_Frozen):
+    """A class's or claim's ``config`` entry: opaque parameters for ``driver`` (their JSON
+    text, kept as written), for the named requests (a claim's; none: every request)."""
+
+    driver: str
+    parameters: str
+    requests: tuple[str, ...] = ()
+
+
+class DeviceAllocationConfiguration(_Frozen):
+    """AllocationResult.devices.config[]: a configuration the allocation carries, from the
+    class (``FromClass``) or the claim (``FromClaim``), for the requests named."""
+
+    source: str
+    requests: tuple[str, ...]
+    driver: str
+    parameters: str
+
+
 class ResourceClaimSpec(_Frozen):
     requests: tuple[DeviceRequest, ...] = ()
     constraints: tuple[DeviceConstraint, ...] = ()
+    config: tuple[DeviceConfiguration, ...] = ()
 
 
 class ResourceClaim(_Frozen):
@@ -611,17 +631,21 @@ class ResourceClaim(_Frozen):
     reserved_for: tuple[str, ...] = ()
     controller_uid: str = ""
     deletion_timestamp: datetime | None = None
+    api_version: str = "v1"  # of resource.k8s.io, as the snapshot wrote it
 
 
 class ResourceClaimTemplate(_Frozen):
     namespace: str
     name: str
     spec: ResourceClaimSpec = ResourceClaimSpec()
+    api_version: str = "v1"
 
 
 class DeviceClass(_Frozen):
     name: str
     selectors: tuple[str, ...] = ()
+    config: tuple[DeviceConfiguration, ...] = ()
+    api_version: str = "v1"
 
 
 class Device(_Frozen):
@@ -651,6 +675,7 @@ class ResourceSlice(_Frozen):
     devices: tuple[Device, ...] = ()
     # sharedCounters or perDeviceNodeSelection (partitionable devices, off in 1.35)
     partitionable: bool = False
+    api_version: str = "v1"
 
 
 class Snapshot(_Frozen):

@@ -75,6 +75,10 @@ class EngineSettings:
     dynamic_resources: bool = True
     # DynamicResources has a Score step (default weight 2) since 1.35.
     dynamic_resources_score: bool = True
+    # The resource.k8s.io versions the API server serves by default: none in 1.32/1.33
+    # (v1beta1, and v1beta2 from 1.33, are beta APIs, off unless --runtime-config enables
+    # them), v1 since 1.34 (the beta versions stay off by default).
+    resource_api_versions: tuple[str, ...] = ("v1",)
 
 
 DEFAULT_SETTINGS = EngineSettings()
@@ -114,6 +118,7 @@ BASELINE = EngineSettings(
     taint_reason_names_taint=True,
     dynamic_resources=False,
     dynamic_resources_score=False,
+    resource_api_versions=(),
 )
 
 DIFFERENCES: tuple[Difference, ...] = (
@@ -222,6 +227,16 @@ DIFFERENCES: tuple[Difference, ...] = (
         "DynamicResourceAllocation is GA: the DynamicResources plugin is in the default "
         "profile (before DefaultPreemption), so pods' resource claims are allocated",
         "kubernetes/enhancements#4381",
+    ),
+    Difference(
+        "1.34",
+        "scheduler",
+        "resource_api_versions",
+        ("v1",),
+        "resource.k8s.io/v1 is served by default, so a snapshot's ResourceClaims, "
+        "DeviceClasses and ResourceSlices are read in v1; the beta versions (v1beta1, "
+        "v1beta2) are off by default in every release, and 1.32 and 1.33 serve none",
+        "kubernetes/enhancements#4381 (v1 in 1.34), #3136 (beta APIs off by default)",
     ),
     Difference(
         "1.35",

@@ -336,3 +336,82 @@ def test_the_result_names_the_devices_allocated_per_claim(api) -> None:
     assert b["allocation"] == {"want": [{**device, "pool": "b", "device": "g0"}]}
     assert result["allocation"] == (a if result["selectedNode"] == "a" else b)["allocation"]
     assert result["notModelled"] == []
+
+
+def _dra_cluster(slice_version: str = "v1") -> dict:
+    from tests.engine.dra.test_allocator import CLASS, _claim, _gpu, _slice
+
+    gpu_slice = _slice("a", [_gpu("g0")])
+    gpu_slice["apiVersion"] = f"resource.k8s.io/{slice_version}"
+    claim = _claim([{"name": "r", "exactly": {"deviceClassName": "gpu", "count": 1}}])
+    return kube_list(node("a", cpu="4", memory="8Gi"), CLASS, gpu_slice, claim)
+
+
+def _gpu_pod() -> dict:
+    incoming = pod("in", cpu="100m", memory="1Gi")
+    incoming["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "want"}]
+    return incoming
+
+
+@pytest.mark.parametrize(
+    ("slice_version", "release", "status", "unserved"),
+    [
+        ("v1", "1.35", 201, None),
+        ("v1beta1", "1.35", 422, 'ResourceSlice "a-gpu": apiVersion resource.k8s.io/v1beta1'),
+        ("v1beta2", "1.34", 422, 'ResourceSlice "a-gpu": apiVersion resource.k8s.io/v1beta2'),
+        ("v1", "1.33", 422, 'ResourceClaim "default/want": apiVersion resource.k8s.io/v1'),
+    ],
+)
+def test_an_object_in_a_version_the_release_does_not_serve_is_a_422(
+    api, slice_version, release, status, unserved
+) -> None:
+    """EngineSettings.resource_api_versions: v1 from 1.34, no version before; the beta
+    versions are off by default everywhere. Both kinds that run the scheduler answer so."""
+    snap = api.post("/v1/snapshots", json=_dra_cluster(slice_version), role="decide").json["id"]
+    body = {"snapshotId": snap, "pod": _gpu_pod(), "kubernetesVersion": release}
+    for kind in ("placement", "preemption"):
+        response = api.post(f"/v1/decisions/{kind}", json=body, role="decide")
+        assert response.status_code == status, response.json
+        if unserved is not None:
+            (error,) = response.json["errors"]
+            assert error["path"] == "snapshot"
+            assert error["message"].startswith(f"{unserved} is not served by Kubernetes {release}")
+
+
+def test_an_impact_on_a_release_that_cannot_read_the_claims_counts_them_failed(api) -> None:
+    snap = api.post("/v1/snapshots", json=_dra_cluster(), role="decide").json["id"]
+    body = {"snapshotId": snap, "pod": _gpu_pod(), "kubernetesVersion": "1.35"}
+    stored = api.post("/v1/decisions/placement", json=body, role="decide")
+    assert stored.status_code == 201, stored.json
+    response = api.post("/v1/impact", json={"kubernetesVersion": "1.33"}, role="read")
+    assert response.status_code == 200, response.json
+    assert (response.json["examined"], response.json["failed"]) == (1, 1)
+    reason = response.json["failures"][0]["reason"]
+    assert 'ResourceClaim "default/want": apiVersion resource.k8s.io/v1 is not served' in reason
+
+
+def test_the_result_carries_the_configuration_of_each_allocation(api) -> None:
+    """allocationConfig beside allocation (on the node and the result), as the OpenAPI
+    document describes it; a claim without configuration has no entry."""
+    cluster = _dra_cluster()
+    gpu_class = cluster["items"][1]
+    gpu_class["spec"]["config"] = [
+        {"opaque": {"driver": "gpu.example.com", "parameters": {"sharing": "time-slicing"}}}
+    ]
+    snap = api.post("/v1/snapshots", json=cluster, role="decide").json["id"]
+    response = api.post(
+        "/v1/decisions/placement", json={"snapshotId": snap, "pod": _gpu_pod()}, role="decide"
+    )
+    assert response.status_code == 201, response.json
+    result = response.json["result"]
+    expected = {
+        "want": [
+            {
+                "source": "FromClass",
+                "requests": ["r"],
+                "opaque": {"driver": "gpu.example.com", "parameters": {"sharing": "time-slicing"}},
+            }
+        ]
+    }
+    assert result["allocationConfig"] == expected
+    assert result["nodes"][0]["allocationConfig"] == expected

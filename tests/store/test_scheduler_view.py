@@ -175,9 +175,10 @@ PINNED = {
     # 4: a resized pod's PodInfo counts the requests its status gives it (engine/resize.py),
     # and the release reading names the resize switches; the model's PodDisruptionBudget keeps
     # what the Eviction API reads (healthy counts, generations, unhealthyPodEvictionPolicy) and
-    # Pod its emptyDir volumes (kubectl drain).
+    # Pod its emptyDir volumes (kubectl drain); each resource.k8s.io object keeps its
+    # apiVersion, classes and claims their config.
     4: (
-        "f9b27a073ba1122e408ef663fe62048d5cb97d4c7f97ce1b1048e1cf490fb5e2",
+        "dac2500e6b45df41166f387bede89872ed91fab228f2bf74e53eb20b9754890e",
         "8efcd629c56db4c6e949b7fd4642da1c38ec0d919857d239918217281d66bf0c",
     ),
 }

@@ -20,11 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from msgspec.structs import replace
+
 from service.engine.dra.cel import CelError, compile_selector, device_matches, device_variable
 from service.engine.nodeaffinity import matches_node_selector_terms
 from service.engine.objects import (
     AllocatedDevice,
     Device,
+    DeviceAllocationConfiguration,
     DeviceAttribute,
     DeviceClass,
     DeviceSubRequest,
@@ -40,6 +43,7 @@ __all__ = [
     "DeviceMatcher",
     "FailedOnNode",
     "Pool",
+    "allocation_config",
     "gather_pools",
 ]
 
@@ -137,32 +141,34 @@ class DeviceMatcher:
     """Selector results shared by every node of one cycle: a selector's answer depends only
     on the device's driver, attributes and capacity, so devices alike (the same model on
     every node) are evaluated once (upstream caches per device and request, within one
-    Allocate: ``deviceMatchesRequest``)."""
+    Allocate: ``deviceMatchesRequest``). A device's content key is its items in the order
+    written (devices alike written alike share it; others only miss the cache), and the CEL
+    ``device`` variable is built once per key, when a selector first needs it."""
 
     def __init__(self) -> None:
-        self._variables: dict[int, tuple[object, dict]] = {}
-        self._results: dict[tuple[str, object], bool | CelError] = {}
+        self._keys: dict[int, int] = {}
+        self._contents: dict[tuple, int] = {}
+        self._variables: dict[int, dict] = {}
+        self._results: dict[tuple[str, int], bool | CelError] = {}
 
-    def _variable(self, driver: str, device: Device) -> tuple[object, dict]:
-        entry = self._variables.get(id(device))
-        if entry is None:
-            key = (
-                driver,
-                tuple(sorted((k, a.kind, a.value) for k, a in device.attributes.items())),
-                tuple(sorted(device.capacity.items())),
-            )
-            entry = self._variables[id(device)] = (key, device_variable(driver, device))
-        return entry
-
-    def content_key(self, driver: str, device: Device) -> object:
-        """What a selector reads of the device: its driver, attributes and capacity."""
-        return self._variable(driver, device)[0]
+    def content_key(self, driver: str, device: Device) -> int:
+        """What a selector reads of the device (its driver, attributes and capacity), as a
+        small number: devices with the same content share it."""
+        key = self._keys.get(id(device))
+        if key is None:
+            content = (driver, tuple(device.attributes.items()), tuple(device.capacity.items()))
+            key = self._contents.setdefault(content, len(self._contents))
+            self._keys[id(device)] = key
+        return key
 
     def matches(self, expression: str, driver: str, device: Device) -> bool:
         """Whether the selector accepts the device; raises CelError on a runtime error."""
-        key, variable = self._variable(driver, device)
+        key = self.content_key(driver, device)
         cached = self._results.get((expression, key))
         if cached is None:
+            variable = self._variables.get(key)
+            if variable is None:
+                variable = self._variables[key] = device_variable(driver, device)
             try:
                 cached = device_matches(compile_selector(expression), variable)
             except CelError as exc:
@@ -255,6 +261,8 @@ class Allocator:
         self.pool_slices = pool_slices
         self.matcher = matcher or DeviceMatcher()
         self._memo: dict[tuple, object] = {}
+        self._slices: dict[int, int] = {}
+        self._slice_ids: dict[tuple, int] = {}
 
     def allocate(
         self, node: Node, claims: Sequence[ResourceClaim]
@@ -303,28 +311,35 @@ class Allocator:
 
     def _shape(self, pools: list[Pool]) -> tuple:
         """What the search sees of the node's pools: per pool its state and its devices in
-        order, each by name, content (the selectors' input) and whether it is in use."""
+        order, each by name, content (the selectors' input) and whether it is in use. A
+        slice's devices are described once (``_slice_shape``); only their use is looked up
+        per node."""
         allocated = self.allocated
-        variable = self.matcher.content_key
         return tuple(
             (
                 p.driver,
                 p.incomplete,
                 p.invalid,
-                tuple(
-                    (
-                        d.name,
-                        variable(p.driver, d),
-                        (p.driver, p.name, d.name) in allocated,
-                        d.consumes_counters,
-                        d.binding_conditions,
-                    )
-                    for s in p.slices
-                    for d in s.devices
-                ),
+                tuple(self._slice_shape(s) for s in p.slices),
+                tuple((p.driver, p.name, d.name) in allocated for s in p.slices for d in s.devices),
             )
             for p in pools
         )
+
+    def _slice_shape(self, slice_: ResourceSlice) -> int:
+        """A slice's devices (names, contents, partitionable or bound), as a small number
+        shared by the slices that hold the same."""
+        known = self._slices.get(id(slice_))
+        if known is None:
+            key = self.matcher.content_key
+            devices = tuple(
+                (d.name, key(slice_.driver, d), d.consumes_counters, d.binding_conditions)
+                for d in slice_.devices
+            )
+            known = self._slices[id(slice_)] = self._slice_ids.setdefault(
+                devices, len(self._slice_ids)
+            )
+        return known
 
 
 class _Run:
@@ -350,7 +365,9 @@ class _Run:
                 if request.first_available:
                     least = None
                     for si, sub in enumerate(request.first_available):
-                        data = self._validate(sub, request.name, (ci, ri, si))
+                        # Upstream numbers the subrequest only after validating it, so
+                        # subrequest si is checked under the previous one's index.
+                        data = self._validate(sub, request.name, (ci, ri, max(si - 1, 0)))
                         self.request_data[(ci, ri, si)] = data
                         least = data.num_devices if least is None else min(least, data.num_devices)
                     minimum += least or 0
@@ -366,6 +383,9 @@ class _Run:
             self.constraints.append(
                 [_MatchAttribute(c.requests, c.match_attribute) for c in claim.spec.constraints]
             )
+        # Allocate starts the search with a fresh deviceMatchesRequest: what validation
+        # kept under a shifted key (see _validate) does not reach the search.
+        self.matches.clear()
         try:
             done = self._allocate_one(0, 0, 0, 0, False)
         except _MaxSizeExceeded:
@@ -380,7 +400,14 @@ class _Run:
         self, spec: DeviceSubRequest, parent: str | None, key: tuple[int, int, int]
     ) -> _RequestData:
         """validateDeviceRequest: the class, the count; for mode All every selectable device
-        of the node's pools (an incomplete or invalid pool is an error then)."""
+        of the node's pools (an incomplete or invalid pool is an error then).
+
+        ``key`` indexes the selector results kept for the search (isSelectable's
+        ``deviceMatchesRequest``) while requests are validated. ``Allocate`` (v1.35) passes
+        a subrequest the key of the subrequest before it (it sets the index after the
+        call), so subrequests 0 and 1 share key 0: an ``All`` second subrequest after an
+        ``All`` first one gets the first one's devices, whatever its own selectors say.
+        Those results are dropped before the search starts."""
         claim = self.claims[key[0]]
         device_class = self.owner.classes.get(spec.device_class_name)
         if device_class is None:
@@ -565,6 +592,59 @@ class _Run:
             results.pop()
 
         return undo
+
+
+def allocation_config(
+    claim: ResourceClaim, devices: Sequence[AllocatedDevice], classes: dict[str, DeviceClass]
+) -> list[DeviceAllocationConfiguration]:
+    """The configuration an allocation result carries (``Allocate``'s "Populate configs",
+    v1.35): each class's config once, for every request (or chosen subrequest) of that
+    class, in request order; then the claim's, an entry for all requests as it is, and an
+    entry naming requests once per request of the claim it names (by the request's name, or
+    by ``req/sub`` for the subrequest chosen), so an entry naming two requests is there
+    twice, as upstream writes it. The chosen subrequest is the one whose devices the result
+    holds (every allocated request has at least one)."""
+    chosen: dict[str, str] = {}
+    for d in devices:
+        base, sep, sub = d.request.partition("/")
+        if sep:
+            chosen.setdefault(base, sub)
+    out: list[DeviceAllocationConfiguration] = []
+    class_entries: dict[str, list[int]] = {}
+    for request in claim.spec.requests:
+        if request.first_available:
+            sub_name = chosen.get(request.name)
+            spec = next((s for s in request.first_available if s.name == sub_name), None)
+            name = f"{request.name}/{sub_name}"
+        else:
+            spec, name = request.exactly, request.name
+        device_class = classes.get(spec.device_class_name) if spec is not None else None
+        if device_class is None:
+            continue
+        known = class_entries.get(device_class.name)
+        if known is not None:
+            for i in known:
+                out[i] = replace(out[i], requests=(*out[i].requests, name))
+            continue
+        class_entries[device_class.name] = list(
+            range(len(out), len(out) + len(device_class.config))
+        )
+        out.extend(
+            DeviceAllocationConfiguration("FromClass", (name,), c.driver, c.parameters)
+            for c in device_class.config
+        )
+    for c in claim.spec.config:
+        entry = DeviceAllocationConfiguration("FromClaim", c.requests, c.driver, c.parameters)
+        if not c.requests:
+            out.append(entry)
+            continue
+        for request in claim.spec.requests:
+            if request.name in c.requests or (
+                request.first_available
+                and f"{request.name}/{chosen.get(request.name)}" in c.requests
+            ):
+                out.append(entry)
+    return out
 
 
 def _key(claim: ResourceClaim) -> str:

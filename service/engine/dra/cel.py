@@ -14,9 +14,8 @@ Quantities and versions are CEL maps with one private key (the library gives no 
 values): a quantity is its exact value as a fraction ``"n/d"`` (so ``==`` compares values,
 as resource.Quantity's Equal does), a version its canonical string.
 
-What the API server checks and this does not: the type checker (an expression that is not
-boolean, or names a field ``device`` has not, fails at run time here) and the cost estimate
-(``CELSelectorExpressionMaxCost``); the length limit is checked.
+The API server's static checks (types, cost limit) are made on the syntax tree by
+service/engine/dra/cel_check.py, since this package has no checker; the length limit here.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from functools import lru_cache
 
 import cel
 
+from service.engine.dra.cel_check import SelectorCheckError, check_selector
 from service.engine.objects import Device
 from service.engine.quantity import QuantityError, parse_quantity
 
@@ -178,8 +178,9 @@ class Selector:
 
 
 def expression_error(expression: str) -> str | None:
-    """What the API server says of a selector it refuses (ValidateCELSelector), or None:
-    too long, or not a CEL expression. Type and cost checks are not made (module docstring)."""
+    """What the API server says of a selector it refuses (validateCELSelector), or None:
+    too long, not a CEL expression, refused by the type checker or over the cost limit
+    (service/engine/dra/cel_check.py)."""
     if len(expression.encode()) > MAX_EXPRESSION_LENGTH:
         return f"Too long: may not be more than {MAX_EXPRESSION_LENGTH} bytes"
     if not expression.strip():
@@ -188,6 +189,10 @@ def expression_error(expression: str) -> str | None:
         compile_selector(expression)
     except CelError as exc:
         return f"Invalid value: compilation failed: {exc}"
+    try:
+        check_selector(expression)
+    except SelectorCheckError as exc:
+        return f"Forbidden: {exc}" if exc.forbidden else f"Invalid value: {exc}"
     return None
 
 

@@ -91,5 +91,24 @@ class DraManager:
     def pool_slices(self, driver: str, pool: str) -> list[ResourceSlice]:
         return self._by_pool.get((driver, pool), [])
 
+    def unserved(self, served: tuple[str, ...]) -> str | None:
+        """The first object (claim, class, slice) written in a resource.k8s.io version not
+        among ``served``, as "Kind name: apiVersion", or None: the scheduler's informers
+        list the version the API server serves, so the release cannot read such an object."""
+        for kind, objects in (
+            ("ResourceClaim", self.claims.values()),
+            ("DeviceClass", self.classes.values()),
+            ("ResourceSlice", self.slices),
+        ):
+            for obj in objects:
+                if obj.api_version not in served:
+                    name = (
+                        f"{obj.namespace}/{obj.name}"
+                        if isinstance(obj, ResourceClaim)
+                        else obj.name
+                    )
+                    return f'{kind} "{name}": apiVersion resource.k8s.io/{obj.api_version}'
+        return None
+
 
 EMPTY_DRA = DraManager()

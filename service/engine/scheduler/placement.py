@@ -27,11 +27,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from service.engine.objects import AllocatedDevice, Cluster, Pod
+from service.engine.objects import (
+    AllocatedDevice,
+    Cluster,
+    DeviceAllocationConfiguration,
+    Pod,
+)
 from service.engine.scheduler.framework import ERROR, NodeInfo, Status
 from service.engine.scheduler.holds import Hold, apply_holds, hold_reasons
 from service.engine.scheduler.nominated import prepare_nominated
-from service.engine.scheduler.plugins.dynamic_resources import allocation_of
+from service.engine.scheduler.plugins.dynamic_resources import (
+    allocation_config_of,
+    allocation_of,
+)
 from service.engine.scheduler.preemption import fit_error_message
 from service.engine.scheduler.profile import DEFAULT_PROFILE, Profile
 from service.engine.scheduler.runtime import (
@@ -67,6 +75,8 @@ class NodePlacement:
     examined: bool = True
     # DynamicResources: the devices its Filter allocated here, by claim (feasible nodes)
     allocation: dict[str, list[AllocatedDevice]] | None = None
+    # ... and the configuration each claim's allocation carries (claims that carry some)
+    allocation_config: dict[str, list[DeviceAllocationConfiguration]] | None = None
 
     @property
     def feasible(self) -> bool:
@@ -146,7 +156,11 @@ def place(
         if status.is_success:
             feasible.append(ni)
             entries[ni.index] = NodePlacement(
-                ni.name, status, [], allocation=allocation_of(state, ni.name)
+                ni.name,
+                status,
+                [],
+                allocation=allocation_of(state, ni.name),
+                allocation_config=allocation_config_of(state, ni.name),
             )
             continue
         if hold_nodes and ni.name in hold_nodes:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import orjson
 
 from service.engine import objects as m
 from service.engine.dra.cel import expression_error, parse_semver
@@ -33,6 +34,9 @@ MAX_SUBREQUESTS = 8
 MAX_DEVICES_PER_SLICE = 128
 MAX_ATTRIBUTES_AND_CAPACITIES = 32
 MAX_CONSTRAINTS = 32
+MAX_CONFIGS = 32  # DeviceConfigMaxSize
+MAX_OPAQUE_PARAMETERS = 10 * 1024  # OpaqueParametersMaxLength
+MAX_DRIVER_NAME = 63  # DriverNameMaxLength
 ALLOCATION_RESULTS_MAX = 32
 _MODES = ("ExactCount", "All")
 
@@ -68,9 +72,20 @@ class _Constraint(_Wire):
     match_attribute: str | None = None
 
 
+class _Opaque(_Wire):
+    driver: str = ""
+    parameters: Any = None
+
+
+class _Config(_Wire):
+    requests: list[str] | None = None  # a claim's only
+    opaque: _Opaque | None = None
+
+
 class _ClaimDevices(_Wire):
     requests: list[_Request] | None = None
     constraints: list[_Constraint] | None = None
+    config: list[_Config] | None = None
 
 
 class _ClaimSpec(_Wire):
@@ -124,6 +139,7 @@ class ResourceClaimTemplate(_Wire):
 
 class _ClassSpec(_Wire):
     selectors: list[_Selector] | None = None
+    config: list[_Config] | None = None
 
 
 class DeviceClass(_Wire):
@@ -358,7 +374,81 @@ def _claim_spec(
         constraints.append(
             m.DeviceConstraint(requests=tuple(c.requests or ()), match_attribute=attr)
         )
-    return m.ResourceClaimSpec(requests=tuple(out), constraints=tuple(constraints))
+    config = _configs(devices.config, f"{path}.devices.config", errors, known)
+    return m.ResourceClaimSpec(requests=tuple(out), constraints=tuple(constraints), config=config)
+
+
+def _configs(
+    raw: list[_Config] | None, path: str, errors: list[FieldError], requests: set[str] | None
+) -> tuple[m.DeviceConfiguration, ...]:
+    """validateDeviceClassConfiguration / validateDeviceClaimConfiguration: at most 32; a
+    claim's entry names requests of the claim (``req`` or ``req/sub``), each once; exactly
+    one of ``opaque``: a driver name and parameters that are a JSON object of at most
+    10 KiB (validateOpaqueConfiguration, validateRawExtension). ``requests`` is None for a
+    class's."""
+    items = raw or []
+    if len(items) > MAX_CONFIGS:
+        errors.append(
+            FieldError(path, f"Too many: {len(items)}: must have at most {MAX_CONFIGS} items")
+        )
+    out = []
+    for i, entry in enumerate(items):
+        at = f"{path}[{i}]"
+        names = entry.requests or []
+        if requests is not None:
+            seen: set[str] = set()
+            for j, name in enumerate(names):
+                if name in seen:
+                    errors.append(FieldError(f"{at}.requests[{j}]", f'Duplicate value: "{name}"'))
+                elif name not in requests:
+                    errors.append(
+                        FieldError(
+                            f"{at}.requests[{j}]",
+                            f'Invalid value: "{name}": must be the name of a request in the '
+                            "claim or the name of a request and a subrequest separated by '/'",
+                        )
+                    )
+                seen.add(name)
+        opaque = entry.opaque
+        if opaque is None:
+            errors.append(FieldError(f"{at}.opaque", "Required value"))
+            continue
+        _name_rule(opaque.driver, dns1123_subdomain, f"{at}.opaque.driver", errors)
+        if len(opaque.driver) > MAX_DRIVER_NAME:
+            errors.append(
+                FieldError(
+                    f"{at}.opaque.driver",
+                    f"Too long: may not be more than {MAX_DRIVER_NAME} bytes",
+                )
+            )
+        parameters = _opaque_parameters(opaque.parameters, f"{at}.opaque.parameters", errors)
+        out.append(m.DeviceConfiguration(opaque.driver, parameters, tuple(names)))
+    return tuple(out)
+
+
+def _opaque_parameters(raw: Any, path: str, errors: list[FieldError]) -> str:
+    """validateRawExtension: required, a JSON object, of at most 10 KiB; kept as its compact
+    JSON text (the size is the compact text's: a body's own spacing is not kept)."""
+    if raw is None:
+        errors.append(FieldError(path, "Required value"))
+        return ""
+    if not isinstance(raw, dict):
+        errors.append(
+            FieldError(path, "Invalid value: <value omitted>: must be a valid JSON object")
+        )
+        return ""
+    try:
+        text = orjson.dumps(raw).decode()
+    except TypeError:  # a YAML value JSON cannot hold (a date, a binary)
+        errors.append(
+            FieldError(path, "Invalid value: <value omitted>: must be a valid JSON object")
+        )
+        return ""
+    if len(text) > MAX_OPAQUE_PARAMETERS:
+        errors.append(
+            FieldError(path, f"Too long: may not be more than {MAX_OPAQUE_PARAMETERS} bytes")
+        )
+    return text
 
 
 def _terms(raw: wire.NodeSelector) -> tuple[m.NodeSelectorTerm, ...]:
@@ -419,6 +509,7 @@ def _resource_claim(raw: ResourceClaim, prefix: str = "") -> m.ResourceClaim:
         reserved_for=tuple(c.uid for c in status.reserved_for or ()),
         controller_uid=_controller_uid(raw.metadata),
         deletion_timestamp=raw.metadata.deletion_timestamp,
+        api_version=version,
     )
 
 
@@ -433,19 +524,25 @@ def _resource_claim_template(
     if errors:
         raise IngestError(errors).prefixed(prefix)
     return m.ResourceClaimTemplate(
-        namespace=raw.metadata.namespace or "default", name=raw.metadata.name, spec=spec
+        namespace=raw.metadata.namespace or "default",
+        name=raw.metadata.name,
+        spec=spec,
+        api_version=version,
     )
 
 
 def _device_class(raw: DeviceClass, prefix: str = "") -> m.DeviceClass:
     errors: list[FieldError] = []
-    _api_version(raw, errors)
+    version = _api_version(raw, errors)
     if not raw.metadata.name:
         errors.append(FieldError("metadata.name", "a DeviceClass needs a name"))
     selectors = _selectors(raw.spec.selectors, "spec.selectors", errors)
+    config = _configs(raw.spec.config, "spec.config", errors, None)
     if errors:
         raise IngestError(errors).prefixed(prefix)
-    return m.DeviceClass(name=raw.metadata.name, selectors=selectors)
+    return m.DeviceClass(
+        name=raw.metadata.name, selectors=selectors, config=config, api_version=version
+    )
 
 
 def _attribute(raw: _Attribute, path: str, errors: list[FieldError]) -> m.DeviceAttribute | None:
@@ -640,6 +737,7 @@ def _resource_slice(raw: ResourceSlice, prefix: str = "") -> m.ResourceSlice:
         node_selector=selector,
         devices=tuple(out),
         partitionable=bool(spec.shared_counters) or spec.per_device_node_selection is not None,
+        api_version=version,
     )
 
 

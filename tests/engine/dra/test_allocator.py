@@ -247,3 +247,115 @@ def test_an_all_subrequest_continues_as_the_first_subrequest() -> None:
     )
     out = _place([node("a"), _slice("a", [_gpu("g0"), _gpu("g1")]), claim])
     assert out.nodes[0].reasons == ["cannot allocate all claims"]
+
+
+def _model(model: str) -> dict:
+    return {"cel": {"expression": f'device.attributes["{GPU}"].model == "{model}"'}}
+
+
+def test_a_subrequest_is_validated_under_the_previous_subrequests_index() -> None:
+    """Allocate (v1.35) numbers a firstAvailable subrequest only after validateDeviceRequest,
+    so an "All" subrequest selects under the previous subrequest's key and reuses that one's
+    answers: s1 (all h100) gets s0's devices (all l4), the one in use among them fails it
+    quietly, and s2 places the pod next to r0 (placement seed 11341; verdict-oracle agrees).
+    Checked fresh, s1's first h100 would break the constraint and fail the cycle."""
+    claim = _claim(
+        [
+            {"name": "r0", "exactly": {"deviceClassName": "gpu", "selectors": [_model("l4")]}},
+            {
+                "name": "r1",
+                "firstAvailable": [
+                    {
+                        "name": "s0",
+                        "deviceClassName": "gpu",
+                        "allocationMode": "All",
+                        "selectors": [_model("l4")],
+                    },
+                    {
+                        "name": "s1",
+                        "deviceClassName": "gpu",
+                        "allocationMode": "All",
+                        "selectors": [_model("h100")],
+                    },
+                    {"name": "s2", "deviceClassName": "gpu"},
+                ],
+            },
+        ],
+        [{"matchAttribute": "resource.kubernetes.io/pcieRoot", "requests": ["r0", "r1"]}],
+    )
+    devices = [_gpu("g0", "h100", "p0"), _gpu("g1", "l4", "p1"), _gpu("g2", "h100", "p1")]
+    out = _place([node("a"), _slice("a", devices), claim])
+    assert out.cycle_error is None
+    assert _devices(out, "a") == [("r0", "g1"), ("r1/s2", "g2")]
+
+
+def test_the_search_does_not_read_what_validation_selected() -> None:
+    """Allocate drops validation's selector answers before the search (a fresh
+    deviceMatchesRequest), so an ExactCount first subrequest is searched with its own
+    selectors even though the "All" subrequest after it was validated under its key: s0
+    (an l4) gets g1, not the h100 s1's selectors chose (verdict-oracle agrees)."""
+    claim = _claim(
+        [
+            {
+                "name": "r",
+                "firstAvailable": [
+                    {"name": "s0", "deviceClassName": "gpu", "selectors": [_model("l4")]},
+                    {
+                        "name": "s1",
+                        "deviceClassName": "gpu",
+                        "allocationMode": "All",
+                        "selectors": [_model("h100")],
+                    },
+                ],
+            }
+        ]
+    )
+    out = _place([node("a"), _slice("a", [_gpu("g0", "h100"), _gpu("g1", "l4")]), claim])
+    assert _devices(out, "a") == [("r/s0", "g1")]
+
+
+def _opaque(params: dict) -> dict:
+    return {"opaque": {"driver": GPU, "parameters": params}}
+
+
+def test_the_allocation_carries_class_then_claim_configuration() -> None:
+    """Allocate's "Populate configs" (v1.35): the class's entry once, naming every request of
+    that class (the subrequest chosen, for firstAvailable); the claim's entry for all
+    requests once, and one naming two requests once per request it names."""
+    gpu_class = {**CLASS, "spec": {**CLASS["spec"], "config": [_opaque({"mode": "class"})]}}
+    claim = _claim(
+        [
+            {"name": "a", "exactly": {"deviceClassName": "gpu"}},
+            {
+                "name": "b",
+                "firstAvailable": [
+                    {"name": "big", "deviceClassName": "gpu", "count": 5},
+                    {"name": "one", "deviceClassName": "gpu"},
+                ],
+            },
+        ]
+    )
+    claim["spec"]["devices"]["config"] = [
+        {"requests": ["a", "b/one"], **_opaque({"mode": "both"})},
+        _opaque({"mode": "all"}),
+    ]
+    incoming = pod("in", cpu="100m")
+    incoming["spec"]["resourceClaims"] = [{"name": "c0", "resourceClaimName": "want"}]
+    objects = [gpu_class, node("n"), _slice("n", [_gpu("g0"), _gpu("g1")]), claim]
+    out = place(
+        Cluster(snapshot_from_objects(objects)),
+        pod_from_object(incoming),
+        settings=settings_for("1.35"),
+    )
+    (entry,) = out.nodes
+    assert [(d.request, d.device) for d in entry.allocation["want"]] == [
+        ("a", "g0"),
+        ("b/one", "g1"),
+    ]
+    config = [(c.source, c.requests, c.parameters) for c in entry.allocation_config["want"]]
+    assert config == [
+        ("FromClass", ("a", "b/one"), '{"mode":"class"}'),
+        ("FromClaim", ("a", "b/one"), '{"mode":"both"}'),
+        ("FromClaim", ("a", "b/one"), '{"mode":"both"}'),
+        ("FromClaim", (), '{"mode":"all"}'),
+    ]

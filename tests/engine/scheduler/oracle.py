@@ -194,15 +194,46 @@ def _pools_reversed():
         allocator.gather_pools = original
 
 
+# While _either_pool_order compares: the oracle's one answer (asked once: its map order is
+# drawn anew at every run) and the filter errors Verdict raised under either pool order.
+_COMPARING: dict | None = None
+
+
+def _oracle_once(case: dict, profile: str, version: str) -> dict:
+    if _COMPARING is None:
+        return run_oracle(case, profile, version)
+    if "answer" not in _COMPARING:
+        _COMPARING["answer"] = run_oracle(case, profile, version)
+    return _COMPARING["answer"]
+
+
 def _either_pool_order(differences, case: dict, *args) -> list[str]:
     """``differences(case, *args)``, or, when that disagrees on a case with a node of two
-    device pools, the same with the pools in the other order (nothing then disagrees)."""
-    found = differences(case, *args)
-    if found and any(_pools_on(case, n["metadata"]["name"]) > 1 for n in _nodes_of(case)):
-        with _pools_reversed():
-            if not differences(case, *args):
+    device pools, the same with the pools in the other order (nothing then disagrees),
+    against the same oracle answer. Upstream draws the order per node and per Filter call,
+    so a cycle error may name a node under either order: it agrees when Verdict fails the
+    cycle under both orders and the oracle's error is one Verdict raised under either."""
+    global _COMPARING
+    _COMPARING = {"failing": set(), "failed": 0}
+    try:
+        found = differences(case, *args)
+        if found and any(_pools_on(case, n["metadata"]["name"]) > 1 for n in _nodes_of(case)):
+            with _pools_reversed():
+                if not differences(case, *args):
+                    return []
+            error = _COMPARING["answer"].get("error", "").removeprefix("score: ")
+            if error and _COMPARING["failed"] == 2 and error in _COMPARING["failing"]:
                 return []
-    return found
+        return found
+    finally:
+        _COMPARING = None
+
+
+def _note_failing(mine_errors: list[str], cycle_failed: bool) -> None:
+    """What Verdict's filters raised in this order (for _either_pool_order)."""
+    if _COMPARING is not None:
+        _COMPARING["failing"].update(mine_errors)
+        _COMPARING["failed"] += 1 if cycle_failed else 0
 
 
 def _nodes_of(case: dict) -> list[dict]:
@@ -217,8 +248,16 @@ def placement_differences(case: dict, version: str = "1.35", profile: str = "ful
 
 
 def _placement_differences(case: dict, version: str, profile: str) -> list[str]:
-    theirs = run_oracle(case, profile, version)
+    theirs = _oracle_once(case, profile, version)
     mine = verdict_placement(case, version, oracle_profile(profile, version))
+    _note_failing(
+        [
+            f'running "{m["plugin"]}" filter plugin: {", ".join(m["reasons"])}'
+            for m in mine["nodes"]
+            if m["code"] == "Error"
+        ],
+        bool(mine.get("cycleError")),
+    )
     if "error" in theirs:
         return cycle_error_differences(mine, theirs["error"])
     diffs: list[str] = []
@@ -254,7 +293,7 @@ def preemption_differences(case: dict, version: str = "1.35", profile: str = "fu
 
 
 def _preemption_differences(case: dict, version: str, profile: str) -> list[str]:
-    answer = run_oracle(case, profile, version)
+    answer = _oracle_once(case, profile, version)
     theirs = answer.get("preemption") or {}
     cluster = Cluster(snapshot_from_objects(case["objects"]))
     pod = admit_priority(pod_from_object(case["pod"]), cluster)
@@ -271,10 +310,25 @@ def _preemption_differences(case: dict, version: str, profile: str) -> list[str]
     )
     diffs: list[str] = []
     error = answer.get("error")
+    if out.cycle_error is not None:
+        _note_failing([out.cycle_error.message], True)
     if error and not _INVALID_SCORE.search(error) and not error.startswith("score: "):
         # a filter's Error fails the cycle: PostFilter never runs
         mine = out.cycle_error.message if out.cycle_error else None
-        return [] if mine == error else [f"cycle error: verdict {mine!r} oracle {error!r}"]
+        if mine == error:
+            return []
+        # Upstream filters nodes in parallel: the first error to come names any failing
+        # node. The placement's filters are the preemption cycle's: either may be named.
+        placed = verdict_placement(case, version, oracle_profile(profile, version))
+        failing = {
+            f'running "{m["plugin"]}" filter plugin: {", ".join(m["reasons"])}'
+            for m in placed["nodes"]
+            if m["code"] == "Error"
+        }
+        _note_failing(sorted(failing), False)
+        if mine in failing and error in failing:
+            return []
+        return [f"cycle error: verdict {mine!r} oracle {error!r}"]
     if out.cycle_error:
         diffs.append(f"verdict fails the cycle ({out.cycle_error.message}), the oracle does not")
     if not theirs.get("ran"):

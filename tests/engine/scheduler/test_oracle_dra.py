@@ -29,3 +29,16 @@ def test_placement_with_devices_matches_the_real_scheduler(seed: int) -> None:
 def test_preemption_with_devices_matches_the_real_scheduler(seed: int) -> None:
     case = random_dra_case(seed, "preemption")
     assert preemption_differences(case) == [], f"seed {seed}"
+
+
+# Seeds that once disagreed: 11341 (an All subrequest validated under the previous
+# subrequest's key), the others Go map order and parallel filters (the harness's).
+@pytest.mark.parametrize("seed", [10642, 10820, 11341, 11764, 11843, 11857])
+def test_placement_seeds_that_once_disagreed(seed: int) -> None:
+    case = random_dra_case(seed, "placement")
+    assert placement_differences(case) == [], f"seed {seed}"
+
+
+def test_the_preemption_seed_that_once_disagreed() -> None:
+    case = random_dra_case(20140, "preemption")
+    assert preemption_differences(case) == []

@@ -27,9 +27,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from service.engine.dra.allocator import AllocationError, Allocator, FailedOnNode
+from service.engine.dra.allocator import (
+    AllocationError,
+    Allocator,
+    FailedOnNode,
+    allocation_config,
+)
 from service.engine.nodeaffinity import matches_node_selector_terms
-from service.engine.objects import AllocatedDevice, NodeSelectorTerm, Pod, ResourceClaim
+from service.engine.objects import (
+    AllocatedDevice,
+    DeviceAllocationConfiguration,
+    NodeSelectorTerm,
+    Pod,
+    ResourceClaim,
+)
 from service.engine.scheduler.dra_manager import DraManager, claim_not_found
 from service.engine.scheduler.framework import (
     ERROR,
@@ -49,7 +60,12 @@ from service.engine.scheduler.framework import (
     prefilter_state_missing,
 )
 
-__all__ = ["FIRST_AVAILABLE_MAX_SIZE", "DynamicResources", "allocation_of"]
+__all__ = [
+    "FIRST_AVAILABLE_MAX_SIZE",
+    "DynamicResources",
+    "allocation_config_of",
+    "allocation_of",
+]
 
 # resourceapi.FirstAvailableDeviceRequestMaxSize
 FIRST_AVAILABLE_MAX_SIZE = 8
@@ -138,6 +154,26 @@ def allocation_of(state: CycleState, node_name: str) -> dict[str, list[Allocated
     if not isinstance(found, list):
         return None
     return {c.name: list(r) for c, r in zip(s.to_allocate, found, strict=True)}
+
+
+def allocation_config_of(
+    state: CycleState, node_name: str
+) -> dict[str, list[DeviceAllocationConfiguration]] | None:
+    """The configuration each claim's allocation on ``node_name`` carries (the claims that
+    carry some), as Reserve would write it with the devices (None: nothing allocated)."""
+    s = state.read(DynamicResources.name)
+    if not isinstance(s, _State) or s.allocator is None:
+        return None
+    found = s.per_node.get(node_name)
+    if not isinstance(found, list):
+        return None
+    classes = s.allocator.classes
+    out = {}
+    for claim, devices in zip(s.to_allocate, found, strict=True):
+        config = allocation_config(claim, devices, classes)
+        if config:
+            out[claim.name] = config
+    return out or None
 
 
 class DynamicResources(IgnoresNodePods, PreFilterPlugin, ScoreExtensions):
