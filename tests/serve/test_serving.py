@@ -21,10 +21,12 @@ BODY_MIB = 200
 
 
 @pytest.fixture(scope="module")
-def one_worker(tmp_path_factory):
-    """One worker on SQLite, default limits (decision bodies: 64 MiB), auth off."""
+def one_worker(tmp_path_factory, database_url):
+    """One worker on the test run's database, default limits (decision bodies: 64 MiB),
+    auth off."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("VERDICT_")},
+        "VERDICT_DATABASE_URL": database_url,
         "VERDICT_INSTANCE_PATH": str(tmp_path_factory.mktemp("serving")),
         "VERDICT_LOG_LEVEL": "ERROR",
         "VERDICT_AUTH_ENABLED": "false",
