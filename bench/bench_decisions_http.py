@@ -3,8 +3,11 @@
     python -m bench.bench_decisions_http --kind admission --seconds 20 --clients 8 \
         [--database-url postgresql+psycopg://postgres@127.0.0.1:5432/verdict_bench]
 
-Reports throughput, latency percentiles, and checks that the number of stored records
-equals the number of 201 responses (none lost).
+Reports throughput, latency percentiles, the workers' CPU time per request (from /proc),
+and checks that the number of stored records equals the number of 201 responses (none
+lost). ``--worker gthread`` serves the same app with gunicorn's threaded worker (4 threads
+per worker, what `verdict serve` ran before issue 24) instead of `verdict serve`'s gevent
+worker, to compare the two in one machine state.
 """
 
 from __future__ import annotations
@@ -52,6 +55,15 @@ def _bodies(kind: str, snapshot_id: str, env: dict) -> list[bytes]:
     return out
 
 
+def _workers(master: int) -> list[int]:
+    return [int(p) for p in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--kind", default="admission", choices=["admission", "eviction"])
@@ -61,6 +73,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=50)
     parser.add_argument("--pods", type=int, default=3000)
     parser.add_argument("--database-url")
+    parser.add_argument("--worker", default="gevent", choices=["gevent", "gthread"])
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="verdict-load-"))
@@ -72,11 +85,12 @@ def main() -> None:
     subprocess.run([VERDICT, "db", "upgrade"], env=env, check=True, capture_output=True)
     secret = create_key(env)
     port = free_port()
-    server = subprocess.Popen(
-        [VERDICT, "serve", "--port", str(port), "--workers", str(args.workers)],
-        env=env,
-        stderr=subprocess.DEVNULL,
-    )
+    command = [VERDICT, "serve", "--port", str(port), "--workers", str(args.workers)]
+    if args.worker == "gthread":
+        gunicorn = str(Path(VERDICT).with_name("gunicorn"))
+        command = [gunicorn, "-k", "gthread", "--threads", "4", "-w", str(args.workers)]
+        command += ["-b", f"127.0.0.1:{port}", "--timeout", "300", "service.app:create_app()"]
+    server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
     try:
         wait_healthy(port)
@@ -119,6 +133,8 @@ def main() -> None:
                 for k, v in bad.items():
                     failures[k] = failures.get(k, 0) + v
 
+        workers = _workers(server.pid)
+        cpu_before = sum(_cpu_seconds(pid) for pid in workers)
         started = time.monotonic()
         threads = [threading.Thread(target=client, args=(n * 7,)) for n in range(args.clients)]
         for t in threads:
@@ -126,6 +142,7 @@ def main() -> None:
         for t in threads:
             t.join()
         elapsed = time.monotonic() - started
+        cpu = sum(_cpu_seconds(pid) for pid in workers) - cpu_before
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         conn.request("GET", "/v1/audit/verify", headers=headers)
         verify = json.loads(conn.getresponse().read())
@@ -135,8 +152,10 @@ def main() -> None:
     latencies.sort()
     pct = lambda p: latencies[min(len(latencies) - 1, int(len(latencies) * p))]  # noqa: E731
     print(
-        f"kind={args.kind} database={'postgresql' if args.database_url else 'sqlite'} workers={args.workers} clients={args.clients}"
+        f"kind={args.kind} database={'postgresql' if args.database_url else 'sqlite'} "
+        f"worker={args.worker} workers={args.workers} clients={args.clients}"
     )
+    print(f"workers' CPU: {cpu:.1f} s, {cpu / max(1, len(latencies)) * 1000:.2f} ms per request")
     print(
         f"requests: {len(latencies)} in {elapsed:.1f} s = {len(latencies) / elapsed:.0f}/s; 201: {created}; other: {failures}"
     )

@@ -52,6 +52,35 @@ def _chunked_yaml(mib: int) -> Iterable[bytes]:
     yield b"]\n"
 
 
+def _json_list_of(count: int) -> bytes:
+    return b'{"kind": "List", "items": [' + b"0," * (count - 1) + b"0]}"
+
+
+def _in_chunks(data: bytes, size: int = MIB):
+    """A body sent chunked (no Content-Length), in pieces of ``size``."""
+    return lambda: (data[i : i + size] for i in range(0, len(data), size))
+
+
+def _chunked_json(mib: int) -> Iterable[bytes]:
+    yield b'{"nodeName": "n1", "pod": [' + b" " * MIB
+    for _ in range(mib):
+        yield b"0, " * (MIB // 3)
+    yield b"0]}"
+
+
+def _exactly(chunks: Iterable[bytes], size: int) -> Iterable[bytes]:
+    """``chunks`` cut or padded with spaces to ``size`` bytes (for a Content-Length)."""
+    sent = 0
+    for chunk in chunks:
+        chunk = chunk[: size - sent]
+        sent += len(chunk)
+        yield chunk
+    while sent < size:
+        pad = min(MIB, size - sent)
+        sent += pad
+        yield b" " * pad
+
+
 def _bad_utf8_list() -> bytes:
     return (
         b'{"kind": "List", "items": [{"kind": "Node", "apiVersion": "v1", '
@@ -77,6 +106,8 @@ CASES: dict[str, tuple[str, str, dict, object]] = {
     ),
     "2 YAML 30,000 deep (snapshot)": ("POST", "/v1/snapshots", YAML, _deep(30_000)),
     "2 YAML 30,000 deep (decision)": ("POST", "/v1/decisions/admission", YAML, _deep(30_000)),
+    "2 JSON 30,000 deep (snapshot)": ("POST", "/v1/snapshots", JSON, _deep(30_000)),
+    "2 JSON 30,000 deep (decision)": ("POST", "/v1/decisions/admission", JSON, _deep(30_000)),
     "3 gzip of a 16 MiB YAML list (snapshot)": (
         "POST",
         "/v1/snapshots",
@@ -88,6 +119,60 @@ CASES: dict[str, tuple[str, str, dict, object]] = {
         "/v1/decisions/admission",
         YAML,
         lambda: _chunked_yaml(200),
+    ),
+    "3 chunked 16 MiB YAML list, 4 Mi items (snapshot)": (
+        "POST",
+        "/v1/snapshots",
+        YAML,
+        _in_chunks(_list_of(4 * MIB)),
+    ),
+    "3 JSON List of 5 M tiny items, 10 MB (snapshot)": (
+        "POST",
+        "/v1/snapshots",
+        JSON,
+        _json_list_of(5_000_000),
+    ),
+    "3 gzip of that JSON List (snapshot)": (
+        "POST",
+        "/v1/snapshots",
+        {**JSON, "Content-Encoding": "gzip"},
+        gzip.compress(_json_list_of(5_000_000), compresslevel=9),
+    ),
+    "3 that JSON List chunked (snapshot)": (
+        "POST",
+        "/v1/snapshots",
+        JSON,
+        _in_chunks(_json_list_of(5_000_000)),
+    ),
+    "3 JSON List of 5 M tiny items (decision)": (
+        "POST",
+        "/v1/decisions/admission",
+        JSON,
+        b'{"nodeName": "n1", "pod": ' + _json_list_of(5_000_000) + b"}",
+    ),
+    "4 chunked 200 MiB JSON (decision)": (
+        "POST",
+        "/v1/decisions/admission",
+        JSON,
+        lambda: _chunked_json(200),
+    ),
+    "4 200 MiB YAML with Content-Length (decision)": (
+        "POST",
+        "/v1/decisions/admission",
+        {**YAML, "Content-Length": str(200 * MIB + 2 * MIB)},
+        lambda: _exactly(_chunked_yaml(200), 200 * MIB + 2 * MIB),
+    ),
+    "4 chunked 200 MiB YAML (snapshot)": (
+        "POST",
+        "/v1/snapshots",
+        YAML,
+        lambda: _chunked_yaml(200),
+    ),
+    "10 gzip decision body": (
+        "POST",
+        "/v1/decisions/admission",
+        {**JSON, "Content-Encoding": "gzip"},
+        gzip.compress(b'{"nodeName": "n1"}'),
     ),
     "6 invalid UTF-8 in a List item's name": ("POST", "/v1/snapshots", JSON, _bad_utf8_list()),
     "6 cursor 2^63": ("GET", f"/v1/decisions?cursor={_cursor(str(2**63))}", {}, None),
@@ -129,7 +214,13 @@ def _send(port: int, method: str, path: str, headers: dict, body) -> int:
         chunks = body() if callable(body) else body
         # The server may answer (413) and close before the body is all sent.
         with contextlib.suppress(OSError):
-            conn.request(method, path, body=chunks, headers=headers, encode_chunked=callable(body))
+            conn.request(
+                method,
+                path,
+                body=chunks,
+                headers=headers,
+                encode_chunked=callable(body) and "Content-Length" not in headers,
+            )
         response = conn.getresponse()
         response.read()
         return response.status

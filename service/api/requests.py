@@ -59,16 +59,26 @@ def read_body(limit: int, spool_over: int | None = None) -> bytearray | mmap.mma
         return spool.result()
 
 
+def content_encoding(accepted: tuple[str, ...] = ("identity",)) -> str:
+    """The body's content coding, lower-cased (codings are case-insensitive, RFC 9110
+    section 8.4.1; no header means identity): 415 for one not in ``accepted``, and for an
+    empty header, which names no coding at all."""
+    raw = request.headers.get("Content-Encoding")
+    encoding = "identity" if raw is None else raw.strip().lower()
+    if encoding not in accepted:
+        shown = encoding[:40] or "(empty)"
+        raise ApiError(
+            415,
+            f"unsupported Content-Encoding {shown}: this route takes {' or '.join(accepted)}",
+            [{"path": "Content-Encoding", "message": f"must be {' or '.join(accepted)}"}],
+        )
+    return encoding
+
+
 def reject_content_encoding() -> None:
     """A body sent compressed where the route reads it as it is: 415 (gzip is taken by
     ``POST /v1/snapshots`` alone)."""
-    encoding = (request.headers.get("Content-Encoding") or "identity").strip().lower()
-    if encoding != "identity":
-        raise ApiError(
-            415,
-            f"unsupported Content-Encoding {encoding[:40]}: this route takes the body as it is",
-            [{"path": "Content-Encoding", "message": "only identity is taken here"}],
-        )
+    content_encoding()
 
 
 def _large_body_past(size: int) -> None:
@@ -98,6 +108,9 @@ def json_body(*, yaml: bool = False) -> dict:
             on_grow=_large_body_past,
             max_nodes=settings.MAX_YAML_NODES,
         )
+    # The C scan first: it builds nothing, and refuses an array of millions of items
+    # before orjson would hold an object for each.
+    reject_duplicate_keys(data)  # and NUL characters
     try:
         body = orjson.loads(memoryview(data)) if data else None
     except orjson.JSONDecodeError as exc:
@@ -107,7 +120,6 @@ def json_body(*, yaml: bool = False) -> dict:
     if not isinstance(body, dict):
         what = "a mapping" if is_yaml else "a JSON object"
         raise ApiError(400, f"expected {what}", [{"path": "body", "message": f"expected {what}"}])
-    reject_duplicate_keys(data)  # and NUL characters
     return body
 
 

@@ -13,6 +13,7 @@ from service.api.load import hold_large_body_slot
 from service.api.metrics import INGEST_BYTES, INGEST_SECONDS, count_cache
 from service.api.requests import (
     check_args,
+    content_encoding,
     decode_cursor,
     encode_cursor,
     in_utc,
@@ -61,9 +62,7 @@ def read_snapshot_body() -> tuple[bytes, str]:
     content_type = (request.mimetype or "application/json").lower()
     if content_type not in ACCEPTED_TYPES:
         raise ApiError(415, f"expected application/json or application/yaml, got {content_type}")
-    encoding = (request.headers.get("Content-Encoding") or "identity").lower()
-    if encoding not in ("gzip", "identity"):
-        raise ApiError(415, f"unsupported Content-Encoding {encoding}")
+    encoding = content_encoding(("gzip", "identity"))
     large = current_app.config["VERDICT"].LARGE_BODY_BYTES
     # Past the large-body size, the body (and its inflated form) is spooled to a temporary
     # file and read mapped: the worker's own memory holds the normalized snapshot, not it.

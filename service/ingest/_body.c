@@ -7,7 +7,10 @@
  * key repeats, ("nul", path) for the first string (key or value) that spells \u0000 (a
  * second pass finds where). ("too_many_keys", path) names an object whose keys, with those
  * of the objects it is in, pass MAX_LIVE_KEYS or MAX_LIVE_KEY_BYTES: what the scan holds is
- * bounded whatever arrives. A path is a list of keys (str) and array indices (int),
+ * bounded whatever arrives. ("too_many_items", path) names an array of more than MAX_ITEMS
+ * elements: the decoder holds one object per element of a List's items (a msgspec.Raw, some
+ * 66 bytes: a body of a million tiny items cost as many objects), and no List a cluster
+ * holds comes near it. A path is a list of keys (str) and array indices (int),
  * outermost first. Raises ValueError when the text is not JSON as far as this scanner reads
  * it (or nests deeper than MAX_DEPTH): the caller then leaves the body to the decoder,
  * which refuses it and names why.
@@ -43,6 +46,10 @@
  * server takes requests of up to 3 MiB). Past either the scan stops with "too_many_keys". */
 #define MAX_LIVE_KEYS (1 << 20)
 #define MAX_LIVE_KEY_BYTES (64 << 20)
+/* Elements of one array at most: three times the pods of the largest cluster Kubernetes
+ * supports (150,000), some 33 MB of the decoder's per-item objects. Past it the scan stops
+ * with "too_many_items". */
+#define MAX_ITEMS 500000
 /* A closed object's buffers are kept for the next object at its depth only when small. */
 #define KEEP_KEYS 4096
 
@@ -71,6 +78,7 @@ typedef struct {
     int error;                 /* 1: malformed or too deep, 2: out of memory */
     int duplicate;
     int too_many_keys;         /* stopped at MAX_LIVE_KEYS or MAX_LIVE_KEY_BYTES */
+    int too_many_items;        /* stopped at an array's MAX_ITEMS + 1st element */
     size_t live_keys;          /* keys held by the open objects */
     size_t live_key_bytes;     /* decoded escaped keys held by the open objects */
     int nul_seen;              /* a string (key or value) spells \u0000 */
@@ -332,7 +340,11 @@ static void scan(Scanner *s) {
             unsigned char c = *s->p;
             if (c == ',') {
                 s->p++;
-                if (!f->is_object) { f->index++; state = VALUE; continue; }
+                if (!f->is_object) {
+                    if (++f->index >= MAX_ITEMS) { s->too_many_items = 1; return; }
+                    state = VALUE;
+                    continue;
+                }
                 skip_ws(s);
             } else if (c == (f->is_object ? '}' : ']')) {
                 s->p++;
@@ -470,6 +482,10 @@ static PyObject *first_problem(PyObject *self, PyObject *arg) {
         /* the object whose key went past the bound: the path to it, not into it */
         PyObject *path = path_of(s, s->depth - 1);
         if (path) result = Py_BuildValue("(sN)", "too_many_keys", path);
+    } else if (s->too_many_items) {
+        /* the array itself: the path to it */
+        PyObject *path = path_of(s, s->depth - 1);
+        if (path) result = Py_BuildValue("(sN)", "too_many_items", path);
     } else if (s->nul_seen) {
         free_scanner(s);
         if (run(&view, 1, &s)) goto done;

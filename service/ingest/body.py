@@ -176,6 +176,18 @@ def _duplicate_error(path: str) -> IngestError:
     )
 
 
+# Elements of one array at most (the C scanner's MAX_ITEMS): the decoder holds an object per
+# item of a List (about 66 bytes each), so a million tiny items cost 66 MB before any check;
+# 500,000 is three times the pods of the largest cluster Kubernetes supports. Without the C
+# scanner (no compiler at install) this bound is not applied: the stdlib scan holds the
+# whole tree anyway.
+MAX_ITEMS = 500_000
+
+
+def _too_many_items_error(path: str) -> IngestError:
+    return IngestError.one(path, f"more than {MAX_ITEMS} items", status=413)
+
+
 def _too_many_keys_error(path: str) -> IngestError:
     """What the C scanner holds is bounded (its MAX_LIVE_KEYS, MAX_LIVE_KEY_BYTES); no
     Kubernetes object comes near (the API server takes requests of up to 3 MiB)."""
@@ -227,6 +239,8 @@ def reject_duplicate_keys(data: bytes | bytearray | str) -> None:
                 raise _duplicate_error(path)
             if kind == "too_many_keys":
                 raise _too_many_keys_error(path)
+            if kind == "too_many_items":
+                raise _too_many_items_error(path)
             raise _nul_error(path)
     path = python_duplicate_path(data)
     if path is not None:

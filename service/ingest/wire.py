@@ -480,10 +480,12 @@ class VolumeAttachment(_Wire):
 
 
 class TypeOnly(_Wire):
-    """First look at a list item: which kind it is, the rest left unparsed."""
+    """First look at a list item: which kind it is, the rest left unparsed (its metadata
+    too, only looked at to be an object, whatever the kind)."""
 
     kind: str = ""
     api_version: str = ""
+    metadata: msgspec.Raw = msgspec.Raw()
 
 
 class KubeList(_Wire):

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from service.ingest import body
 from service.ingest.body import (
+    MAX_ITEMS,
     _first_path,
     _format_path,
     _has_nul,
@@ -211,3 +212,19 @@ def test_the_key_bound_counts_open_objects_only():
     assert _first_problem(("[" + ",".join(siblings) + "]").encode()) is None
     last = siblings[1][:-1] + ',"k599999":1}'
     assert first_duplicate(("[" + siblings[0] + "," + last + "]").encode()) == [1, "k599999"]
+
+
+def test_an_array_past_the_item_bound_is_named_and_refused():
+    """A List of millions of tiny items held one decoder object per item (some 66 bytes:
+    5 million cost 330 MB) before any check; past MAX_ITEMS elements the scan stops, naming
+    the array, and the body is a 413 before anything is decoded."""
+    at_bound = '{"kind":"List","items":[' + "0," * (MAX_ITEMS - 1) + "0]}"
+    assert _first_problem(at_bound.encode()) is None
+    past = '{"kind":"List","items":[' + "0," * MAX_ITEMS + "0]}"
+    assert _first_problem(past.encode()) == ("too_many_items", ["items"])
+    with pytest.raises(IngestError) as raised:
+        parse_snapshot(past.encode())
+    assert raised.value.status == 413
+    assert raised.value.errors[0].path == "items"
+    nested = '{"objects":{"kind":"List","items":[' + "{}," * MAX_ITEMS + "{}]}}"
+    assert _first_problem(nested.encode()) == ("too_many_items", ["objects", "items"])

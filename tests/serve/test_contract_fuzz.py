@@ -30,7 +30,10 @@ from tests.contract import validate_exchange  # noqa: E402
 from tests.serve.helpers import VERDICT, serving  # noqa: E402
 
 SPEC = Path(__file__).resolve().parents[2] / "openapi" / "openapi.yaml"
-# About a minute per database on a quiet machine (23 operations).
+# CI's 25: about a minute per database on a quiet machine (26 operations). The issue 24
+# target, 20,000 cases per database: VERDICT_TEST_FUZZ_EXAMPLES=640 sends about 23,000
+# (Hypothesis stops early on operations with few inputs) and the console 5,120 query
+# strings: 18 minutes per database at a load of 3-8, an hour at 10-20 (bench/RESULTS.md).
 EXAMPLES_PER_OPERATION = int(os.environ.get("VERDICT_TEST_FUZZ_EXAMPLES", "25"))
 # The media types of the bodies the fuzzer sent (both JSON and YAML must be among them).
 SENT: Counter = Counter()

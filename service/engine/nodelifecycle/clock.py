@@ -38,9 +38,11 @@ def from_ns(ns: int) -> datetime:
 
 def format_time(ns: int) -> str:
     """RFC 3339 in UTC with a ``Z``; fractional seconds only when non-zero, trailing zeros
-    trimmed (what Go's time.RFC3339Nano prints)."""
+    trimmed, the year in four digits (what Go's time.RFC3339Nano prints; strftime's ``%Y``
+    drops the leading zeros of years before 1000)."""
     seconds, fraction = divmod(ns, SECOND)
-    text = (_EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+    moment = _EPOCH + timedelta(seconds=seconds)
+    text = moment.replace(tzinfo=None).isoformat(timespec="seconds")
     if fraction:
         text += "." + f"{fraction:09d}".rstrip("0")
     return text + "Z"

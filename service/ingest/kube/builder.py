@@ -153,12 +153,17 @@ class SnapshotBuilder:
             collected.append(obj)
 
     def add_json_item(self, data: msgspec.Raw, path: str) -> None:
-        """Add one object's JSON: a missing kind is an error, one Verdict does not read is
-        counted as ignored, and one it reads is decoded into its wire struct and added."""
+        """Add one object's JSON: a missing kind, or metadata that is not an object, is an
+        error, one Verdict does not read is counted as ignored, and one it reads is decoded into its wire struct and added."""
         try:
-            kind = decode_json(data, wire.TypeOnly, path).kind
+            first = decode_json(data, wire.TypeOnly, path)
         except IngestError as exc:
             self.errors.extend(exc.errors)
+            return
+        kind = first.kind
+        if first.metadata and memoryview(first.metadata)[:1] != b"{":
+            # Every Kubernetes object's metadata is an object, of a kind Verdict ignores too.
+            self.errors.append(FieldError(f"{path}.metadata", "expected an object"))
             return
         entry = _KINDS.get(kind)
         if entry is None:
