@@ -19,7 +19,7 @@ Plugins Verdict does not model are never silently passed over: a ``CycleState`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -404,15 +404,20 @@ class Framework:
         state: CycleState,
         nodes: Sequence[NodeInfo],
         states: Sequence[NodeInfo | NodeInfoPods],
+        known: Mapping[str, list[int]] | None = None,
     ) -> NodeScores:
-        """RunScorePlugins over the feasible ``nodes`` (their pods as in ``states``)."""
+        """RunScorePlugins over the feasible ``nodes`` (their pods as in ``states``).
+        ``known``: plugins whose raw scores over ``nodes`` the caller already has (the
+        capacity cache, incremental.py, of scores a bind cannot change): not scored again."""
         result = NodeScores([], {}, {}, {})
         for plugin, weight in self.score_plugins:
             if plugin.name in state.skip_score:
                 continue
             score = plugin.score
             try:
-                raw = [score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)]
+                raw = (known or {}).get(plugin.name) or [
+                    score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)
+                ]
             except ScoreError as exc:
                 message = f'running Score plugins: plugin "{plugin.name}" failed with: {exc}'
                 result.error = result.error or CycleError("Score", plugin.name, None, message)

@@ -1,0 +1,209 @@
+"""Repeated scheduling cycles of one pod template, recomputing per node only what a bind can
+change (capacity's replicas: capacity.py).
+
+A full cycle (placement.place) filters and scores every node. Between two replicas of one
+template only the node the last replica was bound to has changed, so this keeps, per node,
+the verdict of the *node-local* Filter plugins and the raw scores of the *node-local* Score
+plugins: those whose answer on a node reads only the pod, that node and its pods, and
+objects a bind does not change (``NODE_LOCAL_FILTERS``, ``NODE_LOCAL_SCORES``). After a bind
+only the bound node's are recomputed. Everything else runs as in the full cycle, through the
+same Framework and the same plugins (this module re-implements no plugin):
+
+* PreFilter and PreScore run on each replica's view (the domain counts of
+  PodTopologySpread and InterPodAffinity, which the bind changes, are therefore exact);
+* every other Filter plugin (PodTopologySpread, InterPodAffinity, the volume and DRA
+  plugins) runs on every node, in the profile's order, before the first node-local plugin
+  that rejected it (RunFilterPlugins returns the first rejection);
+* every other Score plugin scores every feasible node; NormalizeScore, the weights and
+  selectHost run over all of them (runtime.Framework.run_score_plugins with the cached raw
+  scores as ``known``).
+
+A node with nominated pods is filtered by the full RunFilterPluginsWithNominatedPods every
+time. Whenever the cycle is not the ordinary one (PreFilter rejects, no node or a filter
+Error, a Score error or an out-of-range score, a pod nominated, holds) ``place`` answers
+None and the caller runs the full cycle instead (queue.cycle): so the stop reason of a
+capacity run is always a full cycle's. ``tests/engine/scheduler/test_queue_incremental.py``
+requires this to place every replica where the full cycle does.
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_left
+from collections.abc import Sequence
+
+from service.engine.objects import Pod
+from service.engine.scheduler.framework import (
+    ERROR,
+    MAX_NODE_SCORE,
+    CycleState,
+    NodeInfo,
+    ScoreError,
+    Status,
+)
+from service.engine.scheduler.nominated import prepare_nominated
+from service.engine.scheduler.profile import Profile
+from service.engine.scheduler.queue import WorkingCluster, pick_host
+from service.engine.scheduler.runtime import Framework
+from service.engine.scheduler.snapshot import as_scheduler_sees
+from service.engine.version import EngineSettings
+
+__all__ = ["NODE_LOCAL_FILTERS", "NODE_LOCAL_SCORES", "TemplateCycles"]
+
+_UNCACHED = 10**9
+
+# Filter plugins whose verdict on a node depends only on the pod, the node and the node's
+# pods (and cluster objects no bind changes): a bind elsewhere cannot change it.
+NODE_LOCAL_FILTERS = frozenset(
+    {
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+    }
+)
+# Score plugins whose raw score on a node is likewise node-local (ImageLocality reads the
+# number of nodes holding an image: node images do not change in a capacity run).
+NODE_LOCAL_SCORES = frozenset(
+    {
+        "NodeResourcesFit",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+        "TaintToleration",
+        "NodeAffinity",
+    }
+)
+
+
+class TemplateCycles:
+    """Scheduling cycles of replicas of one template on a WorkingCluster, each as
+    placement.place would decide it on the cluster the earlier ones left. Call ``place`` for
+    a replica, bind it (``work.bind``), then ``bound`` with the node before the next one."""
+
+    def __init__(self, work: WorkingCluster, profile: Profile, settings: EngineSettings) -> None:
+        self.work = work
+        self.settings = settings
+        self.fwk = Framework(profile, settings)
+        self._filters: tuple | None = None  # the filters the cache was computed with
+        self._local: list[tuple[Status, int] | None] = []  # per node: verdict, position
+        self._skip: frozenset[str] | None = None  # the Score plugins skipped, for _raw
+        self._raw: dict[str, list[int | None]] = {}  # node-local plugin -> raw per node
+
+    def bound(self, node_name: str) -> None:
+        """A replica was bound to ``node_name``: its cached verdict and scores are stale."""
+        index = self.work.view.by_name[node_name].index
+        if index < len(self._local):
+            self._local[index] = None
+        for raw in self._raw.values():
+            raw[index] = None
+
+    def place(self, pod: Pod, rng: random.Random | None) -> tuple[str, tuple[str, ...]] | None:
+        """The node the full cycle would bind ``pod`` to and the nodes tied at the top
+        (select_host's answer), or None when the cycle is not the ordinary one (see the
+        module docstring): the caller then runs the full cycle."""
+        pod = as_scheduler_sees(pod, self.settings)
+        view = self.work.view
+        fwk = self.fwk
+        if pod.nominated_node_name or fwk.needs_whole_pods(pod, view):
+            return None
+        state = fwk.cycle_state(pod, view)
+        prepare_nominated(state, view)
+        if state.prefilter_status is not None or state.removed:
+            return None
+        feasible = self._filter(state, view.nodes)
+        if feasible is None or not feasible:
+            return None
+        if len(feasible) == 1:  # schedulePod takes a lone feasible node without scoring
+            return feasible[0].name, ()
+        fwk.run_pre_score_plugins(state, feasible)
+        try:
+            known = self._known(state, feasible)
+        except ScoreError:
+            return None  # the full cycle reports it
+        scores = fwk.run_score_plugins(state, feasible, feasible, known)
+        if scores.error is not None:
+            return None
+        totals = [0] * len(feasible)
+        for plugin in scores.plugins:
+            column, weight = scores.normalized[plugin], scores.weights[plugin]
+            if column and (min(column) < 0 or max(column) > MAX_NODE_SCORE):
+                return None  # invalid_score: the full cycle reports it
+            totals = [t + weight * v for t, v in zip(totals, column, strict=True)]
+        return pick_host([ni.name for ni in feasible], totals, rng)  # type: ignore[return-value]
+
+    def _filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[NodeInfo] | None:
+        """The feasible nodes in snapshot order (None on a filter Error)."""
+        fwk = self.fwk
+        names = [name for name, _ in state.filters]
+        key = (tuple(names), state.node_names)
+        if key != self._filters or len(self._local) != len(nodes):
+            self._filters, self._local = key, [None] * len(nodes)
+        local = state.copy(filters=[f for f in state.filters if f[0] in NODE_LOCAL_FILTERS])
+        position = {name: i for i, name in enumerate(names)}
+        others = [(i, f) for i, f in enumerate(state.filters) if f[0] not in NODE_LOCAL_FILTERS]
+        at_others = [i for i, _ in others]
+        # the other filters that run before a position, by how many of them do
+        before: dict[int, CycleState] = {}
+        cached = self._local
+        feasible: list[NodeInfo] = []
+        for ni in nodes:
+            if state.nominated.get(ni.name):
+                status = fwk.run_filter_plugins_with_nominated(state, ni)
+            else:
+                entry = cached[ni.index]
+                if entry is None:
+                    entry = cached[ni.index] = self._local_verdict(local, ni, position)
+                status, at = entry
+                count = bisect_left(at_others, at)
+                if at == _UNCACHED:
+                    status = fwk.run_filter_plugins(state, ni)
+                elif count:
+                    sub = before.get(count)
+                    if sub is None:
+                        sub = before[count] = state.copy(filters=[f for _, f in others[:count]])
+                    earlier = fwk.run_filter_plugins(sub, ni)
+                    if not earlier.is_success:
+                        status = earlier
+            if status.code == ERROR:
+                return None
+            if status.is_success:
+                feasible.append(ni)
+        return feasible
+
+    def _local_verdict(
+        self, local: CycleState, ni: NodeInfo, position: dict[str, int]
+    ) -> tuple[Status, int]:
+        """The node-local filters' verdict on ``ni`` and the position (in the cycle's
+        filters) of the one that rejected it: after every filter when none did, before
+        every filter when the PreFilter node set left the node out."""
+        found = self.fwk.run_filter_plugins(local, ni)
+        if found.is_success:
+            return found, len(position)
+        if not found.plugin:  # no plugin: the PreFilter result's node set left it out
+            return found, -1
+        # a status naming a plugin not among the filters: the full filters decide each time
+        return found, position.get(found.plugin, _UNCACHED)
+
+    def _known(self, state: CycleState, feasible: Sequence[NodeInfo]) -> dict[str, list[int]]:
+        """The node-local Score plugins' raw scores over ``feasible``: cached, the nodes
+        bound to since the last cycle (or never scored) scored again."""
+        skip = frozenset(state.skip_score)
+        if skip != self._skip:
+            self._skip, self._raw = skip, {}
+        count = len(self.work.view.nodes)
+        known: dict[str, list[int]] = {}
+        for plugin, _ in self.fwk.score_plugins:
+            name = plugin.name
+            if name in skip or name not in NODE_LOCAL_SCORES:
+                continue
+            raw = self._raw.setdefault(name, [None] * count)
+            column: list[int] = []
+            for ni in feasible:
+                value = raw[ni.index]
+                if value is None:
+                    value = raw[ni.index] = plugin.score(state, ni, ni)
+                column.append(value)
+            known[name] = column
+        return known
