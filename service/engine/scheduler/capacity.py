@@ -143,7 +143,7 @@ def capacity(
             steps += 1
             fast += quick
             if cycles is not None and step.node is not None:
-                cycles.bound(step.node)
+                cycles.bound(step.node, pod.key)
             if step.outcome != BOUND:
                 answer.stop, answer.message, answer.reasons = (
                     UNSCHEDULABLE,

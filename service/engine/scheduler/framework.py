@@ -291,6 +291,20 @@ class PreScorePlugin(Plugin):
         raise NotImplementedError
 
 
+class CarriesPreScore(PreScorePlugin):
+    """A PreScore plugin whose state can be carried from one cycle to the next of a pod
+    like the last one (a replica of one template), with the pod bound in between counted,
+    instead of being computed again (not upstream: engine/scheduler/incremental.py)."""
+
+    def carry_pre_score(
+        self, previous: CycleState, state: CycleState, added: PodInfo, ni: NodeInfo
+    ) -> bool:
+        """Move ``previous``'s PreScore state into ``state`` with ``added`` (now on ``ni``)
+        counted, as PreScore over the same feasible nodes would count it; False when
+        ``previous`` holds none (PreScore then runs)."""
+        raise NotImplementedError
+
+
 class ScorePlugin(Plugin):
     """framework.ScorePlugin."""
 

@@ -36,8 +36,10 @@ from service.engine.objects import Pod
 from service.engine.scheduler.framework import (
     ERROR,
     MAX_NODE_SCORE,
+    CarriesPreScore,
     CycleState,
     NodeInfo,
+    PodInfo,
     ScoreError,
     Status,
 )
@@ -90,10 +92,15 @@ class TemplateCycles:
         self._local: list[tuple[Status, int] | None] = []  # per node: verdict, position
         self._skip: frozenset[str] | None = None  # the Score plugins skipped, for _raw
         self._raw: dict[str, list[int | None]] = {}  # node-local plugin -> raw per node
+        # the last cycle's state and feasible nodes, and the replicas bound since
+        self._previous: tuple[CycleState, list[int]] | None = None
+        self._added: list[tuple[PodInfo, NodeInfo]] = []
 
-    def bound(self, node_name: str) -> None:
+    def bound(self, node_name: str, pod_key: str) -> None:
         """A replica was bound to ``node_name``: its cached verdict and scores are stale."""
-        index = self.work.view.by_name[node_name].index
+        ni = self.work.view.by_name[node_name]
+        self._added.append((next(pi for pi in ni.pods if pi.key == pod_key), ni))
+        index = ni.index
         if index < len(self._local):
             self._local[index] = None
         for raw in self._raw.values():
@@ -106,6 +113,8 @@ class TemplateCycles:
         pod = as_scheduler_sees(pod, self.settings)
         view = self.work.view
         fwk = self.fwk
+        previous, self._previous = self._previous, None
+        added, self._added = self._added, []
         if pod.nominated_node_name or fwk.needs_whole_pods(pod, view):
             return None
         state = fwk.cycle_state(pod, view)
@@ -117,7 +126,9 @@ class TemplateCycles:
             return None
         if len(feasible) == 1:  # schedulePod takes a lone feasible node without scoring
             return feasible[0].name, ()
-        fwk.run_pre_score_plugins(state, feasible)
+        indexes = [ni.index for ni in feasible]
+        carried = self._carry(previous, state, indexes, added)
+        fwk.run_pre_score_plugins(state, feasible, carried)
         try:
             known = self._known(state, feasible)
         except ScoreError:
@@ -131,7 +142,28 @@ class TemplateCycles:
             if column and (min(column) < 0 or max(column) > MAX_NODE_SCORE):
                 return None  # invalid_score: the full cycle reports it
             totals = [t + weight * v for t, v in zip(totals, column, strict=True)]
+        self._previous = (state, indexes)
         return pick_host([ni.name for ni in feasible], totals, rng)  # type: ignore[return-value]
+
+    def _carry(
+        self,
+        previous: tuple[CycleState, list[int]] | None,
+        state: CycleState,
+        feasible: list[int],
+        added: list[tuple[PodInfo, NodeInfo]],
+    ) -> set[str]:
+        """The PreScore plugins whose state is carried from the last cycle (CarriesPreScore)
+        with the one replica bound since counted: only when that cycle was this cache's and
+        had the same feasible nodes (PreScore reads them)."""
+        if previous is None or len(added) != 1 or previous[1] != feasible:
+            return set()
+        (info, ni), carried = added[0], set()
+        for plugin in self.fwk.pre_score_plugins:
+            if isinstance(plugin, CarriesPreScore) and plugin.carry_pre_score(
+                previous[0], state, info, ni
+            ):
+                carried.add(plugin.name)
+        return carried
 
     def _filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[NodeInfo] | None:
         """The feasible nodes in snapshot order (None on a filter Error)."""

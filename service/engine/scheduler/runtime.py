@@ -19,7 +19,7 @@ Plugins Verdict does not model are never silently passed over: a ``CycleState`` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -392,9 +392,14 @@ class Framework:
             return first
         return self.run_filter_plugins(state, ni, ns)
 
-    def run_pre_score_plugins(self, state: CycleState, nodes: Sequence[NodeInfo]) -> None:
-        """RunPreScorePlugins: a Skip drops the plugin's Score for this pod."""
+    def run_pre_score_plugins(
+        self, state: CycleState, nodes: Sequence[NodeInfo], carried: Collection[str] = ()
+    ) -> None:
+        """RunPreScorePlugins: a Skip drops the plugin's Score for this pod. ``carried``:
+        plugins whose PreScore state the caller carried over (CarriesPreScore)."""
         for plugin in self.pre_score_plugins:
+            if plugin.name in carried:
+                continue
             status = plugin.pre_score(state, nodes)
             if status.is_skip:
                 state.skip_score.add(plugin.name)

@@ -35,13 +35,13 @@ from service.engine.scheduler.framework import (
     SKIPPED,
     UNRESOLVABLE,
     UNSCHEDULABLE,
+    CarriesPreScore,
     CountsPods,
     CycleState,
     FilterPlugin,
     NodeInfo,
     PodInfo,
     PreFilterResult,
-    PreScorePlugin,
     ReadsWholePods,
     ScoreExtensions,
     Status,
@@ -275,7 +275,7 @@ class _PreScoreState:
     matching: list[dict[str, int]]  # per constraint, node name -> its matching pods
 
 
-class PodTopologySpread(CountsPods, FilterPlugin, PreScorePlugin, ScoreExtensions, ReadsWholePods):
+class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensions, ReadsWholePods):
     name = "PodTopologySpread"
 
     def __init__(
@@ -428,6 +428,36 @@ class PodTopologySpread(CountsPods, FilterPlugin, PreScorePlugin, ScoreExtension
             _PreScoreState(constraints, ignored, counts, weights, matching),
         )
         return OK
+
+    def carry_pre_score(
+        self, previous: CycleState, state: CycleState, added: PodInfo, ni: NodeInfo
+    ) -> bool:
+        """PreScore's state of the previous cycle, with ``added`` counted as pre_score counts
+        a pod (its node's matching pods, and its domain's when the domain is counted)."""
+        s: _PreScoreState | None = previous.data.get(self.name + "/score")
+        if s is None:
+            return False
+        state.write(self.name + "/score", s)
+        pod, node = added.pod, ni.node
+        if pod is None or pod.deletion_timestamp is not None:
+            return True
+        if pod.namespace != state.pod.namespace:
+            return True
+        require_all = bool(state.pod.topology_spread_constraints) or not self.system_defaulted
+        counted = not require_all or _has_all_keys(node.labels, s.constraints)
+        for i, c in enumerate(s.constraints):
+            selector = c.selector
+            if selector is None or (not selector.match_labels and not selector.match_expressions):
+                continue
+            if not selector_matches(selector, pod.labels):
+                continue
+            s.matching[i][ni.name] = s.matching[i].get(ni.name, 0) + 1
+            if not counted or not c.includes(state.pod, node):
+                continue
+            value = node.labels.get(c.topology_key, "")
+            if value in s.counts[i]:
+                s.counts[i][value] += 1
+        return True
 
     def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
         s: _PreScoreState | None = state.data.get(self.name + "/score")
