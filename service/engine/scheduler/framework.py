@@ -298,10 +298,12 @@ class CarriesPreScore(PreScorePlugin):
 
     def carry_pre_score(
         self, previous: CycleState, state: CycleState, added: PodInfo, ni: NodeInfo
-    ) -> bool:
+    ) -> frozenset[tuple[str, str]] | None:
         """Move ``previous``'s PreScore state into ``state`` with ``added`` (now on ``ni``)
-        counted, as PreScore over the same feasible nodes would count it; False when
-        ``previous`` holds none (PreScore then runs)."""
+        counted, as PreScore over the same feasible nodes would count it. Returns the
+        topology domains (key, value) whose counts changed: the plugin's Score changes only
+        on the nodes in them and on ``ni``. None when ``previous`` holds no state (PreScore
+        then runs)."""
         raise NotImplementedError
 
 

@@ -95,6 +95,10 @@ class TemplateCycles:
         # the last cycle's state and feasible nodes, and the replicas bound since
         self._previous: tuple[CycleState, list[int]] | None = None
         self._added: list[tuple[PodInfo, NodeInfo]] = []
+        # the raw scores of the plugins whose PreScore state is carried (CarriesPreScore),
+        # per node, valid while it is carried; node indexes by (topology key, value)
+        self._carried_raw: dict[str, list[int | None]] = {}
+        self._domains: dict[str, dict[str, list[int]]] = {}
 
     def bound(self, node_name: str, pod_key: str) -> None:
         """A replica was bound to ``node_name``: its cached verdict and scores are stale."""
@@ -131,6 +135,7 @@ class TemplateCycles:
         fwk.run_pre_score_plugins(state, feasible, carried)
         try:
             known = self._known(state, feasible)
+            known.update(self._known_carried(state, feasible, carried))
         except ScoreError:
             return None  # the full cycle reports it
         scores = fwk.run_score_plugins(state, feasible, feasible, known)
@@ -154,16 +159,65 @@ class TemplateCycles:
     ) -> set[str]:
         """The PreScore plugins whose state is carried from the last cycle (CarriesPreScore)
         with the one replica bound since counted: only when that cycle was this cache's and
-        had the same feasible nodes (PreScore reads them)."""
-        if previous is None or len(added) != 1 or previous[1] != feasible:
-            return set()
-        (info, ni), carried = added[0], set()
-        for plugin in self.fwk.pre_score_plugins:
-            if isinstance(plugin, CarriesPreScore) and plugin.carry_pre_score(
-                previous[0], state, info, ni
-            ):
+        had the same feasible nodes (PreScore reads them). Their cached raw scores are
+        dropped on the nodes of the domains the replica changed and on its node; a plugin
+        not carried loses them all."""
+        carried: set[str] = set()
+        if previous is not None and len(added) == 1 and previous[1] == feasible:
+            info, ni = added[0]
+            for plugin in self.fwk.pre_score_plugins:
+                if not isinstance(plugin, CarriesPreScore):
+                    continue
+                changed = plugin.carry_pre_score(previous[0], state, info, ni)
+                if changed is None:
+                    continue
                 carried.add(plugin.name)
+                raw = self._carried_raw.get(plugin.name)
+                if raw is not None:
+                    raw[ni.index] = None
+                    for key, value in changed:
+                        for index in self._nodes_in(key, value):
+                            raw[index] = None
+        for name in list(self._carried_raw):
+            if name not in carried:
+                del self._carried_raw[name]
         return carried
+
+    def _nodes_in(self, key: str, value: str) -> list[int]:
+        """The indexes of the nodes labelled ``key=value`` (node labels do not change)."""
+        by_value = self._domains.get(key)
+        if by_value is None:
+            by_value = self._domains[key] = {}
+            for ni in self.work.view.nodes:
+                found = ni.node.labels.get(key)
+                if found is not None:
+                    by_value.setdefault(found, []).append(ni.index)
+        return by_value.get(value, [])
+
+    def _known_carried(
+        self, state: CycleState, feasible: Sequence[NodeInfo], carried: set[str]
+    ) -> dict[str, list[int]]:
+        """The raw scores of the Score plugins whose PreScore state was carried: cached
+        where the carried update cannot have changed them, scored again elsewhere."""
+        known: dict[str, list[int]] = {}
+        count = len(self.work.view.nodes)
+        for plugin, _ in self.fwk.score_plugins:
+            name = plugin.name
+            if name in state.skip_score or name in NODE_LOCAL_SCORES:
+                continue
+            if name not in carried:
+                if isinstance(plugin, CarriesPreScore):
+                    self._carried_raw[name] = [None] * count  # filled by the cycle below
+                continue
+            raw = self._carried_raw.setdefault(name, [None] * count)
+            column: list[int] = []
+            for ni in feasible:
+                value = raw[ni.index]
+                if value is None:
+                    value = raw[ni.index] = plugin.score(state, ni, ni)
+                column.append(value)
+            known[name] = column
+        return known
 
     def _filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[NodeInfo] | None:
         """The feasible nodes in snapshot order (None on a filter Error)."""

@@ -431,20 +431,21 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
 
     def carry_pre_score(
         self, previous: CycleState, state: CycleState, added: PodInfo, ni: NodeInfo
-    ) -> bool:
+    ) -> frozenset[tuple[str, str]] | None:
         """PreScore's state of the previous cycle, with ``added`` counted as pre_score counts
         a pod (its node's matching pods, and its domain's when the domain is counted)."""
         s: _PreScoreState | None = previous.data.get(self.name + "/score")
         if s is None:
-            return False
+            return None
         state.write(self.name + "/score", s)
         pod, node = added.pod, ni.node
         if pod is None or pod.deletion_timestamp is not None:
-            return True
+            return frozenset()
         if pod.namespace != state.pod.namespace:
-            return True
+            return frozenset()
         require_all = bool(state.pod.topology_spread_constraints) or not self.system_defaulted
         counted = not require_all or _has_all_keys(node.labels, s.constraints)
+        changed: set[tuple[str, str]] = set()
         for i, c in enumerate(s.constraints):
             selector = c.selector
             if selector is None or (not selector.match_labels and not selector.match_expressions):
@@ -452,12 +453,11 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
             if not selector_matches(selector, pod.labels):
                 continue
             s.matching[i][ni.name] = s.matching[i].get(ni.name, 0) + 1
-            if not counted or not c.includes(state.pod, node):
-                continue
             value = node.labels.get(c.topology_key, "")
-            if value in s.counts[i]:
+            changed.add((c.topology_key, value))
+            if counted and c.includes(state.pod, node) and value in s.counts[i]:
                 s.counts[i][value] += 1
-        return True
+        return frozenset(changed)
 
     def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
         s: _PreScoreState | None = state.data.get(self.name + "/score")
