@@ -210,13 +210,7 @@ class TemplateCycles:
                     self._carried_raw[name] = [None] * count  # filled by the cycle below
                 continue
             raw = self._carried_raw.setdefault(name, [None] * count)
-            column: list[int] = []
-            for ni in feasible:
-                value = raw[ni.index]
-                if value is None:
-                    value = raw[ni.index] = plugin.score(state, ni, ni)
-                column.append(value)
-            known[name] = column
+            known[name] = _column(raw, plugin, state, feasible)
         return known
 
     def _filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[NodeInfo] | None:
@@ -233,30 +227,42 @@ class TemplateCycles:
         # the other filters that run before a position, by how many of them do
         before: dict[int, CycleState] = {}
         cached = self._local
-        feasible: list[NodeInfo] = []
-        for ni in nodes:
-            if state.nominated.get(ni.name):
-                status = fwk.run_filter_plugins_with_nominated(state, ni)
-            else:
-                entry = cached[ni.index]
-                if entry is None:
-                    entry = cached[ni.index] = self._local_verdict(local, ni, position)
-                status, at = entry
-                count = bisect_left(at_others, at)
-                if at == _UNCACHED:
-                    status = fwk.run_filter_plugins(state, ni)
-                elif count:
+        # the nodes whose verdict is not the cached one this cycle
+        override: dict[int, Status] = {}
+        by_name = self.work.view.by_name
+        for name, pods in state.nominated.items():
+            ni = by_name.get(name)
+            if pods and ni is not None:
+                override[ni.index] = fwk.run_filter_plugins_with_nominated(state, ni)
+        if None in cached:
+            for ni in nodes:
+                if cached[ni.index] is None and ni.index not in override:
+                    status, at = self._local_verdict(local, ni, position)
+                    if at == _UNCACHED or status.code == ERROR:
+                        override[ni.index] = fwk.run_filter_plugins(state, ni)
+                    else:
+                        cached[ni.index] = (status, at)
+        if others:
+            for ni, entry in zip(nodes, cached, strict=True):
+                if entry is None or ni.index in override:
+                    continue
+                count = bisect_left(at_others, entry[1])
+                if count:
                     sub = before.get(count)
                     if sub is None:
                         sub = before[count] = state.copy(filters=[f for _, f in others[:count]])
                     earlier = fwk.run_filter_plugins(sub, ni)
                     if not earlier.is_success:
-                        status = earlier
-            if status.code == ERROR:
-                return None
-            if status.is_success:
-                feasible.append(ni)
-        return feasible
+                        override[ni.index] = earlier
+        if any(status.code == ERROR for status in override.values()):
+            return None
+        if not override:
+            return [ni for ni, entry in zip(nodes, cached, strict=True) if entry[0].is_success]  # type: ignore[index]
+        return [
+            ni
+            for ni, entry in zip(nodes, cached, strict=True)
+            if (override.get(ni.index) or entry[0]).is_success  # type: ignore[index]
+        ]
 
     def _local_verdict(
         self, local: CycleState, ni: NodeInfo, position: dict[str, int]
@@ -285,11 +291,18 @@ class TemplateCycles:
             if name in skip or name not in NODE_LOCAL_SCORES:
                 continue
             raw = self._raw.setdefault(name, [None] * count)
-            column: list[int] = []
-            for ni in feasible:
-                value = raw[ni.index]
-                if value is None:
-                    value = raw[ni.index] = plugin.score(state, ni, ni)
-                column.append(value)
-            known[name] = column
+            known[name] = _column(raw, plugin, state, feasible)
         return known
+
+
+def _column(
+    raw: list[int | None], plugin, state: CycleState, feasible: Sequence[NodeInfo]
+) -> list[int]:
+    """The plugin's raw scores over ``feasible`` from ``raw`` (per node index), the nodes
+    without one scored (and kept)."""
+    column = [raw[ni.index] for ni in feasible]
+    if None in column:
+        for j, ni in enumerate(feasible):
+            if column[j] is None:
+                column[j] = raw[ni.index] = plugin.score(state, ni, ni)
+    return column  # type: ignore[return-value]
