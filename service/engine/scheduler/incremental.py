@@ -31,11 +31,14 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import add, mul
 
 from service.engine.objects import Pod
 from service.engine.scheduler.framework import (
     ERROR,
     MAX_NODE_SCORE,
+    SUCCESS,
     CarriesPreScore,
     CycleState,
     NodeInfo,
@@ -146,7 +149,8 @@ class TemplateCycles:
             column, weight = scores.normalized[plugin], scores.weights[plugin]
             if column and (min(column) < 0 or max(column) > MAX_NODE_SCORE):
                 return None  # invalid_score: the full cycle reports it
-            totals = [t + weight * v for t, v in zip(totals, column, strict=True)]
+            weighted = column if weight == 1 else map(mul, column, repeat(weight))
+            totals = list(map(add, totals, weighted))
         self._previous = (state, indexes)
         return pick_host([ni.name for ni in feasible], totals, rng)  # type: ignore[return-value]
 
@@ -256,13 +260,10 @@ class TemplateCycles:
                         override[ni.index] = earlier
         if any(status.code == ERROR for status in override.values()):
             return None
-        if not override:
-            return [ni for ni, entry in zip(nodes, cached, strict=True) if entry[0].is_success]  # type: ignore[index]
-        return [
-            ni
-            for ni, entry in zip(nodes, cached, strict=True)
-            if (override.get(ni.index) or entry[0]).is_success  # type: ignore[index]
-        ]
+        passed = [entry is not None and entry[0].code == SUCCESS for entry in cached]
+        for index, status in override.items():
+            passed[index] = status.is_success
+        return list(compress(nodes, passed))
 
     def _local_verdict(
         self, local: CycleState, ni: NodeInfo, position: dict[str, int]
@@ -302,7 +303,7 @@ def _column(
     without one scored (and kept)."""
     column = [raw[ni.index] for ni in feasible]
     if None in column:
-        for j, ni in enumerate(feasible):
-            if column[j] is None:
-                column[j] = raw[ni.index] = plugin.score(state, ni, ni)
+        for j in [j for j, value in enumerate(column) if value is None]:
+            ni = feasible[j]
+            column[j] = raw[ni.index] = plugin.score(state, ni, ni)
     return column  # type: ignore[return-value]

@@ -482,6 +482,13 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
         s: _PreScoreState | None = state.data.get(self.name + "/score")
         if s is None:
             return
+        if not s.ignored and scores:  # every node counts: the same, at C speed
+            low, high = min(scores), max(0, max(scores))
+            if high == 0:
+                scores[:] = [MAX_NODE_SCORE] * len(scores)
+            else:
+                scores[:] = [MAX_NODE_SCORE * (high + low - v) // high for v in scores]
+            return
         low, high = None, 0
         for ni, score in zip(nodes, scores, strict=True):
             if ni.name in s.ignored:
