@@ -9,8 +9,11 @@ objects a bind does not change (``NODE_LOCAL_FILTERS``, ``NODE_LOCAL_SCORES``). 
 only the bound node's are recomputed. Everything else runs as in the full cycle, through the
 same Framework and the same plugins (this module re-implements no plugin):
 
-* PreFilter and PreScore run on each replica's view (the domain counts of
-  PodTopologySpread and InterPodAffinity, which the bind changes, are therefore exact);
+* PreFilter runs on each replica's view, and so does PreScore, except that a plugin
+  declaring ``CarriesPreScore`` (PodTopologySpread) has its PreScore state carried from
+  the last replica with the bound one counted when the feasible nodes are the same (its
+  PreScore reads them); while carried, its raw scores are kept too and scored again only
+  on the nodes of the domains the bound replica changed and on the bound node;
 * every other Filter plugin (PodTopologySpread, InterPodAffinity, the volume and DRA
   plugins) runs on every node, in the profile's order, before the first node-local plugin
   that rejected it (RunFilterPlugins returns the first rejection);
@@ -20,7 +23,8 @@ same Framework and the same plugins (this module re-implements no plugin):
 
 A node with nominated pods is filtered by the full RunFilterPluginsWithNominatedPods every
 time. Whenever the cycle is not the ordinary one (PreFilter rejects, no node or a filter
-Error, a Score error or an out-of-range score, a pod nominated, holds) ``place`` answers
+Error, a Score error or an out-of-range score, a pod nominated, a node taken off for the
+pod) ``place`` answers
 None and the caller runs the full cycle instead (queue.cycle): so the stop reason of a
 capacity run is always a full cycle's. ``tests/engine/scheduler/test_queue_incremental.py``
 requires this to place every replica where the full cycle does.
