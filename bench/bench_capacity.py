@@ -1,9 +1,10 @@
 """Capacity benchmark (issue 27): how many replicas of a 500m / 1Gi template with zone spread
 (ScheduleAnyway) fit on the generated 5,000-node / 150,000-pod cluster, each replica placed
-by a full scheduling cycle on the state the earlier ones left.
+by a scheduling cycle on the state the earlier ones left: incremental (only what a bind
+changes recomputed, engine/scheduler/incremental.py) or, with ``--full``, a full cycle.
 
     python -m bench.bench_capacity [--nodes 5000 --pods 150000] [--body snapshot.msgpack]
-        [--save snapshot.msgpack] [--max-replicas N] [--repeat 3]
+        [--save snapshot.msgpack] [--max-replicas N] [--repeat 3] [--full]
 
 Prints the replicas, the stop reason, the wall time, the time per replica, and the view
 building paid once per Cluster (as bench_scheduler reports it). Compare with the real
@@ -53,7 +54,9 @@ TEMPLATE = Pod(
 )
 
 
-def run(cluster: Cluster, max_replicas: int | None) -> tuple[float, object]:
+def run(
+    cluster: Cluster, max_replicas: int | None, incremental: bool = True
+) -> tuple[float, object]:
     """One capacity run: (seconds, the run)."""
     gc.collect()
     started = time.perf_counter()
@@ -63,6 +66,7 @@ def run(cluster: Cluster, max_replicas: int | None) -> tuple[float, object]:
         profiles={DEFAULT_SCHEDULER_NAME: default_profile(DEFAULT_SETTINGS)},
         settings=DEFAULT_SETTINGS,
         max_replicas=max_replicas,
+        incremental=incremental,
     )
     return time.perf_counter() - started, answer
 
@@ -93,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", type=Path, help="write the Snapshot as msgpack, for --body")
     parser.add_argument("--max-replicas", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument(
+        "--full", action="store_true", help="a full cycle per replica (no incremental cache)"
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -109,11 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"scheduler view (once per Cluster): {(time.perf_counter() - started) * 1000:.0f} ms")
     print(f"replicas that would fit by resources alone: about {_estimate(cluster, view)}")
     for _ in range(args.repeat):
-        seconds, answer = run(cluster, args.max_replicas)
+        seconds, answer = run(cluster, args.max_replicas, not args.full)
         (t,) = answer.templates
         per = seconds / max(t.replicas, 1) * 1000
         print(
-            f"{t.replicas} replicas in {seconds:.2f} s ({per:.1f} ms per replica); "
+            f"{t.replicas} replicas in {seconds:.2f} s ({per:.1f} ms per replica; "
+            f"{answer.incremental} decided incrementally, {answer.ties} with ties); "
             f"stop: {t.stop}: {t.message[:160]}"
         )
     return 0

@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 import msgspec
 
 from service.engine.objects import Cluster, Pod
+from service.engine.scheduler.incremental import TemplateCycles
 from service.engine.scheduler.profile import Profile
 from service.engine.scheduler.queue import (
     BOUND,
     DEFAULT_MAX_STEPS,
     NodeUsage,
+    QueueStep,
     WorkingCluster,
     cycle,
     profile_of,
@@ -80,6 +82,7 @@ class CapacityRun:
     cluster: Cluster
     truncated: bool
     ties: int = 0  # placements where several nodes tied at the top total
+    incremental: int = 0  # placements decided by incremental.py, not by a full cycle
 
 
 def replica(template: Pod, n: int) -> Pod:
@@ -105,20 +108,25 @@ def capacity(
     max_steps: int = DEFAULT_MAX_STEPS,
     max_seconds: float | None = None,
     fresh_views: bool = False,
+    incremental: bool = True,
 ) -> CapacityRun:
     """Place replicas of each template in turn until one does not fit (or ``max_replicas``
     of it are placed); ``max_steps`` cycles and ``max_seconds`` bound the whole run. Every
-    template must have a profile in ``profiles``. ``fresh_views``: as for ``run_queue``."""
+    template must have a profile in ``profiles``. ``fresh_views``: as for ``run_queue``.
+    ``incremental``: keep each node's node-local filter verdict and scores between
+    replicas (incremental.py); False runs every replica's full cycle (what it is tested
+    against)."""
     work = WorkingCluster(cluster, settings, cordoned=exclude_nodes, fresh=fresh_views)
     rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     answers = [TemplateCapacity(t) for t in templates]
     placements: list[tuple[int, str, str]] = []
-    steps = ties = 0
+    steps = ties = fast = 0
     truncated = False
     for index, (template, answer) in enumerate(zip(templates, answers, strict=True)):
         profile = profile_of(template, profiles)
         assert profile is not None, "the caller checks every template has a profile"
+        cycles = TemplateCycles(work, profile, settings) if incremental else None
         if truncated:
             answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
             continue
@@ -131,8 +139,11 @@ def capacity(
                 answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
                 break
             pod = replica(template, answer.replicas + 1)
-            step = cycle(work, pod, profile, preemption=False, rng=rng)
+            step, quick = _cycle(work, cycles, pod, profile, rng)
             steps += 1
+            fast += quick
+            if cycles is not None and step.node is not None:
+                cycles.bound(step.node, pod.key)
             if step.outcome != BOUND:
                 answer.stop, answer.message, answer.reasons = (
                     UNSCHEDULABLE,
@@ -144,4 +155,22 @@ def capacity(
             answer.replicas += 1
             answer.per_node[step.node] = answer.per_node.get(step.node, 0) + 1  # type: ignore[index]
             placements.append((index, pod.name, step.node))  # type: ignore[arg-type]
-    return CapacityRun(answers, placements, work.usage(), work.cluster, truncated, ties)
+    return CapacityRun(answers, placements, work.usage(), work.cluster, truncated, ties, fast)
+
+
+def _cycle(
+    work: WorkingCluster,
+    cycles: TemplateCycles | None,
+    pod: Pod,
+    profile: Profile,
+    rng: random.Random | None,
+) -> tuple[QueueStep, bool]:
+    """One replica's cycle, bound if it fits, and whether incremental.py decided it: the
+    incremental cycle when it answers, else the full cycle (queue.cycle), which also gives
+    an unschedulable replica its message."""
+    found = cycles.place(pod, rng) if cycles is not None else None
+    if found is None:
+        return cycle(work, pod, profile, preemption=False, rng=rng), False
+    node, ties = found
+    work.bind(pod, node)
+    return QueueStep(pod.key, pod, BOUND, node, [], "", ties), True

@@ -291,6 +291,22 @@ class PreScorePlugin(Plugin):
         raise NotImplementedError
 
 
+class CarriesPreScore(PreScorePlugin):
+    """A PreScore plugin whose state can be carried from one cycle to the next of a pod
+    like the last one (a replica of one template), with the pod bound in between counted,
+    instead of being computed again (not upstream: engine/scheduler/incremental.py)."""
+
+    def carry_pre_score(
+        self, previous: CycleState, state: CycleState, added: PodInfo, ni: NodeInfo
+    ) -> frozenset[tuple[str, str]] | None:
+        """Move ``previous``'s PreScore state into ``state`` with ``added`` (now on ``ni``)
+        counted, as PreScore over the same feasible nodes would count it. Returns the
+        topology domains (key, value) whose counts changed: the plugin's Score changes only
+        on the nodes in them and on ``ni``. None when ``previous`` holds no state (PreScore
+        then runs)."""
+        raise NotImplementedError
+
+
 class ScorePlugin(Plugin):
     """framework.ScorePlugin."""
 

@@ -66,6 +66,7 @@ __all__ = [
     "QueueRun",
     "QueueStep",
     "WorkingCluster",
+    "pick_host",
     "queue_order",
     "reason_counts",
     "run_queue",
@@ -462,20 +463,33 @@ def select_host(outcome: PlacementOutcome, rng: random.Random | None) -> tuple[s
     if chosen is None or outcome.nominated_node_chosen:
         return chosen, ()
     feasible = [n for n in outcome.nodes if n.feasible and n.total is not None]
-    if len(feasible) < 2:
-        return chosen, ()
-    best = max(n.total for n in feasible)  # type: ignore[type-var]
-    ties = tuple(n.node_name for n in feasible if n.total == best)
+    names = [n.node_name for n in feasible]
+    return pick_host(names, [n.total for n in feasible], rng)  # type: ignore[misc]
+
+
+def pick_host(
+    names: Sequence[str], totals: Sequence[int], rng: random.Random | None
+) -> tuple[str | None, tuple[str, ...]]:
+    """selectHost over scored feasible nodes given in snapshot order (parallel lists): the
+    chosen node and the nodes tied at the top total (empty when one led alone or fewer than
+    two nodes were scored). Without ``rng`` the first of the top nodes; see select_host."""
+    if not names:
+        return None, ()
+    best = max(totals)
+    first = totals.index(best)
+    if len(names) < 2:
+        return names[first], ()
+    ties = tuple(name for name, total in zip(names, totals, strict=True) if total == best)
     if rng is None or len(ties) < 2:
-        return chosen, ties if len(ties) > 1 else ()
-    selected, top, count = feasible[0].node_name, feasible[0].total, 1
-    for n in feasible[1:]:
-        if n.total > top:  # type: ignore[operator]
-            selected, top, count = n.node_name, n.total, 1
-        elif n.total == top:
+        return names[first], ties if len(ties) > 1 else ()
+    selected, top, count = names[0], totals[0], 1
+    for name, total in zip(names[1:], totals[1:], strict=True):
+        if total > top:
+            selected, top, count = name, total, 1
+        elif total == top:
             count += 1
             if rng.randrange(count) == 0:
-                selected = n.node_name
+                selected = name
     return selected, ties
 
 

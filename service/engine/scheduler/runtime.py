@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -442,9 +442,14 @@ class Framework:
             return first
         return self.run_filter_plugins(state, ni, ns)
 
-    def run_pre_score_plugins(self, state: CycleState, nodes: Sequence[NodeInfo]) -> None:
-        """RunPreScorePlugins: a Skip drops the plugin's Score for this pod."""
+    def run_pre_score_plugins(
+        self, state: CycleState, nodes: Sequence[NodeInfo], carried: Collection[str] = ()
+    ) -> None:
+        """RunPreScorePlugins: a Skip drops the plugin's Score for this pod. ``carried``:
+        plugins whose PreScore state the caller carried over (CarriesPreScore)."""
         for plugin in self.pre_score_plugins:
+            if plugin.name in carried:
+                continue
             status = plugin.pre_score(state, nodes)
             if status.is_skip:
                 state.skip_score.add(plugin.name)
@@ -454,15 +459,20 @@ class Framework:
         state: CycleState,
         nodes: Sequence[NodeInfo],
         states: Sequence[NodeInfo | NodeInfoPods],
+        known: Mapping[str, list[int]] | None = None,
     ) -> NodeScores:
-        """RunScorePlugins over the feasible ``nodes`` (their pods as in ``states``)."""
+        """RunScorePlugins over the feasible ``nodes`` (their pods as in ``states``).
+        ``known``: plugins whose raw scores over ``nodes`` the caller already has (the
+        capacity cache, incremental.py, of scores a bind cannot change): not scored again."""
         result = NodeScores([], {}, {}, {})
         for plugin, weight in self.score_plugins:
             if plugin.name in state.skip_score:
                 continue
             score = plugin.score
             try:
-                raw = [score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)]
+                raw = (known or {}).get(plugin.name) or [
+                    score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)
+                ]
             except ScoreError as exc:
                 message = f'running Score plugins: plugin "{plugin.name}" failed with: {exc}'
                 result.error = result.error or CycleError("Score", plugin.name, None, message)

@@ -6,6 +6,8 @@ the queue and for capacity."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from service.engine.objects import Cluster
@@ -60,3 +62,63 @@ def test_capacity_decides_alike_step_by_step_and_recomputed(seed: int) -> None:
         (t.replicas, t.stop, t.message, t.reasons) for t in runs[1].templates
     ]
     assert _usage(runs[0].nodes) == _usage(runs[1].nodes)
+
+
+# --- capacity's incremental cycles (engine/scheduler/incremental.py) against full cycles ---
+
+_ZONE = "topology.kubernetes.io/zone"
+_HOST = "kubernetes.io/hostname"
+
+
+def _variant(template: dict, kind: str) -> dict:
+    """The template as given, or with replicas that spread over zones (ScheduleAnyway, or
+    DoNotSchedule) or repel each other (required by hostname, preferred by zone)."""
+    template = copy.deepcopy(template)
+    spec, labels = template["spec"], template["metadata"].setdefault("labels", {})
+    labels.setdefault("app", "capacity")
+    own = {"matchLabels": dict(labels)}
+    if kind in ("anyway", "hard"):
+        spec["topologySpreadConstraints"] = [
+            {"maxSkew": 1, "topologyKey": _ZONE, "labelSelector": own,
+             "whenUnsatisfiable": "ScheduleAnyway" if kind == "anyway" else "DoNotSchedule"}
+        ]  # fmt: skip
+    elif kind == "repel":
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": own, "topologyKey": _HOST}
+                ],
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 50, "podAffinityTerm": {"labelSelector": own, "topologyKey": _ZONE}}
+                ],
+            }
+        }
+    return template
+
+
+def _answer(run) -> tuple:
+    return (
+        run.placements,
+        [(t.replicas, dict(t.per_node), t.stop, t.message, t.reasons) for t in run.templates],
+        _usage(run.nodes),
+        run.ties,
+    )
+
+
+@pytest.mark.parametrize("kind", ["as-is", "anyway", "hard", "repel"])
+@pytest.mark.parametrize("seed", seeds(20))
+def test_incremental_capacity_places_every_replica_as_full_cycles_do(seed: int, kind: str) -> None:
+    objects, queue = queue_case(seed)
+    templates = [pod_from_object(_variant(p, kind)) for p in queue[:2]]
+    for tie_break in (None, seed):
+        runs = [
+            capacity(Cluster(snapshot_from_objects(objects)), templates, profiles=PROFILES,
+                     settings=DEFAULT_SETTINGS, max_replicas=30, tie_break_seed=tie_break,
+                     incremental=incremental, fresh_views=not incremental)
+            for incremental in (True, False)
+        ]  # fmt: skip
+        assert _answer(runs[0]) == _answer(runs[1])
+        assert runs[1].incremental == 0
+        placed = sum(t.replicas for t in runs[0].templates)
+        # every replica placed is decided without a full cycle
+        assert runs[0].incremental == placed

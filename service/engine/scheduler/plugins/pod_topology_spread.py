@@ -35,13 +35,13 @@ from service.engine.scheduler.framework import (
     SKIPPED,
     UNRESOLVABLE,
     UNSCHEDULABLE,
+    CarriesPreScore,
     CountsPods,
     CycleState,
     FilterPlugin,
     NodeInfo,
     PodInfo,
     PreFilterResult,
-    PreScorePlugin,
     ReadsWholePods,
     ScoreExtensions,
     Status,
@@ -275,7 +275,7 @@ class _PreScoreState:
     matching: list[dict[str, int]]  # per constraint, node name -> its matching pods
 
 
-class PodTopologySpread(CountsPods, FilterPlugin, PreScorePlugin, ScoreExtensions, ReadsWholePods):
+class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensions, ReadsWholePods):
     name = "PodTopologySpread"
 
     def __init__(
@@ -429,6 +429,36 @@ class PodTopologySpread(CountsPods, FilterPlugin, PreScorePlugin, ScoreExtension
         )
         return OK
 
+    def carry_pre_score(
+        self, previous: CycleState, state: CycleState, added: PodInfo, ni: NodeInfo
+    ) -> frozenset[tuple[str, str]] | None:
+        """PreScore's state of the previous cycle, with ``added`` counted as pre_score counts
+        a pod (its node's matching pods, and its domain's when the domain is counted)."""
+        s: _PreScoreState | None = previous.data.get(self.name + "/score")
+        if s is None:
+            return None
+        state.write(self.name + "/score", s)
+        pod, node = added.pod, ni.node
+        if pod is None or pod.deletion_timestamp is not None:
+            return frozenset()
+        if pod.namespace != state.pod.namespace:
+            return frozenset()
+        require_all = bool(state.pod.topology_spread_constraints) or not self.system_defaulted
+        counted = not require_all or _has_all_keys(node.labels, s.constraints)
+        changed: set[tuple[str, str]] = set()
+        for i, c in enumerate(s.constraints):
+            selector = c.selector
+            if selector is None or (not selector.match_labels and not selector.match_expressions):
+                continue
+            if not selector_matches(selector, pod.labels):
+                continue
+            s.matching[i][ni.name] = s.matching[i].get(ni.name, 0) + 1
+            value = node.labels.get(c.topology_key, "")
+            changed.add((c.topology_key, value))
+            if counted and c.includes(state.pod, node) and value in s.counts[i]:
+                s.counts[i][value] += 1
+        return frozenset(changed)
+
     def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
         s: _PreScoreState | None = state.data.get(self.name + "/score")
         if s is None or ni.name in s.ignored:
@@ -451,6 +481,13 @@ class PodTopologySpread(CountsPods, FilterPlugin, PreScorePlugin, ScoreExtension
     ) -> None:
         s: _PreScoreState | None = state.data.get(self.name + "/score")
         if s is None:
+            return
+        if not s.ignored and scores:  # every node counts: the same, at C speed
+            low, high = min(scores), max(0, max(scores))
+            if high == 0:
+                scores[:] = [MAX_NODE_SCORE] * len(scores)
+            else:
+                scores[:] = [MAX_NODE_SCORE * (high + low - v) // high for v in scores]
             return
         low, high = None, 0
         for ni, score in zip(nodes, scores, strict=True):
