@@ -13,6 +13,7 @@ PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 # Import name -> distribution name, where they differ.
 DISTRIBUTIONS = {
     "yaml": "pyyaml",
+    "celpy": "cel-python",
     "psycopg": "psycopg",
     "prometheus_client": "prometheus-client",
     "flask_cors": "flask-cors",
