@@ -25,6 +25,7 @@ from __future__ import annotations
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from service.decisions.base import DecisionInputError, DecisionKind, Subjects, resolve_now
+from service.decisions.cooperative import Cooperative
 from service.decisions.schemas import StrictBoolean, StrictSchema, time_field
 from service.decisions.simulation import (
     SimulationLimits,
@@ -128,6 +129,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
         tie_break_seed=seed,
         max_steps=limits.max_steps,
         max_seconds=limits.max_seconds,
+        between_steps=Cooperative(),
     )
     return result_json(cluster, plan, run, seeded=seed is not None)
 

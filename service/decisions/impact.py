@@ -22,6 +22,7 @@ import orjson
 from marshmallow import ValidationError, fields, post_load, validate, validates_schema
 
 from service.decisions.base import DecisionInputError, DecisionKind
+from service.decisions.cooperative import Cooperative
 from service.decisions.diff import differences
 from service.decisions.eviction import ConfigSchema
 from service.decisions.kinds import KINDS
@@ -43,13 +44,6 @@ MAX_LIMIT = 1000
 # its nextCursor continues after the last decision examined, so no request nears the
 # server's worker timeout.
 PAGE_SECONDS = 60.0
-# Under `verdict serve`'s gevent workers CPU work never yields on its own: a page lets the
-# worker's other requests (and its heartbeat) run once per slice of this length, through
-# time.sleep(0), gevent's cooperative switch there. Elsewhere (a plain worker, the CLI) it
-# is not made: there it is a system call that hands the core away (4 ms a call on the loaded
-# 2-core machine, half of a page's time when it was made after every decision:
-# bench/RESULTS.md, issue 26).
-YIELD_SECONDS = 0.02
 # Differences listed per changed decision (the rest are counted in moreDifferences).
 CHANGE_DIFFERENCES = 20
 # The kinds whose request ``config`` is a KubeletConfiguration (node-eviction-rate's is the
@@ -244,31 +238,16 @@ def impact_page(
     if not rows and query.before_seq is None:
         raise NothingMatches()
     page = Page()
-    now = time.monotonic()
-    deadline, next_yield = now + PAGE_SECONDS, now + YIELD_SECONDS
-    cooperative = _under_gevent()
+    deadline = time.monotonic() + PAGE_SECONDS
+    cooperative = Cooperative()
     examined = rows[: query.limit]
     for i, row in enumerate(examined):
         page.examine(db, cache, query, row, on_read)
-        now = time.monotonic()
-        if cooperative and now >= next_yield:
-            time.sleep(0)
-            now = time.monotonic()
-            next_yield = now + YIELD_SECONDS
-        if now > deadline and i + 1 < len(rows):
+        cooperative()
+        if time.monotonic() > deadline and i + 1 < len(rows):
             return page.answer(query.cursor_after(row.seq))  # the rest on the next page
     more = len(rows) > query.limit
     return page.answer(query.cursor_after(examined[-1].seq) if more else None)
-
-
-def _under_gevent() -> bool:
-    """Whether the worker runs on gevent's patched standard library (`verdict serve`), where
-    a long page must yield for the worker's other requests to run."""
-    try:
-        from gevent import monkey
-    except ImportError:  # pragma: no cover - gevent is a dependency of `verdict serve`
-        return False
-    return monkey.is_module_patched("time")
 
 
 @dataclass

@@ -19,6 +19,7 @@ from __future__ import annotations
 from marshmallow import ValidationError, fields, validates_schema
 
 from service.decisions.base import DecisionInputError, DecisionKind, Subjects
+from service.decisions.cooperative import Cooperative
 from service.decisions.schemas import PodField, StrictSchema
 from service.decisions.simulation import (
     SimulationLimits,
@@ -125,6 +126,7 @@ def decide(cluster: Cluster, request: dict) -> dict:
         tie_break_seed=seed,
         max_steps=limits.max_steps,
         max_seconds=limits.max_seconds,
+        between_steps=Cooperative(),
     )
     return result_json(run, cluster, settings, seed is not None)
 

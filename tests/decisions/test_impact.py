@@ -307,18 +307,18 @@ def test_a_replay_equal_to_the_stored_text_is_not_walked(api, monkeypatch):
 def test_a_page_yields_only_under_gevent_and_once_per_slice(api, monkeypatch):
     """time.sleep(0) is gevent's cooperative switch under `verdict serve`; elsewhere it is a
     system call that gives the core away, so a page outside gevent never makes it."""
-    from service.decisions import impact
+    from service.decisions import cooperative, impact
 
     _history(api)
     slept = []
     monkeypatch.setattr(impact.time, "sleep", lambda s: slept.append(s))
     assert _impact(api, {"kubernetesVersion": "1.37"}).json["examined"] == 4
     assert slept == []
-    monkeypatch.setattr(impact, "_under_gevent", lambda: True)
-    monkeypatch.setattr(impact, "YIELD_SECONDS", 0.0)
+    monkeypatch.setattr(cooperative, "under_gevent", lambda: True)
+    monkeypatch.setattr(cooperative, "YIELD_SECONDS", 0.0)
     assert _impact(api, {"kubernetesVersion": "1.37"}).json["examined"] == 4
     assert slept == [0, 0, 0, 0]
-    monkeypatch.setattr(impact, "YIELD_SECONDS", 3600.0)
+    monkeypatch.setattr(cooperative, "YIELD_SECONDS", 3600.0)
     slept.clear()
     _impact(api, {"kubernetesVersion": "1.37"})
     assert slept == []

@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
@@ -109,13 +109,14 @@ def capacity(
     max_seconds: float | None = None,
     fresh_views: bool = False,
     incremental: bool = True,
+    between_steps: Callable[[], None] | None = None,
 ) -> CapacityRun:
     """Place replicas of each template in turn until one does not fit (or ``max_replicas``
     of it are placed); ``max_steps`` cycles and ``max_seconds`` bound the whole run. Every
     template must have a profile in ``profiles``. ``fresh_views``: as for ``run_queue``.
     ``incremental``: keep each node's node-local filter verdict and scores between
     replicas (incremental.py); False runs every replica's full cycle (what it is tested
-    against)."""
+    against). ``between_steps`` is called before each cycle, as in ``run_queue``."""
     work = WorkingCluster(cluster, settings, cordoned=exclude_nodes, fresh=fresh_views)
     rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
@@ -131,6 +132,8 @@ def capacity(
             answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
             continue
         while True:
+            if between_steps is not None:
+                between_steps()
             if max_replicas is not None and answer.replicas >= max_replicas:
                 answer.stop = LIMIT_MAX_REPLICAS
                 break

@@ -37,7 +37,7 @@ import heapq
 import random
 import time
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
 
@@ -577,6 +577,7 @@ def run_queue(
     keep_outcomes: bool = False,
     max_seconds: float | None = None,
     fresh_views: bool = False,
+    between_steps: Callable[[], None] | None = None,
 ) -> QueueRun:
     """The scheduling queue run until it is empty (or ``max_steps`` cycles): ``pods`` in
     PrioritySort order, each given one cycle with ``profiles[pod's schedulerName]``; a pod
@@ -586,7 +587,8 @@ def run_queue(
     unschedulable without a cycle. ``max_seconds`` bounds the run's time as ``max_steps``
     its cycles (the pods left are named in ``pending``). ``fresh_views``: build every
     cycle's view from the whole snapshot after the step before (the full recompute the
-    step-by-step views are tested against)."""
+    step-by-step views are tested against). ``between_steps`` is called before each cycle
+    (the caller's chance to let other work run: decisions/cooperative.py)."""
     work = WorkingCluster(cluster, settings, cordoned=cordoned, fresh=fresh_views)
     rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
     heap = [(rank, i) for rank, i in enumerate(queue_order(pods))]
@@ -597,6 +599,8 @@ def run_queue(
     limit: str | None = None
     pending: list[str] = []
     while heap or retries:
+        if between_steps is not None:
+            between_steps()
         if len(steps) >= max_steps:
             limit = "MaxSteps"
         elif deadline is not None and time.monotonic() > deadline:
