@@ -15,6 +15,16 @@ pod-level requests are read the same way from ``status.resources`` and
 
 ``as_resized`` gives the pod with those requests written into its spec, so that every
 request computation (resources.py) counts them without knowing about resizes.
+
+The kubelet sees a pod differently: its allocation manager hands the admit handlers the
+node's other pods as it allocated them (``getAllocatedPods`` over
+``UpdatePodFromAllocation``, pkg/kubelet/allocation, v1.33 on): each container's resources
+replaced by its checkpointed allocation, which the kubelet publishes as
+``status.containerStatuses[].allocatedResources``, and from v1.36 the pod-level ones by
+``status.allocatedResources``. ``as_allocated`` gives that view. Critical-pod preemption
+reads the spec of those pods (``GetResourceRequest``), so it counts the allocation; the
+eviction manager ranks the pods of ``GetActivePods`` (the pod manager's pods, spec as the
+API holds it), so eviction reads the desired spec.
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from service.engine.objects import Container, ContainerResize, Pod, PodResize, R
 from service.engine.resources import is_pod_level_requests_set, is_supported_pod_level_resource
 from service.engine.version import EngineSettings
 
-__all__ = ["as_resized", "effective_requests"]
+__all__ = ["as_allocated", "as_resized", "effective_requests"]
 
 
 def effective_requests(
@@ -110,4 +120,60 @@ def as_resized(pod: Pod, settings: EngineSettings) -> Pod:
             changes["resources"] = msgspec.structs.replace(
                 res, requests=requests, requests_given=given
             )
+    return msgspec.structs.replace(pod, **changes) if changes else pod
+
+
+def _allocated_containers(
+    containers: Sequence[Container], resize: PodResize
+) -> tuple[Container, ...] | None:
+    """The containers with their allocated requests, or None when none changes."""
+    out, changed = [], False
+    for c in containers:
+        status = resize.containers.get(c.name)
+        if status is not None and status.allocated and status.allocated != c.requests:
+            given = {
+                k: v
+                for k, v in c.requests_given.items()
+                if status.allocated.get(k) == c.requests.get(k)
+            }
+            c = msgspec.structs.replace(c, requests=dict(status.allocated), requests_given=given)
+            changed = True
+        out.append(c)
+    return tuple(out) if changed else None
+
+
+def as_allocated(pod: Pod, settings: EngineSettings) -> Pod:
+    """The pod as the kubelet's allocation manager hands it to the admit handlers
+    (``UpdatePodFromAllocation`` in ``getAllocatedPods``, pkg/kubelet/allocation, v1.35):
+    each container whose status publishes ``allocatedResources`` takes those as its
+    requests, and from v1.36 (InPlacePodLevelResourcesVerticalScaling) ``spec.resources``
+    takes ``status.allocatedResources``. The same object when the release has
+    InPlacePodVerticalScaling off (v1.32: the active pods as they are) or nothing differs.
+    A container status without ``resources`` is not kept at ingest, so its allocation is
+    taken to be its spec."""
+    resize = pod.resize
+    if resize is None or not settings.requests_from_resize_status:
+        return pod
+    changes: dict = {}
+    containers = _allocated_containers(pod.containers, resize)
+    if containers is not None:
+        changes["containers"] = containers
+    init = _allocated_containers(pod.init_containers, resize)
+    if init is not None:
+        changes["init_containers"] = init
+    res = pod.resources
+    if (
+        settings.pod_level_requests_from_resize_status
+        and res is not None
+        and resize.pod_allocated
+        and is_pod_level_requests_set(pod)
+        and resize.pod_allocated != res.requests
+    ):
+        allocated = resize.pod_allocated
+        given = {
+            k: v for k, v in res.requests_given.items() if allocated.get(k) == res.requests.get(k)
+        }
+        changes["resources"] = msgspec.structs.replace(
+            res, requests=dict(allocated), requests_given=given
+        )
     return msgspec.structs.replace(pod, **changes) if changes else pod

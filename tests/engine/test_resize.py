@@ -9,7 +9,7 @@ import pytest
 
 from service.engine.kubelet.admission import PodAdmitAttributes, fits_resources
 from service.engine.objects import Cluster
-from service.engine.resize import as_resized, effective_requests
+from service.engine.resize import as_allocated, as_resized, effective_requests
 from service.engine.scheduler.placement import place
 from service.engine.version import KNOWN_VERSIONS, settings_for
 from service.ingest.kube.pods import pod_from_object
@@ -170,3 +170,59 @@ def test_resized_pods_against_each_release_scheduler(version, infeasible) -> Non
         }
         assert placement_differences(case, version) == [], (version, sidecar)
         assert run_oracle(case, "full", version)["maxSet"]  # some node fits
+
+
+# --- the kubelet's view: the allocation manager's pods -------------------------------------
+
+
+def _pending_upsize() -> dict:
+    """A pod resized from 1 to 3 cpu whose resize the kubelet has not allocated yet (a
+    deferred resize): the spec asks 3, the allocation and the runtime hold 1."""
+    return _resized_pod(spec_cpu="3", actuated="1", allocated="1")
+
+
+@pytest.mark.parametrize("release", KNOWN_VERSIONS)
+def test_as_allocated_is_the_kubelet_allocation_from_1_33(release) -> None:
+    """UpdatePodFromAllocation (pkg/kubelet/allocation, from v1.33 with
+    InPlacePodVerticalScaling on; KEP-1287 (kubernetes/enhancements#1287)): the kubelet
+    hands its admit handlers each pod with its containers' resources replaced by the
+    allocation it checkpointed (``allocatedResources``); v1.32 hands the pods as they are."""
+    pod = pod_from_object(_pending_upsize())
+    seen = as_allocated(pod, settings_for(release))
+    assert seen.containers[0].requests["cpu"] == (3000 if release == "1.32" else 1000)
+    assert seen.containers[0].requests["memory"] == GI
+    plain = pod_from_object(_incoming())
+    assert as_allocated(plain, settings_for(release)) is plain
+
+
+def test_as_allocated_reads_the_pod_level_allocation_from_1_36() -> None:
+    """InPlacePodLevelResourcesVerticalScaling (beta and on in v1.36, kubernetes#137684):
+    the pod-level requests are allocated too (``status.allocatedResources``); v1.35 keeps
+    the spec's."""
+    obj = _incoming()
+    obj["spec"]["nodeName"] = "n1"
+    obj["spec"]["resources"] = {"requests": {"cpu": "3", "memory": "1Gi"}}
+    obj["status"] = {
+        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+        "allocatedResources": {"cpu": "1", "memory": "1Gi"},
+    }
+    pod = pod_from_object(obj)
+    assert as_allocated(pod, settings_for("1.36")).resources.requests["cpu"] == 1000
+    assert as_allocated(pod, settings_for("1.35")).resources.requests["cpu"] == 3000
+
+
+def test_kubelet_admission_does_not_count_a_pending_upsize() -> None:
+    """generalFilter (v1.35) sums the allocation manager's pods (``getAllocatedPods``):
+    the resized pod counts max(allocated 1, actuated 1) = 1 cpu, not its spec's pending
+    3, so a 2-cpu pod fits the 4-cpu node; the scheduler, which reads the API's pod,
+    counts max(spec 3, 1, 1) = 3 and finds no room (NodeResourcesFit)."""
+    settings = settings_for("1.35")
+    cluster = Cluster(snapshot_from_objects([_node(), _pending_upsize()]))
+    attrs = PodAdmitAttributes(
+        pod_from_object(_incoming()),
+        cluster.node("n1"),
+        cluster.pods_on("n1"),
+        settings=settings,
+    )
+    assert fits_resources(attrs) == []
+    assert place(cluster, pod_from_object(_incoming()), settings=settings).selected_node is None

@@ -42,7 +42,7 @@ from service.engine.objects import Node, Pod, Taint
 from service.engine.ports import HostPorts, wanted_host_ports
 from service.engine.qos import BEST_EFFORT, get_pod_qos, is_critical_pod, is_static_pod
 from service.engine.quantity import wrap_int64_values
-from service.engine.resize import as_resized
+from service.engine.resize import as_allocated, as_resized
 from service.engine.resources import is_extended_resource_name, pod_requests
 from service.engine.scheduler.plugins.noderesources.fit import fit_state, fits_request
 from service.engine.tolerations import find_untolerated, tolerates_any
@@ -294,9 +294,12 @@ RequestsOf = Callable[[Pod], dict[str, int]]
 
 def counted_requests(pod: Pod, settings: EngineSettings) -> dict[str, int]:
     """What one of the node's pods counts in NodeInfo.Requested (NewNodeInfo's PodRequests,
-    overhead included): a resized pod by the requests its status gives it from v1.33
-    (resize.py)."""
-    return pod_requests(as_resized(pod, settings), settings=settings)
+    overhead included). From v1.33 the allocation manager hands the admit handlers the pods
+    as it allocated them (``getAllocatedPods``: the spec's requests replaced by
+    ``allocatedResources``), and PodRequests then takes, per resource, the larger of that
+    and the actuated requests (resize.py): a resize the kubelet has not allocated yet
+    (pending, deferred) does not count."""
+    return pod_requests(as_resized(as_allocated(pod, settings), settings), settings=settings)
 
 
 class PodRequestsMemo:

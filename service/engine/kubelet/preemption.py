@@ -29,6 +29,7 @@ from service.engine.qos import (
     preemptable,
 )
 from service.engine.quantity import wrap_int64
+from service.engine.resize import as_allocated
 from service.engine.resources import kubelet_resource_requests
 from service.engine.version import EngineSettings
 
@@ -80,7 +81,10 @@ def _sort_pods_by_qos(
     best-effort, burstable and guaranteed, each keeping the input order; with each pod's
     ``resource_request`` for each of ``names`` (a row): ``pods`` is 1, otherwise its
     ``kubelet_resource_requests`` (for one plain container, that container's requests)
-    plus the overhead when not 0."""
+    plus the overhead when not 0. The pods are the allocation manager's (``OtherPods`` of
+    the admit attributes are ``getAllocatedPods``' from v1.33), so a resized pod's row
+    holds what the kubelet allocated it (``resize.as_allocated``), not its spec's new
+    requests nor what the runtime actuated: ``GetResourceRequest`` reads the spec only."""
     classes: dict[str, int] = {BEST_EFFORT: 0, BURSTABLE: 1, GUARANTEED: 2}
     grouped: list[list[Pod]] = [[], [], []]
     rows: list[list[_Row]] = [[], [], []]
@@ -95,11 +99,12 @@ def _sort_pods_by_qos(
         k = classes.get(get_pod_qos(pod, settings=settings))
         if k is None:
             continue
-        containers = pod.containers
-        if pod.resources is None and not pod.init_containers and len(containers) == 1:
+        allocated = as_allocated(pod, settings)
+        containers = allocated.containers
+        if allocated.resources is None and not allocated.init_containers and len(containers) == 1:
             requests = containers[0].requests
         else:
-            requests = kubelet_resource_requests(pod, settings=settings)
+            requests = kubelet_resource_requests(allocated, settings=settings)
         overhead = pod.overhead
         row = tuple(map(requests.get, names, defaults))
         if overhead or (asks_pods and "pods" in requests):

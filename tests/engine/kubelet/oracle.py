@@ -16,7 +16,10 @@ from service.decisions import admission, eviction
 from service.decisions.run import compute
 from service.engine.kubelet.eviction_config import DEFAULT_EVICTION_HARD, SIGNAL_TO_RESOURCE
 from service.engine.objects import Cluster
+from service.engine.qos import compute_pod_qos
 from service.engine.quantity import parse_quantity
+from service.engine.version import settings_for
+from service.ingest.kube.pods import pod_from_object
 from tests.conftest import snapshot_from_objects
 from tests.oracles import needs, run_json
 
@@ -71,8 +74,37 @@ def _my_reasons(mine: dict) -> list[tuple]:
     return out
 
 
+def _as_allocated(obj: dict) -> dict:
+    """The pod as the v1.35 kubelet's allocation manager hands it to the admit handlers
+    (``getAllocatedPods`` / ``UpdatePodFromAllocation``, pkg/kubelet/allocation): each
+    container whose status publishes ``allocatedResources`` has those as its requests. The
+    oracle runs the admit handlers on the pods it is given, not the allocation manager, so
+    the harness plays that part. ``status.qosClass`` is pinned to the class of the pod as
+    the API server admitted it (it never changes on a resize)."""
+    status = obj.get("status") or {}
+    allocated = {
+        cs["name"]: cs["allocatedResources"]
+        for cs in (status.get("containerStatuses") or [])
+        + (status.get("initContainerStatuses") or [])
+        if cs.get("resources") is not None and cs.get("allocatedResources")
+    }
+    if not allocated:
+        return obj
+    spec = dict(obj["spec"])
+    for field in ("containers", "initContainers"):
+        if field in spec:
+            spec[field] = [
+                {**c, "resources": {**c.get("resources", {}), "requests": allocated[c["name"]]}}
+                if c["name"] in allocated
+                else c
+                for c in spec[field]
+            ]
+    qos = compute_pod_qos(pod_from_object(obj), settings=settings_for(RELEASE))
+    return {**obj, "spec": spec, "status": {**status, "qosClass": qos}}
+
+
 def admission_differences(case: dict) -> list[str]:
-    theirs = run_oracle(case)
+    theirs = run_oracle({**case, "pods": [_as_allocated(p) for p in case["pods"]]})
     mine = run_admission(case)
     found = []
     if theirs["admit"] != mine["admitted"]:

@@ -11,6 +11,8 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 
+from service.engine.quantity import parse_quantity
+
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 MI = 1024 * 1024
 GI = 1024 * MI
@@ -138,6 +140,13 @@ def random_pod(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
 
 
+def _defaulted_requests(container: dict) -> dict:
+    """The container's requests as the API server defaults them (a limit without a request
+    sets the request): what the kubelet allocates at admission."""
+    resources = container.get("resources") or {}
+    return {**resources.get("limits", {}), **resources.get("requests", {})}
+
+
 def _resize_status(rng: random.Random, spec: dict, status: dict) -> None:
     """One of the node's pods in six resized in place (admission counts its status from
     v1.33: engine/resize.py): its containers with a cpu request get actuated and allocated
@@ -151,11 +160,16 @@ def _resize_status(rng: random.Random, spec: dict, status: dict) -> None:
         if cpu is None:
             continue  # v1.33.3 panics on a resized container without requests
         milli = rng.choice((100, 250, 500, 1000))
+        # The kubelet publishes every allocated and actuated request, not only the resized.
+        requests = _defaulted_requests(c)
         entries.append(
             {
                 "name": c["name"],
-                "resources": {"requests": {"cpu": f"{milli}m"}},
-                "allocatedResources": {"cpu": f"{milli * rng.choice((1, 2, 4))}m"},
+                "resources": {"requests": {**requests, "cpu": f"{milli}m"}},
+                "allocatedResources": {
+                    **requests,
+                    "cpu": f"{milli * rng.choice((1, 2, 4))}m",
+                },
             }
         )
     if entries:
@@ -195,6 +209,77 @@ def admission_case(seed: int) -> dict:
     node = random_node(rng)
     pods = [random_pod(rng, f"p{i:02d}") for i in range(rng.randint(0, 8))]
     pod = random_pod(rng, "incoming", rng.choice(("default", "kube-system")))
+    return {"mode": "admit", "node": node, "pods": pods, "pod": pod}
+
+
+def _resize_both(rng: random.Random, pod: dict) -> None:
+    """Resize ``pod`` in place: each container with requests gets allocated and actuated
+    cpu and memory of its own, so that the spec (the desired requests), the allocation and
+    what runs differ: a pending upsize (spec above the allocation), a downsize not yet
+    actuated (allocation above what runs), or one the kubelet found Infeasible."""
+    entries = []
+    for c in pod["spec"]["containers"]:
+        requests = _defaulted_requests(c)
+        if not requests:
+            continue
+        allocated, actuated = dict(requests), dict(requests)
+        for name, unit in (("cpu", "m"), ("memory", "")):
+            if name not in requests:
+                continue
+            base = parse_quantity(requests[name]).value
+            scale = 1000 if name == "cpu" else 1
+            allocated[name] = f"{int(base * scale * rng.choice((0.25, 0.5, 2, 4)))}{unit}"
+            actuated[name] = rng.choice((allocated[name], requests[name]))
+        entries.append(
+            {
+                "name": c["name"],
+                "resources": {"requests": actuated},
+                "allocatedResources": allocated,
+            }
+        )
+    if not entries:
+        return
+    pod["status"]["containerStatuses"] = entries
+    if rng.random() < 0.2:
+        pod["status"]["conditions"] = [
+            {"type": "PodResizePending", "status": "True", "reason": "Infeasible"}
+        ]
+
+
+def critical_preemption_case(seed: int) -> dict:
+    """A kubelet-oracle ``admit`` input where a critical pod fails admission for lack of cpu
+    or memory on a node full of pods, half of them resized in place: the victims the
+    kubelet picks depend on what it counts for each resized pod."""
+    rng = random.Random(seed)
+    node = random_node(rng)
+    pods = []
+    for i in range(rng.randint(3, 9)):
+        pod = random_pod(rng, f"r{i:02d}", extras=False)
+        if rng.random() < 0.5:
+            _resize_both(rng, pod)
+        pods.append(pod)
+    cpu = int(parse_quantity(node["status"]["allocatable"]["cpu"]).value * 1000)
+    mem = int(parse_quantity(node["status"]["allocatable"]["memory"]).value)
+    requests = {
+        "cpu": f"{int(cpu * rng.choice((0.3, 0.6, 0.9)))}m",
+        "memory": str(int(mem * rng.choice((0.1, 0.5, 0.8)))),
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "critical", "namespace": "kube-system", "uid": "uid-critical"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.example/app:1",
+                    "resources": {"requests": requests},
+                }
+            ],
+            "priorityClassName": "system-node-critical",
+            "priority": 2000001000,
+        },
+    }
     return {"mode": "admit", "node": node, "pods": pods, "pod": pod}
 
 
@@ -261,9 +346,11 @@ def _threshold_map(rng: random.Random, layout: str) -> dict:
     return out
 
 
-def eviction_case(seed: int, *, ties: bool = False) -> dict:
+def eviction_case(seed: int, *, ties: bool = False, resized: bool = False) -> dict:
     """One kubelet-oracle ``evict-rank`` input; with ``ties``, pods that the kubelet's
-    comparison cannot order (the same priority, exceeds-requests and usage minus request)."""
+    comparison cannot order (the same priority, exceeds-requests and usage minus request);
+    with ``resized``, half the pods resized in place (their spec, allocated and actuated
+    cpu and memory differ)."""
     rng = random.Random(seed)
     node = random_node(rng)
     node["status"]["capacity"]["ephemeral-storage"] = str(100 * GI)
@@ -284,6 +371,8 @@ def eviction_case(seed: int, *, ties: bool = False) -> dict:
                 }
             ]
             tied = (request, rng.choice((150, 200)) * MI)
+        if resized and rng.random() < 0.5:
+            _resize_both(rng, pod)
         pods.append(pod)
         pod_stats.append(_pod_stats(rng, pod, tied))
     layout = rng.choice(LAYOUTS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import msgspec
 import pytest
 
 from service.engine.kubelet.eviction import (
@@ -47,11 +48,13 @@ from service.engine.kubelet.eviction_config import (
 )
 from service.engine.objects import (
     Container,
+    ContainerResize,
     ContainerStats,
     FsStats,
     MemoryStats,
     NodeStats,
     Pod,
+    PodResize,
     PodResources,
     PodStats,
     RlimitStats,
@@ -1044,3 +1047,22 @@ def test_an_allocatable_threshold_named_beside_its_copy_is_met_twice():
         "memory.available",
     ]
     assert met("10%") == ["allocatableMemory.available", "memory.available"]
+
+
+def test_memory_ranking_reads_the_desired_requests_of_a_resized_pod():
+    """rankMemoryPressure (pkg/kubelet/eviction/helpers.go, v1.35) ranks the pods of
+    ``GetActivePods`` (the pod manager's, spec as the API holds it) by
+    ``GetResourceRequestQuantity``, which reads the spec: a pod resized down to 200Mi but
+    still allocated and running with 1Gi exceeds its request with 700Mi in use, and is
+    evicted before a pod of 500Mi using 450Mi; the allocation would have spared it."""
+    resized = msgspec.structs.replace(
+        mkpod("resized", memory_request=200 * MI),
+        resize=PodResize(
+            containers={"app": ContainerResize(actuated={"memory": GI}, allocated={"memory": GI})}
+        ),
+    )
+    pods = (resized, mkpod("steady", memory_request=500 * MI))
+    stats = (mkstats("resized", working_set=700 * MI), mkstats("steady", working_set=450 * MI))
+    result = run(pods, mknode(stats, memory_available=50 * MI), {})
+    assert [e.pod.name for e in result.ranking] == ["resized", "steady"]
+    assert result.ranking[0].exceeds_requests and result.ranking[0].request == 200 * MI

@@ -15,7 +15,11 @@ from tests.engine.kubelet.oracle import (
     needs_oracle,
     run_oracle,
 )
-from tests.engine.kubelet.random_states import admission_case, eviction_case
+from tests.engine.kubelet.random_states import (
+    admission_case,
+    critical_preemption_case,
+    eviction_case,
+)
 from tests.oracles import seeds
 
 pytestmark = needs_oracle
@@ -36,6 +40,26 @@ def test_eviction_with_tied_pods_matches_the_kubelet(seed: int) -> None:
     """13-16 pods of equal request and few priorities and usages: sort.Sort is not stable
     past 12 items, so the kubelet's order within a tie group is its own."""
     assert eviction_differences(eviction_case(seed, ties=True)) == [], f"seed {seed}"
+
+
+@pytest.mark.parametrize("seed", seeds(40, 30_000))
+def test_critical_preemption_with_resized_pods_matches_the_kubelet(seed: int) -> None:
+    """A critical pod failing for cpu or memory on a node where half the pods are resized in
+    place: the kubelet's admit handlers see the allocation manager's pods
+    (``getAllocatedPods``), so generalFilter counts the larger of the allocated and the
+    actuated requests and getPodsToPreempt the allocated ones (``GetResourceRequest`` on the
+    allocated spec), never the spec's pending requests. The harness gives the oracle the
+    allocated pods (oracle.py ``_as_allocated``); 137 of 200 such cases answer differently
+    if the spec is counted instead."""
+    assert admission_differences(critical_preemption_case(seed)) == [], f"seed {seed}"
+
+
+@pytest.mark.parametrize("seed", seeds(30, 40_000))
+def test_eviction_with_resized_pods_matches_the_kubelet(seed: int) -> None:
+    """The eviction manager ranks the pod manager's pods (``GetActivePods``), spec as the API
+    holds it: exceedMemoryRequests and memory read ``GetResourceRequestQuantity`` of the
+    desired requests, whatever the resized pods' allocated and actuated ones are."""
+    assert eviction_differences(eviction_case(seed, resized=True)) == [], f"seed {seed}"
 
 
 def _port_pod(name: str, *, sidecar_port: bool, container_port: bool, node: str = "") -> dict:

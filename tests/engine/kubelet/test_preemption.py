@@ -7,6 +7,7 @@ helpers.py, checked in test_preemption_differential.py), which the engine is hel
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from service.engine.kubelet.admission import InsufficientResource, PredicateFailure
@@ -16,7 +17,8 @@ from service.engine.kubelet.preemption import (
     handle_admission_failure,
     requirements_to_string,
 )
-from service.engine.version import DEFAULT_SETTINGS
+from service.engine.objects import ContainerResize, Pod, PodResize
+from service.engine.version import DEFAULT_SETTINGS, settings_for
 from tests.engine.kubelet.helpers import conformance_cases, k8s_pod, request_pod
 
 MI = 1024 * 1024
@@ -255,3 +257,32 @@ def test_insufficient_amount_wraps_as_int64():
         settings=DEFAULT_SETTINGS,
     )
     assert outcome.requirements == [("cpu", -(2**63) + 4)]
+
+
+def _resized(name: str, spec_cpu: int, allocated_cpu: int) -> Pod:
+    """A burstable one-container pod whose spec asks ``spec_cpu`` millicores while the
+    kubelet allocated (and runs) ``allocated_cpu``."""
+    pod = request_pod(name, cpu=spec_cpu)
+    status = ContainerResize(actuated={"cpu": allocated_cpu}, allocated={"cpu": allocated_cpu})
+    return msgspec.structs.replace(pod, resize=PodResize(containers={"c": status}))
+
+
+@pytest.mark.parametrize(
+    ("release", "victims"),
+    [("1.32", ["upsized"]), ("1.33", ["downsized"]), ("1.37", ["downsized"])],
+)
+def test_victims_are_chosen_by_what_the_kubelet_allocated(release, victims):
+    """getPodsToPreempt (pkg/kubelet/preemption, v1.35) reads ``GetResourceRequest`` of the
+    admit attributes' other pods, which from v1.33 are the allocation manager's
+    (``getAllocatedPods`` / ``UpdatePodFromAllocation``, KEP-1287): a pod upsized to 2 cpu
+    in its spec but still allocated 500m frees 500m, a pod downsized to 500m but still
+    allocated 2 cpu frees 2 cpu. 1.5 cpu to free: from v1.33 the downsized pod alone
+    suffices (distance 0); v1.32 reads the specs, where the upsized one does."""
+    pods = [_resized("upsized", 2000, 500), _resized("downsized", 500, 2000)]
+    outcome = handle_admission_failure(
+        CRITICAL,
+        [InsufficientResource("cpu", 1500, 4000, 4000)],
+        pods,
+        settings=settings_for(release),
+    )
+    assert [p.name for p in outcome.victims] == victims
