@@ -62,7 +62,8 @@ class EngineSettings:
     fit_unresolvable_beyond_allocatable: bool = True
     # InPlacePodVerticalScaling (alpha off in 1.32, beta on in 1.33, GA in 1.35): a resized
     # pod's containers count the largest of their spec, actuated and allocated requests
-    # (engine/resize.py) in the scheduler and in kubelet admission.
+    # (engine/resize.py) in the scheduler; the kubelet's admit handlers see the pods as it
+    # allocated them (resize.as_allocated: admission and critical-pod preemption).
     requests_from_resize_status: bool = True
     # InPlacePodLevelResourcesVerticalScaling (alpha off in 1.35, beta on in 1.36): the same
     # for the pod-level requests, from status.resources and status.allocatedResources.
@@ -157,8 +158,10 @@ DIFFERENCES: tuple[Difference, ...] = (
         "kubelet",
         "requests_from_resize_status",
         True,
-        "InPlacePodVerticalScaling is on by default: kubelet admission counts the node's "
-        "resized pods by the largest of their spec, actuated and allocated requests",
+        "InPlacePodVerticalScaling is on by default: kubelet admission and critical-pod "
+        "preemption see the node's pods as the kubelet allocated them (allocatedResources "
+        "as their requests; admission counts the larger of that and what runs, preemption "
+        "the allocation); the eviction ranking keeps reading the spec",
         "KEP-1287 (kubernetes/enhancements#1287)",
     ),
     Difference(
