@@ -76,6 +76,11 @@ class EngineSettings:
     dynamic_resources: bool = True
     # DynamicResources has a Score step (default weight 2) since 1.35.
     dynamic_resources_score: bool = True
+    # StorageCapacityScoring (alpha off in 1.33 to 1.36, beta on in 1.37): VolumeBinding's
+    # PreScore no longer skips and its Score rates each node by the storage the pod's new
+    # volumes would use there (static bindings: the chosen volumes' capacity; dynamic
+    # provisioning: the node's CSIStorageCapacity), with VolumeBindingArgs' shape.
+    storage_capacity_scoring: bool = True
     # The resource.k8s.io versions the API server serves by default: none in 1.32/1.33
     # (v1beta1, and v1beta2 from 1.33, are beta APIs, off unless --runtime-config enables
     # them), v1 since 1.34 (the beta versions stay off by default).
@@ -119,6 +124,7 @@ BASELINE = EngineSettings(
     taint_reason_names_taint=True,
     dynamic_resources=False,
     dynamic_resources_score=False,
+    storage_capacity_scoring=False,
     resource_api_versions=(),
 )
 
@@ -287,6 +293,17 @@ DIFFERENCES: tuple[Difference, ...] = (
         "NodeResourcesFit's score reads the pod's pod-level resources, as its filter does "
         "(1.34 to 1.36 score the containers' requests)",
         "pkg/scheduler/framework/plugins/noderesources/fit.go (v1.37)",
+    ),
+    Difference(
+        "1.37",
+        "scheduler",
+        "storage_capacity_scoring",
+        True,
+        "StorageCapacityScoring is beta and on by default: VolumeBinding scores every "
+        "feasible node (weight 1), by how full the pod's new volumes would make the "
+        "node's storage of their class (100 at 0 %, 0 at 100 %: the default shape); a "
+        "pod without claims scores 0 everywhere",
+        "KEP-4049 (kubernetes/enhancements#4049), v1.37 feature gate defaults",
     ),
     Difference(
         "1.37",

@@ -63,7 +63,6 @@ _POINTS = {
 }
 # Extension points a plugin has upstream that Verdict leaves out, and why.
 _LEFT_OUT = {
-    ("VolumeBinding", "score"): "its PreScore skips: Score needs StorageCapacityScoring (off)",
     ("DynamicResources", "preScore"): "its PreScore only readies Score's state; Verdict's "
     "Score reads the allocations its Filter kept",
 }

@@ -2,8 +2,9 @@
 PreFilter (podHasPVCs, the binder's GetPodVolumeClaims and GetEligibleNodes), Filter (the
 binder's FindPodVolumes: bound claims' node affinity (a migrated in-tree volume's as
 csi-translation-lib translates it), unbound WaitForFirstConsumer claims
-matched to available volumes or provisioned) and PreScore, which skips: its Score needs the
-StorageCapacityScoring feature gate, off by default in 1.35. No PreFilterExtensions
+matched to available volumes or provisioned), PreScore and Score. The Score needs the
+StorageCapacityScoring feature gate (off up to 1.36, on from 1.37:
+``settings.storage_capacity_scoring``); without it PreScore skips. No PreFilterExtensions
 upstream (a claim's binding does not depend on the node's pods)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from service.engine.labels import selector_matches
 from service.engine.nodeaffinity import matches_node_selector_terms
 from service.engine.objects import (
+    CSIStorageCapacity,
     Node,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -37,10 +39,14 @@ from service.engine.scheduler.framework import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    ScorePlugin,
     Status,
     prefilter_state_missing,
 )
 from service.engine.scheduler.plugins.helper import ReadsPodVolumes
+from service.engine.scheduler.plugins.noderesources.resource_allocation import (
+    broken_linear_function,
+)
 from service.engine.scheduler.storage import (
     Storage,
     claim_name,
@@ -168,7 +174,7 @@ def _topology_matches(terms: Sequence[TopologySelectorTerm], labels: dict[str, s
     return False
 
 
-class VolumeBinding(PreFilterPlugin, KeepsVerdict, PreScorePlugin, ReadsPodVolumes):
+class VolumeBinding(PreFilterPlugin, KeepsVerdict, PreScorePlugin, ScorePlugin, ReadsPodVolumes):
     name = "VolumeBinding"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
@@ -376,22 +382,103 @@ class VolumeBinding(PreFilterPlugin, KeepsVerdict, PreScorePlugin, ReadsPodVolum
         return True, True
 
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
-        """Skip: the score runs only with the StorageCapacityScoring gate (off in 1.35)."""
-        return SKIPPED
+        """PreScore: with the StorageCapacityScoring gate on (1.37) the Score runs, for a pod
+        without claims too (it then scores 0 everywhere); without it, Skip."""
+        return OK if self.settings.storage_capacity_scoring else SKIPPED
+
+    def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
+        """Score: per storage class, what the pod's new volumes would ask of the node
+        against what the class has there, scored by the shape and averaged over the
+        classes. The volumes the pod would bind statically (their class, the claims'
+        requests summed against the volumes' capacities summed) if there are any; else
+        the ones it would provision, for a driver with capacity tracking (the claims'
+        requests summed against the node's CSIStorageCapacity of the class). Recomputed
+        for the node as the Filter found it (upstream keeps the Filter's podVolumes)."""
+        claims = state.read(self.name)
+        if claims is None or not claims.delayed:
+            return 0
+        storage = state.view.storage if state.view is not None else Storage()
+        bare = labels_only(ni.node)
+        static, provisions = _new_volumes(storage, claims.delayed, ni.node, bare)
+        classes: dict[str, list[int]] = {}
+        if static:
+            for pvc, pv in static:
+                use = classes.setdefault(pv.storage_class, [0, 0])
+                use[0] += pvc.request or 0
+                use[1] += pv.capacity or 0
+        else:
+            for pvc in provisions:
+                sc = storage.classes[pvc.storage_class]
+                found, capacity = _enough_capacity(storage, sc.provisioner, pvc, ni.node)
+                if not found or capacity is None:
+                    continue
+                use = classes.setdefault(pvc.storage_class, [0, 0])
+                use[1] = capacity.capacity or 0  # set, not added: one pool per class
+                use[0] += pvc.request or 0
+        return capacity_score(classes.values(), self._shape())
+
+    def _shape(self) -> list[tuple[int, int]]:
+        """VolumeBindingArgs' shape (v1 default: (0, 10), (100, 0)), each score scaled from
+        MaxCustomPriorityScore (10) to MaxNodeScore (100)."""
+        shape = getattr(self.args, "shape", None) or ((0, 10), (100, 0))
+        return [(u, s * 10) for u, s in shape]
+
+
+def capacity_score(classes, shape: Sequence[tuple[int, int]]) -> int:
+    """volumebinding buildScorerFunction: each class's (requested, capacity) scored by the
+    broken-linear shape at requested * 100 / capacity (at 100 when the capacity is 0 or
+    exceeded), the mean over the classes rounded half away from zero; 0 without classes."""
+    f = broken_linear_function(shape)
+    total = count = 0
+    for requested, capacity in classes:
+        total += f(100 if capacity == 0 or requested > capacity else requested * 100 // capacity)
+        count += 1
+    if count == 0:
+        return 0
+    return (2 * total + count) // (2 * count)  # non-negative: math.Round of total / count
+
+
+def _new_volumes(
+    storage: Storage, delayed: Sequence[PersistentVolumeClaim], node: Node, bare: Node
+) -> tuple[list[tuple[PersistentVolumeClaim, PersistentVolume]], list[PersistentVolumeClaim]]:
+    """The unbound part of FindPodVolumes on a node that passed it: the claims bound to
+    available volumes (static bindings, matched smallest request first) and the claims to
+    provision (those with a selected node and those no volume matched)."""
+    static: list[tuple[PersistentVolumeClaim, PersistentVolume]] = []
+    provisions = [pvc for pvc in delayed if pvc.selected_node is not None]
+    chosen: set[str] = set()
+    for pvc in sorted(
+        (c for c in delayed if c.selected_node is None), key=lambda c: c.request or 0
+    ):
+        pv = find_matching_volume(pvc, storage.pvs_of_class(pvc.storage_class), bare, chosen)
+        if pv is None:
+            provisions.append(pvc)
+        else:
+            chosen.add(pv.name)
+            static.append((pvc, pv))
+    return static, provisions
 
 
 def _has_enough_capacity(
     storage: Storage, provisioner: str, pvc: PersistentVolumeClaim, node: Node
 ) -> bool:
+    """hasEnoughCapacity: see ``_enough_capacity``."""
+    return _enough_capacity(storage, provisioner, pvc, node)[0]
+
+
+def _enough_capacity(
+    storage: Storage, provisioner: str, pvc: PersistentVolumeClaim, node: Node
+) -> tuple[bool, CSIStorageCapacity | None]:
     """hasEnoughCapacity: a claim without a storage request, or a provisioner that is not
-    a CSIDriver asking for capacity tracking, always fits; else some CSIStorageCapacity of
-    the class whose maximumVolumeSize (else capacity) holds the request must select the
-    node by its nodeTopology."""
+    a CSIDriver asking for capacity tracking, always fits (no capacity object); else the
+    first CSIStorageCapacity of the class whose maximumVolumeSize (else capacity) holds
+    the request and that selects the node by its nodeTopology (upstream takes the first
+    its lister returns, in no set order; here the snapshot's order)."""
     if pvc.request is None:
-        return True
+        return True, None
     driver = storage.csi_drivers.get(provisioner)
     if driver is None or not driver.storage_capacity:
-        return True
+        return True, None
     for capacity in storage.capacities:
         if capacity.storage_class != pvc.storage_class:
             continue
@@ -404,5 +491,5 @@ def _has_enough_capacity(
             continue
         # nodeHasAccess: no nodeTopology means no access (a nil selector matches nothing)
         if selector_matches(capacity.node_topology, node.labels):
-            return True
-    return False
+            return True, capacity
+    return False, None

@@ -2,7 +2,8 @@
 (TestVolumeBinding: PreFilter's status, then Filter's on every node when PreFilter
 succeeded; one row per upstream case, named as upstream names it). The rows' expected
 scores are left out: VolumeBinding scores only with the StorageCapacityScoring feature
-gate, off in 1.35 (its PreScore answers Skip, tested below). Then the binder's cases that
+gate, off up to 1.36 (its PreScore answers Skip) and on in 1.37 (hand-made cases below).
+Then the binder's cases that
 the plugin's Filter decides (binder_test.go's FindPodVolumes rows that a snapshot can
 express: bound claims' node affinity, matching available volumes, provisioning with
 allowed topologies and storage capacity)."""
@@ -25,9 +26,10 @@ from service.engine.scheduler.plugins.volume_binding import (
     ERR_REASON_NOT_ENOUGH_SPACE,
     ERR_REASON_PV_NOT_EXIST,
     VolumeBinding,
+    capacity_score,
 )
 from service.engine.scheduler.snapshot import SchedulerView
-from service.engine.version import DEFAULT_SETTINGS
+from service.engine.version import DEFAULT_SETTINGS, KNOWN_VERSIONS, settings_for
 from service.ingest.kube import pod_from_object
 from tests.conftest import snapshot_from_objects
 from tests.engine.scheduler.plugins.volumes import (
@@ -249,12 +251,106 @@ def test_volume_binding(pod, nodes, objects, want_pre, want_filter) -> None:
     assert decide(pod, nodes, objects) == (want_pre, want_filter)
 
 
-def test_pre_score_skips_without_the_storage_capacity_scoring_gate() -> None:
-    assert (
-        VolumeBinding(settings=DEFAULT_SETTINGS)
-        .pre_score(CycleState(pod_from_object(k8s_pod("p")), None, settings=DEFAULT_SETTINGS), [])
-        .is_skip
+@pytest.mark.parametrize("release", KNOWN_VERSIONS)
+def test_pre_score_skips_without_the_storage_capacity_scoring_gate(release) -> None:
+    """StorageCapacityScoring (alpha and off in 1.33 to 1.36, beta and on in 1.37, KEP-4049):
+    without it PreScore skips; with it the Score runs, for a pod without claims too."""
+    settings = settings_for(release)
+    status = VolumeBinding(settings=settings).pre_score(
+        CycleState(pod_from_object(k8s_pod("p")), None, settings=settings), []
     )
+    assert status.is_skip == (release != "1.37")
+
+
+def _capacity(name: str, zone: str, size: str) -> dict:
+    return {
+        "kind": "CSIStorageCapacity",
+        "metadata": {"name": name, "namespace": "kube-system"},
+        "storageClassName": "wait-provision",
+        "capacity": size,
+        "nodeTopology": {"matchLabels": {ZONE: zone}},
+    }
+
+
+TRACKING_DRIVER = {
+    "kind": "CSIDriver",
+    "metadata": {"name": "test-provisioner"},
+    "spec": {"storageCapacity": True},
+}
+
+
+def scores(pod: dict, nodes: list, objects: list, release: str = "1.37") -> list[int]:
+    """VolumeBinding's Score on each node (every node must pass its Filter)."""
+    settings = settings_for(release)
+    view = SchedulerView(
+        Cluster(snapshot_from_objects([*nodes, *CLASSES, *objects])), settings=settings
+    )
+    plugin = VolumeBinding(settings=settings)
+    state = CycleState(pod_from_object(pod), view, settings=settings)
+    _, pre = plugin.pre_filter(state, view.nodes)
+    if not pre.is_skip:  # the framework then skips the Filter
+        assert all(plugin.filter(state, ni, ni) is None for ni in view.nodes)
+    assert not plugin.pre_score(state, view.nodes).is_skip
+    return [plugin.score(state, ni, ni) for ni in view.nodes]
+
+
+def test_dynamic_provisioning_scores_the_node_with_more_free_storage_higher() -> None:
+    """StorageCapacityScoring (beta in 1.37, KEP-4049): a 50Gi claim to provision scores
+    100 - 50 = 50 where its class has 100Gi (utilization 50 %) and 75 where it has 200Gi,
+    with the default shape (0 % -> 10, 100 % -> 0, scaled to 100)."""
+    nodes = [_node("small", **{ZONE: "z1"}), _node("large", **{ZONE: "z2"})]
+    objects = [
+        SC_PROVISION,
+        TRACKING_DRIVER,
+        _capacity("c1", "z1", "100Gi"),
+        _capacity("c2", "z2", "200Gi"),
+        _pvc("claim", "wait-provision", request="50Gi"),
+    ]
+    pod = k8s_pod("pod", [claim_volume("claim")])
+    assert scores(pod, nodes, objects) == [50, 75]
+
+
+def test_two_claims_of_one_class_share_the_class_capacity() -> None:
+    """Score's dynamic part sets (does not add) the class's capacity and sums the claims'
+    requests: 2 x 30Gi of a 100Gi class is 60 % used, 40."""
+    objects = [
+        SC_PROVISION,
+        TRACKING_DRIVER,
+        _capacity("c1", "zone-1", "100Gi"),
+        _pvc("a", "wait-provision", request="30Gi"),
+        _pvc("b", "wait-provision", request="30Gi"),
+    ]
+    pod = k8s_pod("pod", [claim_volume("a"), claim_volume("b")])
+    assert scores(pod, [NODE1], objects) == [40]
+
+
+def test_static_bindings_score_the_chosen_volumes() -> None:
+    """Score's static part: the claims bound to available volumes, against the volumes'
+    capacity: a 50Gi claim takes the node's 100Gi volume (50) or 200Gi volume (75)."""
+    nodes = [_node("n1"), _node("n2")]
+    objects = [
+        _pv("pv1", "wait-sc", "100Gi", {HOSTNAME: ["n1"]}),
+        _pv("pv2", "wait-sc", "200Gi", {HOSTNAME: ["n2"]}),
+        _pvc("claim", "wait-sc", request="50Gi"),
+    ]
+    pod = k8s_pod("pod", [claim_volume("claim")])
+    assert scores(pod, nodes, objects) == [50, 75]
+
+
+def test_without_claims_or_capacity_tracking_the_score_is_0() -> None:
+    """No class to rate: a pod without claims, and a provisioned claim whose driver does not
+    track capacity (no CSIStorageCapacity behind it), score 0."""
+    assert scores(k8s_pod("p"), [NODE1], []) == [0]
+    objects = [SC_PROVISION, _pvc("claim", "wait-provision", request="5Gi")]
+    assert scores(k8s_pod("pod", [claim_volume("claim")]), [NODE1], objects) == [0]
+
+
+def test_capacity_score_rounds_the_mean_half_up_and_scores_overuse_as_full() -> None:
+    shape = [(0, 100), (100, 0)]
+    assert capacity_score([(1, 2), (1, 4)], shape) == 63  # (50 + 75) / 2 = 62.5 -> 63
+    assert capacity_score([(3, 2)], shape) == 0  # requested above capacity: utilization 100
+    assert capacity_score([(1, 0)], shape) == 0
+    assert capacity_score([], shape) == 0
 
 
 # --- the binder (binder_test.go) through the plugin's Filter ---
