@@ -301,8 +301,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         True,
         "StorageCapacityScoring is beta and on by default: VolumeBinding scores every "
         "feasible node (weight 1), by how full the pod's new volumes would make the "
-        "node's storage of their class (100 at 0 %, 0 at 100 %: the default shape); a "
-        "pod without claims scores 0 everywhere",
+        "node's storage of their class (100 at 0 %, 0 at 100 %: the default shape)",
         "KEP-4049 (kubernetes/enhancements#4049), v1.37 feature gate defaults",
     ),
     Difference(

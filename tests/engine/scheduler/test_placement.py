@@ -27,13 +27,11 @@ def test_default_profile_scores_and_total(release, balanced_a, balanced_b) -> No
     # a: cpu 3000/4000 -> 25, memory 7/8 -> 12: 18; balanced |0.75 - 0.875| / 2 -> 93; from
     # 1.36 the change from the balance without the pod (|0.5 - 0.75| / 2 -> 87):
     # 50 + (50 + 93 - 87) / 2 = 78 (kubernetes#135573)
-    # VolumeBinding scores from 1.37 (StorageCapacityScoring beta and on, KEP-4049): 0 for a
-    # pod without claims, but its entry is there.
-    volume_binding = {"VolumeBinding": 0} if release == "1.37" else {}
+    # VolumeBinding scores from 1.37 (StorageCapacityScoring, KEP-4049), but a pod without
+    # claims has no entry (upstream's would be 0 on every node: volume_binding.py).
     assert a.scores == {
         "TaintToleration": 100,
         "NodeResourcesFit": 18,
-        **volume_binding,
         "DynamicResources": 0,
         "NodeResourcesBalancedAllocation": balanced_a,
         "ImageLocality": 0,

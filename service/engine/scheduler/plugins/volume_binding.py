@@ -382,9 +382,14 @@ class VolumeBinding(PreFilterPlugin, KeepsVerdict, PreScorePlugin, ScorePlugin, 
         return True, True
 
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
-        """PreScore: with the StorageCapacityScoring gate on (1.37) the Score runs, for a pod
-        without claims too (it then scores 0 everywhere); without it, Skip."""
-        return OK if self.settings.storage_capacity_scoring else SKIPPED
+        """PreScore: with the StorageCapacityScoring gate on (1.37) the Score runs; without
+        it, Skip. Not upstream: a pod without claims skips too. Upstream's Score runs for
+        it and gives 0 on every node, which changes no total; the entry is left out so
+        that the scores of every placement without volumes read as in 1.36 (an impact of
+        1.36 -> 1.37 would otherwise count each of them as changed)."""
+        if not self.settings.storage_capacity_scoring or state.read(self.name) is None:
+            return SKIPPED
+        return OK
 
     def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
         """Score: per storage class, what the pod's new volumes would ask of the node

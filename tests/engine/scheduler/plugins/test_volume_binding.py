@@ -254,12 +254,19 @@ def test_volume_binding(pod, nodes, objects, want_pre, want_filter) -> None:
 @pytest.mark.parametrize("release", KNOWN_VERSIONS)
 def test_pre_score_skips_without_the_storage_capacity_scoring_gate(release) -> None:
     """StorageCapacityScoring (alpha and off in 1.33 to 1.36, beta and on in 1.37, KEP-4049):
-    without it PreScore skips; with it the Score runs, for a pod without claims too."""
+    without it PreScore skips; with it the Score runs for a pod with claims. A pod without
+    claims skips in every release (not upstream, whose Score gives it 0 everywhere)."""
     settings = settings_for(release)
-    status = VolumeBinding(settings=settings).pre_score(
-        CycleState(pod_from_object(k8s_pod("p")), None, settings=settings), []
+    view = SchedulerView(
+        Cluster(snapshot_from_objects([NODE1, SC_PROVISION, _pvc("c", "wait-provision")])),
+        settings=settings,
     )
-    assert status.is_skip == (release != "1.37")
+    for pod, scores in ((k8s_pod("p"), False), (k8s_pod("q", [claim_volume("c")]), True)):
+        plugin = VolumeBinding(settings=settings)
+        state = CycleState(pod_from_object(pod), view, settings=settings)
+        plugin.pre_filter(state, view.nodes)
+        status = plugin.pre_score(state, view.nodes)
+        assert status.is_skip is not (scores and release == "1.37"), (release, pod)
 
 
 def _capacity(name: str, zone: str, size: str) -> dict:
@@ -337,10 +344,9 @@ def test_static_bindings_score_the_chosen_volumes() -> None:
     assert scores(pod, nodes, objects) == [50, 75]
 
 
-def test_without_claims_or_capacity_tracking_the_score_is_0() -> None:
-    """No class to rate: a pod without claims, and a provisioned claim whose driver does not
-    track capacity (no CSIStorageCapacity behind it), score 0."""
-    assert scores(k8s_pod("p"), [NODE1], []) == [0]
+def test_without_capacity_tracking_the_score_is_0() -> None:
+    """No class to rate: a provisioned claim whose driver does not track capacity (no
+    CSIStorageCapacity behind it) scores 0."""
     objects = [SC_PROVISION, _pvc("claim", "wait-provision", request="5Gi")]
     assert scores(k8s_pod("pod", [claim_volume("claim")]), [NODE1], objects) == [0]
 
