@@ -198,6 +198,8 @@ def drain_context(result: dict) -> dict:
         if p.get("recreated") and p["recreated"].get("outcome") != "bound"
     ]
     return {"pods_by_node": by_node, "pending": pending}
+
+
 # Rows a run's page lists of its steps or placements (the record holds them all; the
 # history export gives them whole).
 CONSOLE_ROWS = 500

@@ -274,9 +274,11 @@ class Page:
             counts["failed"] += 1
             self.failures.append({"decisionId": row.id, "kind": row.kind, "reason": _reason(exc)})
             return
-        if strict_json(result) == row.result_text:  # as stored, byte for byte
-            return
         stored = orjson.loads(row.result_text)
+        # equal as values (orjson's parse, compared in C): unchanged, as the walk below
+        # would find (it too takes 1, 1.0 and true alike); else the text, then the walk
+        if stored == result or strict_json(result) == row.result_text:
+            return
         found = differences(stored, result)
         if not found:  # the same values written otherwise (1 and 1.0)
             return

@@ -330,13 +330,24 @@ class _Allocation:
         requested: dict[str, int],
         nz_cpu: int,
         nz_mem: int,
-        *,
-        with_pod: bool = True,
     ) -> tuple[list[int], list[int]]:
         """calculateResourceAllocatableRequest per resource: (requested, allocatable), the
-        requested being the node's with the pod's added (``with_pod``) or the node's alone
-        (what BalancedAllocation calls the node's allocated resources since v1.36)."""
+        requested being the node's with the pod's added."""
+        reqs, _, allocs = self.pairs_with_and_without(allocatable, requested, nz_cpu, nz_mem)
+        return reqs, allocs
+
+    def pairs_with_and_without(
+        self,
+        allocatable: dict[str, int],
+        requested: dict[str, int],
+        nz_cpu: int,
+        nz_mem: int,
+    ) -> tuple[list[int], list[int], list[int]]:
+        """(requested with the pod, requested without it, allocatable) per resource, in one
+        pass: the node's requests alone are what BalancedAllocation calls the node's
+        allocated resources since v1.36."""
         reqs: list[int] = []
+        without: list[int] = []
         allocs: list[int] = []
         for name, kind, pod_req in self._items:
             if kind == _CPU:
@@ -348,22 +359,26 @@ class _Allocation:
             elif kind == _SCALAR:
                 if name not in allocatable:
                     reqs.append(0)
+                    without.append(0)
                     allocs.append(0)
                     continue
                 used = requested.get(name, 0)
             else:
                 reqs.append(0)
+                without.append(0)
                 allocs.append(0)
                 continue
             alloc = allocatable.get(name, 0)
             if alloc == 0:
                 reqs.append(0)
+                without.append(0)
                 allocs.append(0)
                 continue
             # calculateResourceAllocatableRequest: the node's int64 sum plus the pod's, wrapping.
-            reqs.append(wrap_int64(used + pod_req) if with_pod else used)
+            reqs.append(wrap_int64(used + pod_req))
+            without.append(used)
             allocs.append(alloc)
-        return reqs, allocs
+        return reqs, without, allocs
 
 
 class ResourceAllocationScorer:
@@ -451,9 +466,10 @@ class BalancedAllocationScorer:
     ) -> int:
         if not self.resources:
             raise ScoringError("resources not found")
-        reqs, allocs = prepared.pairs(allocatable, requested, nz_cpu, nz_mem)
+        reqs, allocated, allocs = prepared.pairs_with_and_without(
+            allocatable, requested, nz_cpu, nz_mem
+        )
         with_pod = balanced_resource_score(reqs, allocs)
         if not self.scores_change:
             return with_pod
-        allocated, _ = prepared.pairs(allocatable, requested, nz_cpu, nz_mem, with_pod=False)
         return balance_change_score(with_pod, balanced_resource_score(allocated, allocs))
