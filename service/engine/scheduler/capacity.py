@@ -83,6 +83,7 @@ class CapacityRun:
     truncated: bool
     ties: int = 0  # placements where several nodes tied at the top total
     incremental: int = 0  # placements decided by incremental.py, not by a full cycle
+    grouped: int = 0  # of those, placements decided by its group path (score_groups.py)
 
 
 def replica(template: Pod, n: int) -> Pod:
@@ -122,7 +123,7 @@ def capacity(
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     answers = [TemplateCapacity(t) for t in templates]
     placements: list[tuple[int, str, str]] = []
-    steps = ties = fast = 0
+    steps = ties = fast = grouped = 0
     truncated = False
     for index, (template, answer) in enumerate(zip(templates, answers, strict=True)):
         profile = profile_of(template, profiles)
@@ -142,10 +143,11 @@ def capacity(
                 answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
                 break
             pod = replica(template, answer.replicas + 1)
-            step, quick = _cycle(work, cycles, pod, profile, rng)
+            step, how = _cycle(work, cycles, pod, profile, rng)
             steps += 1
-            fast += quick
-            if cycles is not None and step.node is not None:
+            fast += how != _FULL
+            grouped += how == _GROUPED
+            if how != _GROUPED and cycles is not None and step.node is not None:
                 cycles.bound(step.node, pod.key)
             if step.outcome != BOUND:
                 answer.stop, answer.message, answer.reasons = (
@@ -158,7 +160,15 @@ def capacity(
             answer.replicas += 1
             answer.per_node[step.node] = answer.per_node.get(step.node, 0) + 1  # type: ignore[index]
             placements.append((index, pod.name, step.node))  # type: ignore[arg-type]
-    return CapacityRun(answers, placements, work.usage(), work.cluster, truncated, ties, fast)
+        if cycles is not None:
+            cycles.finish()
+    return CapacityRun(
+        answers, placements, work.usage(), work.cluster, truncated, ties, fast, grouped
+    )
+
+
+# how a replica was decided
+_FULL, _INCREMENTAL, _GROUPED = 0, 1, 2
 
 
 def _cycle(
@@ -167,13 +177,18 @@ def _cycle(
     pod: Pod,
     profile: Profile,
     rng: random.Random | None,
-) -> tuple[QueueStep, bool]:
-    """One replica's cycle, bound if it fits, and whether incremental.py decided it: the
-    incremental cycle when it answers, else the full cycle (queue.cycle), which also gives
-    an unschedulable replica its message."""
+) -> tuple[QueueStep, int]:
+    """One replica's cycle, bound if it fits, and how it was decided: by incremental.py's
+    group path (its bind kept there until ``finish``) or its incremental cycle when they
+    answer, else by the full cycle (queue.cycle), which also gives an unschedulable replica
+    its message."""
     found = cycles.place(pod, rng) if cycles is not None else None
     if found is None:
-        return cycle(work, pod, profile, preemption=False, rng=rng), False
+        return cycle(work, pod, profile, preemption=False, rng=rng), _FULL
     node, ties = found
+    step = QueueStep(pod.key, pod, BOUND, node, [], "", ties)
+    if cycles.deferred:  # type: ignore[union-attr]
+        cycles.defer(pod, node)  # type: ignore[union-attr]
+        return step, _GROUPED
     work.bind(pod, node)
-    return QueueStep(pod.key, pod, BOUND, node, [], "", ties), True
+    return step, _INCREMENTAL
