@@ -143,7 +143,7 @@ def capacity(
                 answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
                 break
             pod = replica(template, answer.replicas + 1)
-            step, how = _cycle(work, cycles, pod, profile, rng)
+            step, how, tied = _cycle(work, cycles, pod, profile, rng)
             steps += 1
             fast += how != _FULL
             grouped += how == _GROUPED
@@ -156,7 +156,7 @@ def capacity(
                     step.reasons,
                 )
                 break
-            ties += bool(step.ties)
+            ties += tied
             answer.replicas += 1
             answer.per_node[step.node] = answer.per_node.get(step.node, 0) + 1  # type: ignore[index]
             placements.append((index, pod.name, step.node))  # type: ignore[arg-type]
@@ -177,18 +177,20 @@ def _cycle(
     pod: Pod,
     profile: Profile,
     rng: random.Random | None,
-) -> tuple[QueueStep, int]:
-    """One replica's cycle, bound if it fits, and how it was decided: by incremental.py's
-    group path (its bind kept there until ``finish``) or its incremental cycle when they
-    answer, else by the full cycle (queue.cycle), which also gives an unschedulable replica
-    its message."""
+) -> tuple[QueueStep, int, bool]:
+    """One replica's cycle, bound if it fits, how it was decided, and whether several
+    nodes tied at the top: by incremental.py's group path (its bind kept there until
+    ``finish``; its step lists no tied nodes) or its incremental cycle when they answer,
+    else by the full cycle (queue.cycle), which also gives an unschedulable replica its
+    message."""
     found = cycles.place(pod, rng) if cycles is not None else None
     if found is None:
-        return cycle(work, pod, profile, preemption=False, rng=rng), _FULL
+        step = cycle(work, pod, profile, preemption=False, rng=rng)
+        return step, _FULL, bool(step.ties)
     node, ties = found
     step = QueueStep(pod.key, pod, BOUND, node, [], "", ties)
     if cycles.deferred:  # type: ignore[union-attr]
         cycles.defer(pod, node)  # type: ignore[union-attr]
-        return step, _GROUPED
+        return step, _GROUPED, cycles.tied  # type: ignore[union-attr]
     work.bind(pod, node)
-    return step, _INCREMENTAL
+    return step, _INCREMENTAL, cycles.tied  # type: ignore[union-attr]

@@ -111,6 +111,7 @@ class TemplateCycles:
         self._groups: ScoreGroups | None = None
         self._grouped = True
         self.deferred = False  # the last ``place`` answer was the group path's: ``defer``
+        self.tied = False  # the last ``place`` answer had other nodes tied at the top
 
     def defer(self, pod: Pod, node_name: str) -> None:
         """Bind ``pod`` (placed by the group path) to ``node_name``: kept by the group path
@@ -133,7 +134,7 @@ class TemplateCycles:
         self._local, self._skip, self._raw = [], None, {}
         self._previous, self._added, self._carried_raw = None, [], {}
 
-    def _place_grouped(self, pod: Pod) -> tuple[str, tuple[str, ...]] | None:
+    def _place_grouped(self, pod: Pod) -> tuple[str, bool] | None:
         groups = self._groups
         if groups is None:
             groups = ScoreGroups(self.work, self.fwk, self.settings)
@@ -160,13 +161,14 @@ class TemplateCycles:
         """The node the full cycle would bind ``pod`` to and the nodes tied at the top
         (select_host's answer), or None when the cycle is not the ordinary one (see the
         module docstring): the caller then runs the full cycle. ``deferred`` tells whether
-        the group path answered (the caller then binds with ``defer``)."""
-        self.deferred = False
+        the group path answered (the caller then binds with ``defer``; the nodes tied are
+        then not listed, ``tied`` says whether there were any)."""
+        self.deferred = self.tied = False
         if rng is None and self._grouped:
-            found = self._place_grouped(pod)
-            if found is not None:
-                self.deferred = True
-                return found
+            grouped = self._place_grouped(pod)
+            if grouped is not None:
+                self.deferred, self.tied = True, grouped[1]
+                return grouped[0], ()
         pod = as_scheduler_sees(pod, self.settings)
         view = self.work.view
         fwk = self.fwk
@@ -202,7 +204,9 @@ class TemplateCycles:
             weighted = column if weight == 1 else map(mul, column, repeat(weight))
             totals = list(map(add, totals, weighted))
         self._previous = (state, indexes)
-        return pick_host([ni.name for ni in feasible], totals, rng)  # type: ignore[return-value]
+        found = pick_host([ni.name for ni in feasible], totals, rng)
+        self.tied = bool(found[1])
+        return found  # type: ignore[return-value]
 
     def _carry(
         self,

@@ -48,11 +48,13 @@ import msgspec
 from sortedcontainers import SortedList
 
 from service.engine.objects import Pod
+from service.engine.quantity import wrap_int64, wrap_int64_values
 from service.engine.scheduler.framework import (
     ERROR,
     MAX_NODE_SCORE,
     CycleState,
     NodeInfo,
+    PodInfo,
     ScoreExtensions,
     pod_info,
 )
@@ -127,6 +129,8 @@ class ScoreGroups:
         self._local: list[tuple[object, int]] = []
         self._constant: list[tuple[object, int]] = []
         self._spread: tuple[object, int] | None = None
+        self._spread_raw: dict[tuple, int] = {}  # PodTopologySpread's raw per spread key
+        self._spread_keys: dict[str, list[int]] = {}  # topology key -> its constraints
 
     # --- set-up ---
 
@@ -179,7 +183,11 @@ class ScoreGroups:
 
     def _spread_ok(self, state: CycleState) -> bool:
         s = state.data.get(_SPREAD + "/score")
-        return s is not None and all(c.topology_key != _HOSTNAME for c in s.constraints)
+        if s is None or any(c.topology_key == _HOSTNAME for c in s.constraints):
+            return False
+        for i, c in enumerate(s.constraints):
+            self._spread_keys.setdefault(c.topology_key, []).append(i)
+        return True
 
     def _group(self, feasible: Sequence[NodeInfo]) -> bool:
         """The groups of the feasible nodes; False on an out-of-range local score."""
@@ -221,13 +229,14 @@ class ScoreGroups:
 
     # --- a replica ---
 
-    def place(self) -> tuple[str, tuple[str, ...]] | None:
-        """The node the full cycle would bind the next replica to and the nodes tied at the
-        top (pick_host's answer without rng); None when this path cannot say."""
+    def place(self) -> tuple[str, bool] | None:
+        """The node the full cycle would bind the next replica to, and whether other nodes
+        tied with it at the top total (pick_host's choice without rng); None when this path
+        cannot say."""
         if self._feasible < 2:
             if self._feasible == 1:  # schedulePod takes a lone feasible node unscored
                 (group,) = [g for g in self._groups if g.members]
-                return self._nodes[group.members[0][1]].name, ()
+                return self._nodes[group.members[0][1]].name, False
             return None
         if self._changed and not self._normalize_constant():
             return None
@@ -241,19 +250,11 @@ class ScoreGroups:
         best = max(totals)
         tied = [g for g, total in zip(groups, totals, strict=True) if total == best]
         first = min(g.members[0][1] for g in tied)
-        names = [self._nodes[i].name for i in self._tied(tied)]
-        return self._nodes[first].name, tuple(names) if len(names) > 1 else ()
-
-    def _tied(self, tied: list[_Group]) -> list[int]:
-        """The indexes of the nodes at the top total, in snapshot order."""
-        found = []
-        for g in tied:
-            top = g.members[0][0]
-            for negative, index in g.members:
-                if negative != top:
-                    break
-                found.append(index)
-        return sorted(found)
+        several = len(tied) > 1
+        if not several:
+            members = tied[0].members
+            several = len(members) > 1 and members[1][0] == members[0][0]
+        return self._nodes[first].name, several
 
     def _normalize_constant(self) -> bool:
         """Each group's weighted normalized constant scores, by the plugins' own
@@ -295,6 +296,7 @@ class ScoreGroups:
         self._nodes = list(self.work.view.nodes)
         feasible = [ni for ni in self._nodes if self._is_feasible(ni.index)]
         self._spread[0].pre_score(state, feasible)  # type: ignore[index]
+        self._spread_raw.clear()
 
     def _is_feasible(self, index: int) -> bool:
         group = self._group_of[index]
@@ -308,7 +310,13 @@ class ScoreGroups:
         plugin, weight = self._spread
         reps = [self._nodes[g.members[0][1]] for g in groups]
         state = self.state
-        scores = [plugin.score(state, ni, ni) for ni in reps]
+        known = self._spread_raw
+        scores = []
+        for g, ni in zip(groups, reps, strict=True):
+            raw = known.get(g.key[0])
+            if raw is None:
+                raw = known[g.key[0]] = plugin.score(state, ni, ni)
+            scores.append(raw)
         plugin.normalize_score(state, reps, scores)
         if min(scores) < 0 or max(scores) > MAX_NODE_SCORE:
             return None
@@ -326,9 +334,11 @@ class ScoreGroups:
         bound = msgspec.structs.replace(pod, node_name=node_name, nominated_node_name="")
         seen = as_scheduler_sees(bound, self.settings) if bound.init_containers else bound
         info = pod_info(seen, self.settings)  # as WorkingCluster.bind makes it
-        ni = self._nodes[index] = NodeInfo(ni.node, index, [*ni.pods, info])
+        ni = self._nodes[index] = _with_pod(ni, info)
         if self._spread is not None:
-            self._spread[0].carry_pre_score(state, state, info, ni)
+            changed = self._spread[0].carry_pre_score(state, state, info, ni)
+            if changed:
+                self._forget_spread(changed)
         group = self._group_of[index]
         group.members.remove((-self._local_of[index], index))  # type: ignore[union-attr]
         status = self.fwk.run_filter_plugins_with_nominated(state, ni)  # type: ignore[arg-type]
@@ -345,10 +355,36 @@ class ScoreGroups:
         group.members.add((-local, index))  # type: ignore[union-attr]
         return True
 
+    def _forget_spread(self, changed: frozenset[tuple[str, str]]) -> None:
+        """Drop the kept PodTopologySpread raw scores of the groups in a changed domain."""
+        keys = self._spread_keys
+        for spread_key in list(self._spread_raw):
+            values = spread_key[0]
+            if any(values[i] == value for key, value in changed for i in keys.get(key, ())):
+                del self._spread_raw[spread_key]
+
     def flush(self) -> None:
         """Apply the binds kept so far to the WorkingCluster."""
         pending, self.pending = self.pending, []
         self.work.bind_all(pending)
+
+
+def _with_pod(ni: NodeInfo, info: PodInfo) -> NodeInfo:
+    """``ni`` with ``info`` added (NodeInfo.AddPod): its sums updated rather than summed
+    again over every pod (int64 wrap-around kept: the sum of wrapped sums wraps alike)."""
+    pods = [*ni.pods, info]
+    if info.has_ports or not ni.pods:
+        return NodeInfo(ni.node, ni.index, pods)
+    requested = dict(ni.requested)
+    for name, value in info.requests.items():
+        requested[name] = requested.get(name, 0) + value
+    totals = (wrap_int64_values(requested), wrap_int64(ni.nz_cpu + info.nz_cpu),
+              wrap_int64(ni.nz_mem + info.nz_mem))  # fmt: skip
+    new = NodeInfo(ni.node, ni.index, [], totals)
+    new.pods, new.pod_count = pods, len(pods)
+    new.requested, new.nz_cpu, new.nz_mem = totals
+    new.port_pods, new.used_ports = ni.port_pods, ni.used_ports
+    return new
 
 
 def _constant_ok(name: str, pod: Pod, terms: bool) -> bool:
