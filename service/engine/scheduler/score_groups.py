@@ -100,13 +100,27 @@ def _has_pod_terms(pod: Pod) -> bool:
 class _Group:
     """Nodes alike for every non-local plugin: the feasible ones by (-L, index)."""
 
-    __slots__ = ("constant", "key", "members", "normalized")
+    __slots__ = ("constant", "key", "members", "normalized", "spread", "top")
 
     def __init__(self, key: tuple, constant: tuple[int, ...]) -> None:
         self.key = key
         self.constant = constant  # the constant plugins' raw scores
         self.members: SortedList = SortedList()
+        self.top: tuple[int, int] | None = None  # members[0]
         self.normalized = 0  # the constant plugins' weighted normalized scores
+        self.spread: int | None = None  # PodTopologySpread's raw score (None: not known)
+
+    def add(self, entry: tuple[int, int]) -> None:
+        self.members.add(entry)
+        top = self.top
+        if top is None or entry < top:
+            self.top = entry
+
+    def remove(self, entry: tuple[int, int]) -> None:
+        members = self.members
+        members.remove(entry)
+        if entry == self.top:
+            self.top = members[0] if members else None
 
 
 class ScoreGroups:
@@ -129,8 +143,9 @@ class ScoreGroups:
         self._local: list[tuple[object, int]] = []
         self._constant: list[tuple[object, int]] = []
         self._spread: tuple[object, int] | None = None
-        self._spread_raw: dict[tuple, int] = {}  # PodTopologySpread's raw per spread key
-        self._spread_keys: dict[str, list[int]] = {}  # topology key -> its constraints
+        self._live: list[_Group] = []  # the groups with feasible nodes
+        # the groups in each spread domain (topology key, value)
+        self._in_domain: dict[tuple[str, str], list[_Group]] = {}
 
     # --- set-up ---
 
@@ -183,11 +198,7 @@ class ScoreGroups:
 
     def _spread_ok(self, state: CycleState) -> bool:
         s = state.data.get(_SPREAD + "/score")
-        if s is None or any(c.topology_key == _HOSTNAME for c in s.constraints):
-            return False
-        for i, c in enumerate(s.constraints):
-            self._spread_keys.setdefault(c.topology_key, []).append(i)
-        return True
+        return s is not None and all(c.topology_key != _HOSTNAME for c in s.constraints)
 
     def _group(self, feasible: Sequence[NodeInfo]) -> bool:
         """The groups of the feasible nodes; False on an out-of-range local score."""
@@ -205,8 +216,14 @@ class ScoreGroups:
             if local is None:
                 return False
             self._group_of[ni.index], self._local_of[ni.index] = group, local
-            group.members.add((-local, ni.index))
+            group.add((-local, ni.index))
         self._groups = list(by_key.values())
+        if self._spread is not None:
+            s = self.state.data[_SPREAD + "/score"]  # type: ignore[union-attr]
+            for group in self._groups:
+                for c, value in zip(s.constraints, group.key[0][0], strict=True):
+                    domain = (c.topology_key, "" if value is None else value)
+                    self._in_domain.setdefault(domain, []).append(group)
         self._feasible = len(feasible)
         self._changed = True
         return True
@@ -235,21 +252,22 @@ class ScoreGroups:
         cannot say."""
         if self._feasible < 2:
             if self._feasible == 1:  # schedulePod takes a lone feasible node unscored
-                (group,) = [g for g in self._groups if g.members]
-                return self._nodes[group.members[0][1]].name, False
+                (group,) = [g for g in self._groups if g.top is not None]
+                return self._nodes[group.top[1]].name, False  # type: ignore[index]
             return None
         if self._changed and not self._normalize_constant():
             return None
-        groups = [g for g in self._groups if g.members]
+        groups = self._live
         spread = self._spread_part(groups)
         if spread is None:
             return None
         totals = [
-            g.normalized + part - g.members[0][0] for g, part in zip(groups, spread, strict=True)
+            g.normalized + part - g.top[0]  # type: ignore[index]
+            for g, part in zip(groups, spread, strict=True)
         ]
         best = max(totals)
         tied = [g for g, total in zip(groups, totals, strict=True) if total == best]
-        first = min(g.members[0][1] for g in tied)
+        first = min(g.top[1] for g in tied)  # type: ignore[index]
         several = len(tied) > 1
         if not several:
             members = tied[0].members
@@ -260,10 +278,10 @@ class ScoreGroups:
         """Each group's weighted normalized constant scores, by the plugins' own
         NormalizeScore over one node per non-empty group; and PodTopologySpread's PreScore
         again when the feasible nodes' domains changed."""
-        groups = [g for g in self._groups if g.members]
+        groups = self._live = [g for g in self._groups if g.top is not None]
         if self._spread is not None and not self._spread_domains_same(groups):
             self._pre_score_spread()
-        reps = [self._nodes[g.members[0][1]] for g in groups]
+        reps = [self._nodes[g.top[1]] for g in groups]  # type: ignore[index]
         for g in groups:
             g.normalized = 0
         for i, (plugin, weight) in enumerate(self._constant):
@@ -296,7 +314,8 @@ class ScoreGroups:
         self._nodes = list(self.work.view.nodes)
         feasible = [ni for ni in self._nodes if self._is_feasible(ni.index)]
         self._spread[0].pre_score(state, feasible)  # type: ignore[index]
-        self._spread_raw.clear()
+        for group in self._groups:
+            group.spread = None
 
     def _is_feasible(self, index: int) -> bool:
         group = self._group_of[index]
@@ -308,15 +327,13 @@ class ScoreGroups:
         if self._spread is None:
             return [0] * len(groups)
         plugin, weight = self._spread
-        reps = [self._nodes[g.members[0][1]] for g in groups]
-        state = self.state
-        known = self._spread_raw
-        scores = []
-        for g, ni in zip(groups, reps, strict=True):
-            raw = known.get(g.key[0])
-            if raw is None:
-                raw = known[g.key[0]] = plugin.score(state, ni, ni)
-            scores.append(raw)
+        nodes, state = self._nodes, self.state
+        reps = [nodes[g.top[1]] for g in groups]  # type: ignore[index]
+        scores = [g.spread for g in groups]
+        if None in scores:
+            for i, g in enumerate(groups):
+                if g.spread is None:
+                    g.spread = scores[i] = plugin.score(state, reps[i], reps[i])
         plugin.normalize_score(state, reps, scores)
         if min(scores) < 0 or max(scores) > MAX_NODE_SCORE:
             return None
@@ -340,7 +357,7 @@ class ScoreGroups:
             if changed:
                 self._forget_spread(changed)
         group = self._group_of[index]
-        group.members.remove((-self._local_of[index], index))  # type: ignore[union-attr]
+        group.remove((-self._local_of[index], index))  # type: ignore[union-attr]
         status = self.fwk.run_filter_plugins_with_nominated(state, ni)  # type: ignore[arg-type]
         if status.code == ERROR:
             return False
@@ -349,19 +366,17 @@ class ScoreGroups:
             if status.is_success:
                 return False
             self._feasible -= 1
-            self._changed = self._changed or not group.members  # type: ignore[union-attr]
+            self._changed = self._changed or group.top is None  # type: ignore[union-attr]
             return True
         self._local_of[index] = local
-        group.members.add((-local, index))  # type: ignore[union-attr]
+        group.add((-local, index))  # type: ignore[union-attr]
         return True
 
     def _forget_spread(self, changed: frozenset[tuple[str, str]]) -> None:
         """Drop the kept PodTopologySpread raw scores of the groups in a changed domain."""
-        keys = self._spread_keys
-        for spread_key in list(self._spread_raw):
-            values = spread_key[0]
-            if any(values[i] == value for key, value in changed for i in keys.get(key, ())):
-                del self._spread_raw[spread_key]
+        for domain in changed:
+            for group in self._in_domain.get(domain, ()):
+                group.spread = None
 
     def flush(self) -> None:
         """Apply the binds kept so far to the WorkingCluster."""
