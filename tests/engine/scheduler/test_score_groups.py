@@ -197,3 +197,26 @@ def test_the_group_path_decides_most_placements_over_the_seeds() -> None:
         grouped += fast.grouped
     assert placed > 200
     assert grouped >= 0.9 * placed
+
+
+def test_a_pod_added_to_a_node_sums_as_the_node_summed_anew() -> None:
+    """score_groups._with_pod (AddPod by sums) against NodeInfo built from all its pods."""
+    from service.engine.scheduler.framework import NodeInfo, pod_info
+    from service.engine.scheduler.score_groups import _with_pod
+    from tests.engine.scheduler.helpers import node, pod
+
+    n = node("a", 4000)
+    infos = [pod_info(pod(f"p{i}", 100 * i, 2**20 * i), DEFAULT_SETTINGS) for i in range(3)]
+    extra = pod_info(pod("x", 0, 0), DEFAULT_SETTINGS)  # no requests: the defaults count
+    grown = NodeInfo(n, 0, infos[:1])
+    for info in [*infos[1:], extra]:
+        grown = _with_pod(grown, info)
+    anew = NodeInfo(n, 0, [*infos, extra])
+    assert [pi.key for pi in grown.pods] == [pi.key for pi in anew.pods]
+    assert list(grown.requested.items()) == list(anew.requested.items())
+    assert (grown.nz_cpu, grown.nz_mem, grown.pod_count) == (
+        anew.nz_cpu,
+        anew.nz_mem,
+        anew.pod_count,
+    )
+    assert grown.used_ports == anew.used_ports
