@@ -117,11 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"scheduler view (once per Cluster): {(time.perf_counter() - started) * 1000:.0f} ms")
     print(f"replicas that would fit by resources alone: about {_estimate(cluster, view)}")
     for _ in range(args.repeat):
+        cpu = time.process_time()
         seconds, answer = run(cluster, args.max_replicas, not args.full)
+        cpu = time.process_time() - cpu  # this process's CPU time: what a quiet machine gives
         (t,) = answer.templates
         per = seconds / max(t.replicas, 1) * 1000
         print(
-            f"{t.replicas} replicas in {seconds:.2f} s ({per:.1f} ms per replica; "
+            f"{t.replicas} replicas in {seconds:.2f} s, CPU {cpu:.2f} s "
+            f"({per:.2f} ms per replica; "
             f"{answer.incremental} decided incrementally, {answer.grouped} of them by groups, "
             f"{answer.ties} with ties); "
             f"stop: {t.stop}: {t.message[:160]}"
