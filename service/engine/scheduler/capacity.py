@@ -14,6 +14,7 @@ the running pods). ``exclude_nodes`` are cordoned first (NodeUnschedulable rejec
 
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 import uuid
@@ -54,6 +55,17 @@ LIMIT_MAX_STEPS = "MaxSteps"  # the configured limit of cycles per run
 LIMIT_TIME = "TimeLimit"  # the configured time budget of a run
 
 _UID_NAMESPACE = uuid.UUID("6f1d3c36-4c0e-4f8e-9a43-2a4f8b2f6a27")
+_UID_PREFIX = _UID_NAMESPACE.bytes
+
+
+def _uuid5(name: str) -> str:
+    """str(uuid.uuid5(_UID_NAMESPACE, name)) without building a UUID (a capacity run makes
+    one per replica): the SHA-1 of namespace and name, version 5, RFC 4122 variant."""
+    digest = bytearray(hashlib.sha1(_UID_PREFIX + name.encode()).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    h = digest.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 @dataclass(slots=True)
@@ -89,9 +101,7 @@ class CapacityRun:
 def replica(template: Pod, n: int) -> Pod:
     """The template's n-th replica: a new name and UID, pending, not nominated."""
     name = f"{template.name}-{n}"
-    uid = str(
-        uuid.uuid5(_UID_NAMESPACE, f"{template.namespace}/{template.name}/{template.uid}/{n}")
-    )
+    uid = _uuid5(f"{template.namespace}/{template.name}/{template.uid}/{n}")
     return msgspec.structs.replace(
         template, name=name, uid=uid, node_name="", nominated_node_name="", phase="Pending"
     )
