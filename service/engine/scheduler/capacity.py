@@ -14,6 +14,7 @@ the running pods). ``exclude_nodes`` are cordoned first (NodeUnschedulable rejec
 
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 import uuid
@@ -54,6 +55,17 @@ LIMIT_MAX_STEPS = "MaxSteps"  # the configured limit of cycles per run
 LIMIT_TIME = "TimeLimit"  # the configured time budget of a run
 
 _UID_NAMESPACE = uuid.UUID("6f1d3c36-4c0e-4f8e-9a43-2a4f8b2f6a27")
+_UID_PREFIX = _UID_NAMESPACE.bytes
+
+
+def _uuid5(name: str) -> str:
+    """str(uuid.uuid5(_UID_NAMESPACE, name)) without building a UUID (a capacity run makes
+    one per replica): the SHA-1 of namespace and name, version 5, RFC 4122 variant."""
+    digest = bytearray(hashlib.sha1(_UID_PREFIX + name.encode()).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    h = digest.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 @dataclass(slots=True)
@@ -83,14 +95,13 @@ class CapacityRun:
     truncated: bool
     ties: int = 0  # placements where several nodes tied at the top total
     incremental: int = 0  # placements decided by incremental.py, not by a full cycle
+    grouped: int = 0  # of those, placements decided by its group path (score_groups.py)
 
 
 def replica(template: Pod, n: int) -> Pod:
     """The template's n-th replica: a new name and UID, pending, not nominated."""
     name = f"{template.name}-{n}"
-    uid = str(
-        uuid.uuid5(_UID_NAMESPACE, f"{template.namespace}/{template.name}/{template.uid}/{n}")
-    )
+    uid = _uuid5(f"{template.namespace}/{template.name}/{template.uid}/{n}")
     return msgspec.structs.replace(
         template, name=name, uid=uid, node_name="", nominated_node_name="", phase="Pending"
     )
@@ -122,7 +133,7 @@ def capacity(
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     answers = [TemplateCapacity(t) for t in templates]
     placements: list[tuple[int, str, str]] = []
-    steps = ties = fast = 0
+    steps = ties = fast = grouped = 0
     truncated = False
     for index, (template, answer) in enumerate(zip(templates, answers, strict=True)):
         profile = profile_of(template, profiles)
@@ -142,10 +153,11 @@ def capacity(
                 answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
                 break
             pod = replica(template, answer.replicas + 1)
-            step, quick = _cycle(work, cycles, pod, profile, rng)
+            step, how, tied = _cycle(work, cycles, pod, profile, rng)
             steps += 1
-            fast += quick
-            if cycles is not None and step.node is not None:
+            fast += how != _FULL
+            grouped += how == _GROUPED
+            if how != _GROUPED and cycles is not None and step.node is not None:
                 cycles.bound(step.node, pod.key)
             if step.outcome != BOUND:
                 answer.stop, answer.message, answer.reasons = (
@@ -154,11 +166,19 @@ def capacity(
                     step.reasons,
                 )
                 break
-            ties += bool(step.ties)
+            ties += tied
             answer.replicas += 1
             answer.per_node[step.node] = answer.per_node.get(step.node, 0) + 1  # type: ignore[index]
             placements.append((index, pod.name, step.node))  # type: ignore[arg-type]
-    return CapacityRun(answers, placements, work.usage(), work.cluster, truncated, ties, fast)
+        if cycles is not None:
+            cycles.finish()
+    return CapacityRun(
+        answers, placements, work.usage(), work.cluster, truncated, ties, fast, grouped
+    )
+
+
+# how a replica was decided
+_FULL, _INCREMENTAL, _GROUPED = 0, 1, 2
 
 
 def _cycle(
@@ -167,13 +187,20 @@ def _cycle(
     pod: Pod,
     profile: Profile,
     rng: random.Random | None,
-) -> tuple[QueueStep, bool]:
-    """One replica's cycle, bound if it fits, and whether incremental.py decided it: the
-    incremental cycle when it answers, else the full cycle (queue.cycle), which also gives
-    an unschedulable replica its message."""
+) -> tuple[QueueStep, int, bool]:
+    """One replica's cycle, bound if it fits, how it was decided, and whether several
+    nodes tied at the top: by incremental.py's group path (its bind kept there until
+    ``finish``; its step lists no tied nodes) or its incremental cycle when they answer,
+    else by the full cycle (queue.cycle), which also gives an unschedulable replica its
+    message."""
     found = cycles.place(pod, rng) if cycles is not None else None
     if found is None:
-        return cycle(work, pod, profile, preemption=False, rng=rng), False
+        step = cycle(work, pod, profile, preemption=False, rng=rng)
+        return step, _FULL, bool(step.ties)
     node, ties = found
+    step = QueueStep(pod.key, pod, BOUND, node, [], "", ties)
+    if cycles.deferred:  # type: ignore[union-attr]
+        cycles.defer(pod, node)  # type: ignore[union-attr]
+        return step, _GROUPED, cycles.tied  # type: ignore[union-attr]
     work.bind(pod, node)
-    return QueueStep(pod.key, pod, BOUND, node, [], "", ties), True
+    return step, _INCREMENTAL, cycles.tied  # type: ignore[union-attr]

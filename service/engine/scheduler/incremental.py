@@ -54,6 +54,7 @@ from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.profile import Profile
 from service.engine.scheduler.queue import WorkingCluster, pick_host
 from service.engine.scheduler.runtime import Framework
+from service.engine.scheduler.score_groups import ScoreGroups
 from service.engine.scheduler.snapshot import as_scheduler_sees
 from service.engine.version import EngineSettings
 
@@ -106,6 +107,45 @@ class TemplateCycles:
         # per node, valid while it is carried; node indexes by (topology key, value)
         self._carried_raw: dict[str, list[int | None]] = {}
         self._domains: dict[str, dict[str, list[int]]] = {}
+        # the group fast path (score_groups.py): None until tried; off once it gave up
+        self._groups: ScoreGroups | None = None
+        self._grouped = True
+        self.deferred = False  # the last ``place`` answer was the group path's: ``defer``
+        self.tied = False  # the last ``place`` answer had other nodes tied at the top
+
+    def defer(self, pod: Pod, node_name: str) -> None:
+        """Bind ``pod`` (placed by the group path) to ``node_name``: kept by the group path
+        and applied to the cluster at ``finish`` or when the path gives up."""
+        assert self._groups is not None
+        if not self._groups.bound(pod, node_name):
+            self._give_up()
+
+    def finish(self) -> None:
+        """Apply the binds the group path keeps (before the cluster is read)."""
+        if self._groups is not None:
+            self._groups.flush()
+
+    def _give_up(self) -> None:
+        """The group path stops for this template: its binds applied, the node-by-node
+        caches (which never saw them) dropped."""
+        if self._groups is not None:
+            self._groups.flush()
+        self._groups, self._grouped = None, False
+        self._local, self._skip, self._raw = [], None, {}
+        self._previous, self._added, self._carried_raw = None, [], {}
+
+    def _place_grouped(self, pod: Pod) -> tuple[str, bool] | None:
+        groups = self._groups
+        if groups is None:
+            groups = ScoreGroups(self.work, self.fwk, self.settings)
+            if not groups.start(pod):
+                self._grouped = False
+                return None
+            self._groups = groups
+        found = groups.place()
+        if found is None:
+            self._give_up()
+        return found
 
     def bound(self, node_name: str, pod_key: str) -> None:
         """A replica was bound to ``node_name``: its cached verdict and scores are stale."""
@@ -120,7 +160,15 @@ class TemplateCycles:
     def place(self, pod: Pod, rng: random.Random | None) -> tuple[str, tuple[str, ...]] | None:
         """The node the full cycle would bind ``pod`` to and the nodes tied at the top
         (select_host's answer), or None when the cycle is not the ordinary one (see the
-        module docstring): the caller then runs the full cycle."""
+        module docstring): the caller then runs the full cycle. ``deferred`` tells whether
+        the group path answered (the caller then binds with ``defer``; the nodes tied are
+        then not listed, ``tied`` says whether there were any)."""
+        self.deferred = self.tied = False
+        if rng is None and self._grouped:
+            grouped = self._place_grouped(pod)
+            if grouped is not None:
+                self.deferred, self.tied = True, grouped[1]
+                return grouped[0], ()
         pod = as_scheduler_sees(pod, self.settings)
         view = self.work.view
         fwk = self.fwk
@@ -156,7 +204,9 @@ class TemplateCycles:
             weighted = column if weight == 1 else map(mul, column, repeat(weight))
             totals = list(map(add, totals, weighted))
         self._previous = (state, indexes)
-        return pick_host([ni.name for ni in feasible], totals, rng)  # type: ignore[return-value]
+        found = pick_host([ni.name for ni in feasible], totals, rng)
+        self.tied = bool(found[1])
+        return found  # type: ignore[return-value]
 
     def _carry(
         self,

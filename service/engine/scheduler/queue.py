@@ -231,6 +231,37 @@ class WorkingCluster:
         self._record(pod.key, bound)
         self._advance({ni.index: node}, nominated, [info], [])
 
+    def bind_all(self, binds: Sequence[tuple[Pod, str]]) -> None:
+        """``bind`` of each (pod, node name) in order, the view advanced once: the same
+        cluster and view as binding them one by one (capacity's replicas placed without
+        reading the view in between, score_groups.py)."""
+        if not binds:
+            return
+        view = self._view
+        pods: dict[int, list[PodInfo]] = {}
+        nominated = view.nominated
+        # the nominated pods a bound pod may be (PodInfo.same_pod: by UID, else by key)
+        uids = {pi.uid for infos in nominated.values() for pi in infos}
+        keys = {pi.key for infos in nominated.values() for pi in infos if not pi.uid}
+        added: list[PodInfo] = []
+        for pod, node_name in binds:
+            bound = msgspec.structs.replace(pod, node_name=node_name, nominated_node_name="")
+            ni = view.by_name[node_name]
+            seen = as_scheduler_sees(bound, self.settings) if bound.init_containers else bound
+            info = pod_info(seen, self.settings)
+            on_node = pods.get(ni.index)
+            if on_node is None:
+                on_node = pods[ni.index] = list(ni.pods)
+            on_node.append(info)
+            if not info.uid or info.uid in uids or info.key in keys:
+                nominated = _without_nomination(nominated, info)
+            self._record(pod.key, bound)
+            added.append(info)
+        changed = {
+            index: NodeInfo(view.nodes[index].node, index, infos) for index, infos in pods.items()
+        }
+        self._advance(changed, nominated, added, [])
+
     def clear_nomination(self, pod: Pod) -> Pod:
         """A PostFilter that finds no node clears the pod's nomination (ModeOverride with
         no node): the nominator forgets it. Returns the pod as it now is."""

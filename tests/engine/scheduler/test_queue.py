@@ -218,3 +218,32 @@ def test_a_cycle_without_preemption_keeps_the_nomination():
     )
     (step,) = _run(c, preemption=False).steps
     assert step.outcome == UNSCHEDULABLE and step.nomination == "a"
+
+
+def test_binding_pods_at_once_leaves_the_cluster_binding_them_in_turn_leaves():
+    """WorkingCluster.bind_all (capacity's group path) against bind one pod at a time: the
+    same NodeInfos, nominations, usage and snapshot; a bound pod's own nomination goes."""
+    from service.engine.scheduler.queue import WorkingCluster
+
+    pods = [pod("a0", 100, node="a"), pod("n0", 300, nominated="b", priority=10, uid="u-n0")]
+    binds = [(pod("r1", 200), "a"), (pod("r2", 250), "b"), (pod("r3", 100), "a"),
+             (pod("n0", 300, nominated="b", priority=10, uid="u-n0"), "b")]  # fmt: skip
+    works = [
+        WorkingCluster(cluster([node("a", 1000), node("b", 1000)], pods), DEFAULT_SETTINGS)
+        for _ in range(2)
+    ]
+    for p, name in binds:
+        works[0].bind(p, name)
+    works[1].bind_all(binds)
+    one, all_ = (w.view for w in works)
+    for ni, nj in zip(one.nodes, all_.nodes, strict=True):
+        assert [pi.key for pi in ni.pods] == [pj.key for pj in nj.pods]
+        assert (ni.requested, ni.pod_count, ni.nz_cpu) == (nj.requested, nj.pod_count, nj.nz_cpu)
+    assert one.nominated == all_.nominated == {}
+    assert [(u.name, u.requested_after, u.pods_after) for u in works[0].usage()] == [
+        (u.name, u.requested_after, u.pods_after) for u in works[1].usage()
+    ]
+    final = [sorted((p.name, p.node_name) for p in w.cluster.snapshot.pods) for w in works]
+    assert final[0] == final[1]
+    assert dict(final[1])["r3"] == "a"
+    assert works[0].cluster.pod_count == works[1].cluster.pod_count == 5

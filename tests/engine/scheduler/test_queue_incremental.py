@@ -118,7 +118,25 @@ def test_incremental_capacity_places_every_replica_as_full_cycles_do(seed: int, 
             for incremental in (True, False)
         ]  # fmt: skip
         assert _answer(runs[0]) == _answer(runs[1])
-        assert runs[1].incremental == 0
+        assert runs[1].incremental == runs[1].grouped == 0
+        assert runs[0].grouped <= runs[0].incremental
+        if tie_break is not None:  # selectHost's sampling: never the group path
+            assert runs[0].grouped == 0
         placed = sum(t.replicas for t in runs[0].templates)
         # every replica placed is decided without a full cycle
         assert runs[0].incremental == placed
+
+
+def test_the_group_path_decides_most_spread_replicas() -> None:
+    """Over the seeds, most replicas of the templates with zone spread (ScheduleAnyway) are
+    placed by incremental.py's group path (score_groups.py); the others (templates with
+    pod (anti-)affinity terms) by its node-by-node path."""
+    placed = grouped = 0
+    for seed in range(20):
+        objects, queue = queue_case(seed)
+        templates = [pod_from_object(_variant(p, "anyway")) for p in queue[:2]]
+        run = capacity(Cluster(snapshot_from_objects(objects)), templates, profiles=PROFILES,
+                       settings=DEFAULT_SETTINGS, max_replicas=30)  # fmt: skip
+        placed += sum(t.replicas for t in run.templates)
+        grouped += run.grouped
+    assert grouped >= 0.5 * placed > 0
