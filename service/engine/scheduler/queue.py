@@ -46,6 +46,11 @@ import msgspec
 from service.engine.objects import Cluster, Node, Pod, Snapshot
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
 from service.engine.scheduler.placement import PlacementOutcome, place
+from service.engine.scheduler.plugins.interpod_affinity import (
+    EXISTING_ANTI_TERMS,
+    EXISTING_TERMS,
+    existing_terms_after,
+)
 from service.engine.scheduler.preemption import PreemptionOutcome, preempt
 from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, Profile
 from service.engine.scheduler.snapshot import (
@@ -353,8 +358,9 @@ def _successor(
     """A SchedulerView equal to ``view`` but for the ``changed`` NodeInfos (``added`` and
     ``removed`` pods on them) and the nominator's map. Only what the step changes is
     recomputed: the other NodeInfos, the PDB and workload indexes are shared; the label and
-    pod-affinity indexes over all pods are updated for the pods added and removed; the
-    existing pods' affinity terms are kept unless a pod added or removed has such terms.
+    pod-affinity indexes over all pods are updated for the pods added and removed, and so
+    are InterPodAffinity's groups of the existing pods' terms (the pods added and removed
+    with terms counted or uncounted: interpod_affinity.existing_terms_after).
     ``owned``: ``view``'s indexes belong to this run (derived earlier), so they are updated
     in place; the first step copies the base view's instead."""
     new = SchedulerView.__new__(SchedulerView)
@@ -378,12 +384,11 @@ def _successor(
     new._pod_terms = view._pod_terms if owned else dict(view._pod_terms)
     new._by_label = _labels_after(view._by_label, added, removed, owned)
     new._with_affinity, new._with_required_anti = _affinity_after(view, changed, owned)
-    terms_change = any(has_pod_affinity(pi.pod) for pi in moved)  # type: ignore[arg-type]
-    new._derived = {
-        key: value
-        for key, value in view._derived.items()
-        if key in _AFFINITY_DERIVED and not terms_change
-    }
+    kept = {key: value for key, value in view._derived.items() if key in _AFFINITY_DERIVED}
+    with_terms = [pi for pi in moved if has_pod_affinity(pi.pod)]  # type: ignore[arg-type]
+    if kept and (with_terms or not owned):  # the base view's groups are copied, never changed
+        kept = _existing_terms_after(kept, new, added, removed, with_terms, owned=owned)
+    new._derived = kept
     new._bound = []
     new._bound_pdbs_done = True  # PodInfos not yet looked up are looked up when asked
     return new
@@ -391,7 +396,31 @@ def _successor(
 
 # SchedulerView.derived keys that depend only on the existing pods' affinity terms
 # (InterPodAffinity's existing terms and required anti-affinity terms, by node labels).
-_AFFINITY_DERIVED = frozenset({"InterPodAffinity", "InterPodAffinity/anti"})
+_AFFINITY_DERIVED = frozenset({EXISTING_TERMS, EXISTING_ANTI_TERMS})
+
+
+def _existing_terms_after(
+    derived: dict[str, object],
+    view: SchedulerView,
+    added: Sequence[PodInfo],
+    removed: Sequence[PodInfo],
+    with_terms: Sequence[PodInfo],
+    *,
+    owned: bool,
+) -> dict[str, object]:
+    """InterPodAffinity's groups of the existing pods' terms with the step's pods that have
+    terms counted (added) or uncounted (removed) on their nodes, instead of built again
+    over every pod of the cluster by the next cycle."""
+    keep = {id(pi) for pi in with_terms}
+
+    def on_nodes(pods: Sequence[PodInfo]) -> list[tuple[PodInfo, Mapping[str, str]]]:
+        return [
+            (pi, view.by_name[pi.pod.node_name].node.labels)  # type: ignore[union-attr]
+            for pi in pods
+            if id(pi) in keep
+        ]
+
+    return existing_terms_after(derived, view, on_nodes(added), on_nodes(removed), owned=owned)
 
 
 def _labels_after(

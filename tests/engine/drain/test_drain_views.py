@@ -13,8 +13,15 @@ import pytest
 
 from service.engine.drain import drain_nodes
 from service.engine.objects import Cluster
+from service.engine.scheduler.plugins.interpod_affinity import (
+    EXISTING_ANTI_TERMS,
+    EXISTING_TERMS,
+    _existing_anti_terms,
+    _existing_terms,
+)
 from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, default_profile
 from service.engine.scheduler.queue import BOUND, WorkingCluster, run_queue, template_key
+from service.engine.scheduler.snapshot import has_pod_affinity, scheduler_view
 from tests.conftest import snapshot_from_objects
 from tests.engine.drain.helpers import cluster_of, owned
 from tests.engine.drain.test_oracle_differential import OPTIONS, SETTINGS, drain_case
@@ -117,3 +124,45 @@ def test_recreated_pods_land_off_the_drained_node() -> None:
                     cordoned=plan.cordoned, deleted=plan.deleted)  # fmt: skip
     assert [(s.outcome, s.node) for s in run.steps] == [(BOUND, "n2"), (BOUND, "n3")]
     assert run.steps[1].message == '2/3 nodes are feasible; "n3" scores highest'
+
+
+def _anti(groups) -> dict:
+    return {key: (counts, len(pods)) for key, (_, counts, pods) in groups.items()}
+
+
+def _terms(groups) -> dict:
+    return {key: contributions for key, (_, contributions) in groups.items()}
+
+
+@pytest.mark.parametrize("seed", seeds(20))
+def test_the_existing_pods_terms_carried_are_those_built_anew(seed: int) -> None:
+    """InterPodAffinity's groups of the existing pods' terms, updated step by step
+    (interpod_affinity.existing_terms_after), equal the groups built over the run's last
+    cluster; the snapshot's own view keeps its groups unchanged."""
+    objects, drained = drain_case(seed)
+    cluster = Cluster(snapshot_from_objects(objects))
+    base = scheduler_view(cluster, SETTINGS, whole_pods=True)
+    before = (_anti(base.derived(EXISTING_ANTI_TERMS, lambda: _existing_anti_terms(base))),
+              _terms(base.derived(EXISTING_TERMS, lambda: _existing_terms(base))))  # fmt: skip
+    before = copy.deepcopy(before)
+    plan = drain_nodes(cluster, drained, OPTIONS)
+    run = run_queue(cluster, plan.recreated, profiles=PROFILES, settings=SETTINGS,
+                    cordoned=plan.cordoned, deleted=plan.deleted)  # fmt: skip
+    view = scheduler_view(run.cluster, SETTINGS)
+    assert {EXISTING_TERMS, EXISTING_ANTI_TERMS} <= set(view._derived)  # carried, not rebuilt
+    fresh = scheduler_view(Cluster(run.cluster.snapshot), SETTINGS, whole_pods=True)
+    assert _anti(view._derived[EXISTING_ANTI_TERMS]) == _anti(_existing_anti_terms(fresh))
+    assert _terms(view._derived[EXISTING_TERMS]) == _terms(_existing_terms(fresh))
+    assert (_anti(base._derived[EXISTING_ANTI_TERMS]),
+            _terms(base._derived[EXISTING_TERMS])) == before  # fmt: skip
+
+
+def test_the_cases_move_pods_with_affinity_terms() -> None:
+    """The test above is worth running: the drains evict and the queue binds pods that
+    carry terms."""
+    moved = 0
+    for seed in range(10):
+        objects, drained = drain_case(seed)
+        plan = drain_nodes(Cluster(snapshot_from_objects(objects)), drained, OPTIONS)
+        moved += sum(has_pod_affinity(p) for p in plan.deleted)
+    assert moved >= 5
