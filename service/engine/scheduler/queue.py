@@ -537,7 +537,8 @@ class _TemplateCache:
             return None
         node, ties = found
         total = len(self.work.view.nodes)
-        return node, ties, f'{feasible}/{total} nodes are feasible; "{node}" scores highest'
+        best = ties[0] if ties else node  # place's own pick, first of the top: as its message
+        return node, ties, f'{feasible}/{total} nodes are feasible; "{best}" scores highest'
 
     def bound(self, node_name: str, pod_key: str) -> None:
         """A pod was bound: every kept cache scores and filters that node again."""
