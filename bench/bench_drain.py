@@ -3,12 +3,22 @@ through the filters and the Eviction API, and the recreated pods through the sch
 queue on the cordoned cluster (engine time, the snapshot already decoded).
 
     python -m bench.bench_drain --nodes 5000 --pods 150000 [--drain 50] [--repeat 3]
+    python -m bench.bench_drain --body cluster5000.msgpack --repeat 3 --steps 10
+    python -m bench.bench_drain --body cluster5000.msgpack --repeat 3 --to-end
 
 Target (issue 27): under 5 s. The drained nodes are the first ``--drain`` workers in
 snapshot order, drained as a maintenance would (``ignoreDaemonSets``,
-``deleteEmptyDirData``, ``force``, ``ignoreErrors``). Reported per run: the whole decision
-(``decisions.drain.decide``: filters, evictions, the cordoned cluster, the queue, the JSON
-answer) and its two halves.
+``deleteEmptyDirData``, ``force``, ``ignoreErrors``). The snapshot's scheduler view is
+built once before the runs (the snapshot cache keeps it, as for every decision) and the
+decoded snapshot is frozen out of the collector's sight (``gc.freeze``, as
+store/snapshots.py's cache does). Reported per run: ``drain_nodes``; the queue's setup
+(the drained nodes cordoned and the evicted pods deleted on the snapshot's view; with
+``--old-setup`` also the view of the cordoned cluster built anew, as before issue 27's
+drain work); ``--steps N`` queue cycles and the time per cycle; ``--to-end``: the whole
+queue run, every recreated pod, and drain + queue together (the whole drain); ``--whole``:
+``decisions.drain.decide`` (the answer's JSON included). With ``--to-end`` the recreated
+pods' templates are counted (pods alike but for name and uid: their per-node verdicts and
+scores are kept between cycles).
 """
 
 from __future__ import annotations
@@ -26,7 +36,8 @@ from service.decisions import drain as drain_kind
 from service.engine.drain import drain_nodes
 from service.engine.objects import Cluster
 from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, default_profile
-from service.engine.scheduler.queue import run_queue
+from service.engine.scheduler.queue import run_queue, template_key
+from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS
 
 OPTIONS = {
@@ -55,14 +66,25 @@ def _request(nodes: list[str]) -> dict:
     return loaded
 
 
-def _queue(plan, max_steps: int):
+def _queue(cluster: Cluster, plan, max_steps: int | None):
+    """The drain's queue run as decisions.drain.decide runs it."""
     return run_queue(
-        plan.cluster,
+        cluster,
         plan.recreated,
         profiles={DEFAULT_SCHEDULER_NAME: default_profile(DEFAULT_SETTINGS)},
         settings=DEFAULT_SETTINGS,
-        max_steps=max_steps,
+        cordoned=plan.cordoned,
+        deleted=plan.deleted,
+        **({} if max_steps is None else {"max_steps": max_steps}),
     )
+
+
+def _templates(pods) -> str:
+    """How many templates the recreated pods make, and how many pods share one."""
+    counts = Counter(template_key(p) for p in pods)
+    shared = sum(n for n in counts.values() if n > 1)
+    return (f"{len(pods)} recreated pods of {len(counts)} templates; {shared} pods in the "
+            f"{sum(n > 1 for n in counts.values())} templates of two pods or more")  # fmt: skip
 
 
 def _timed(fn, *args, **kwargs) -> tuple[float, object]:
@@ -81,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", type=str, default=None, help="keep the cluster as .msgpack")
     parser.add_argument("--drain", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument(
-        "--steps", type=int, default=20, help="queue cycles timed (0: every recreated pod)"
-    )
+    parser.add_argument("--steps", type=int, default=20, help="queue cycles timed (0: none)")
+    parser.add_argument("--to-end", action="store_true", help="time the whole queue run")
+    parser.add_argument("--old-setup", action="store_true", help="also time the old setup")
     parser.add_argument("--whole", action="store_true", help="also time decide() whole")
     args = parser.parse_args(argv)
     from pathlib import Path
@@ -97,38 +119,63 @@ def main(argv: list[str] | None = None) -> int:
     cluster.pods_by_node  # noqa: B018 - built once per snapshot, as the cache keeps it
     print(f"cluster: {len(cluster.nodes)} nodes, {cluster.pod_count} pods, "
           f"loaded in {time.perf_counter() - started:.1f} s")  # fmt: skip
+    took, _ = _timed(scheduler_view, cluster, DEFAULT_SETTINGS, whole_pods=True)
+    print(f"the snapshot's scheduler view (once per snapshot): {took:.2f} s")
+    gc.freeze()
     nodes = _workers(cluster, args.drain)
     request = _request(nodes)
     options = drain_kind.drain_options(request["options"])
-    rows: dict[str, list[float]] = {"drain_nodes": [], "queue setup (view of the cordoned "
-                                    "cluster)": [], "queue cycles": [], "per cycle": []}  # fmt: skip
+    rows: dict[str, list[float]] = {"drain_nodes": [], "queue setup": []}
+    if args.old_setup:
+        rows["old queue setup (a view of the cordoned cluster built anew)"] = []
+    if args.steps:
+        rows[f"queue, {args.steps} cycles"] = []
+        rows["per cycle"] = []
+    if args.to_end:
+        rows["queue to the end"] = []
+        rows["the whole drain (drain_nodes + queue to the end)"] = []
     if args.whole:
         rows["decide (whole)"] = []
+    run = None
     for _ in range(args.repeat):
         took, plan = _timed(
             lambda: drain_nodes(cluster, nodes, options, created_at=datetime.now(UTC))
         )
         rows["drain_nodes"].append(took)
-        took, _ = _timed(_queue, plan, 0)
-        rows["queue setup (view of the cordoned cluster)"].append(took)
-        steps = args.steps or len(plan.recreated)
-        took, run = _timed(_queue, plan, steps)
-        rows["queue cycles"].append(took)
-        rows["per cycle"].append((took - rows["queue setup (view of the cordoned cluster)"][-1])
-                                 / max(1, len(run.steps)))  # fmt: skip
+        setup, _ = _timed(_queue, cluster, plan, 0)
+        rows["queue setup"].append(setup)
+        if args.old_setup:
+            took, _ = _timed(scheduler_view, plan.cluster, DEFAULT_SETTINGS, whole_pods=True)
+            rows["old queue setup (a view of the cordoned cluster built anew)"].append(took)
+        if args.steps:
+            took, run = _timed(_queue, cluster, plan, args.steps)
+            rows[f"queue, {args.steps} cycles"].append(took)
+            rows["per cycle"].append((took - setup) / max(1, len(run.steps)))
+        if args.to_end:
+            took, run = _timed(_queue, cluster, plan, None)
+            rows["queue to the end"].append(took)
+            rows["the whole drain (drain_nodes + queue to the end)"].append(
+                rows["drain_nodes"][-1] + took
+            )
+            print(f"  run to the end: {took:.1f} s, {len(run.steps)} cycles "
+                  f"({took / max(1, len(run.steps)) * 1000:.0f} ms each), {run.counts()}",
+                  flush=True)  # fmt: skip
         if args.whole:
             took, _ = _timed(drain_kind.decide, cluster, request)
             rows["decide (whole)"].append(took)
     outcomes = Counter(f.outcome for n in plan.nodes for f in n.pods)
-    print(f"drain of {len(nodes)} nodes: {dict(outcomes)}, {len(plan.recreated)} recreated; "
-          f"queue run of {len(run.steps)} cycle(s): {run.counts()}")  # fmt: skip
+    print(f"drain of {len(nodes)} nodes: {dict(outcomes)}; {_templates(plan.recreated)}")
+    if run is not None:
+        print(f"queue run of {len(run.steps)} cycle(s): {run.counts()}")
     for label, times in rows.items():
         print(f"{label}: median {statistics.median(times):.3f} s, "
               f"min {min(times):.3f} s, max {max(times):.3f} s")  # fmt: skip
-    per = statistics.median(rows["per cycle"])
-    setup = statistics.median(rows["queue setup (view of the cordoned cluster)"])
-    total = statistics.median(rows["drain_nodes"]) + setup + per * len(plan.recreated)
-    print(f"whole drain estimated: {total:.1f} s ({len(plan.recreated)} cycles at {per:.3f} s)")
+    if args.steps and not args.to_end:
+        per = statistics.median(rows["per cycle"])
+        total = statistics.median(rows["drain_nodes"]) + statistics.median(
+            rows["queue setup"]) + per * len(plan.recreated)  # fmt: skip
+        print(f"whole drain estimated: {total:.1f} s ({len(plan.recreated)} cycles at "
+              f"{per:.3f} s)")  # fmt: skip
     return 0
 
 

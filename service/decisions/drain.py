@@ -13,7 +13,7 @@ Request (openapi/openapi.yaml): ``{"nodes": [name, ...], "options": {...},
 
 The engine (engine/drain/) cordons the nodes and evicts; the recreated pods then go through
 the scheduling queue (engine/scheduler/queue.py) on the cordoned cluster without the
-deleted pods. Result: ``pods`` (each pod of the drained nodes: ``evicted | blocked | kept``,
+deleted pods (applied to the snapshot's own scheduler view: no second view is built). Result: ``pods`` (each pod of the drained nodes: ``evicted | blocked | kept``,
 the reason, the budget, and where its recreated copy lands), ``nodes`` (kubectl's verdict
 and ``drainable``: every pod evicted or allowed to stay and every recreated pod bound),
 ``budgets`` (disruptionsAllowed before and after), ``queue`` (the steps), ``counts``,
@@ -121,8 +121,10 @@ def decide(cluster: Cluster, request: dict) -> dict:
     limits: SimulationLimits = request.get("limits") or SimulationLimits()
     seed = (request.get("tieBreak") or {}).get("seed")
     run = run_queue(
-        plan.cluster,
+        cluster,
         plan.recreated,
+        cordoned=plan.cordoned,
+        deleted=plan.deleted,
         profiles=profiles_of(request, settings),
         settings=settings,
         preemption=request["preemption"],

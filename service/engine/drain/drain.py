@@ -27,7 +27,7 @@ import msgspec
 from service.engine.drain.eviction_api import Budgets, EvictionAnswer, evict
 from service.engine.drain.filters import DrainOptions, PodDeleteStatus, pod_delete_status
 from service.engine.drain.recreation import recreated_copy, recreation_of
-from service.engine.objects import Cluster, Pod
+from service.engine.objects import Cluster, Pod, Snapshot
 
 __all__ = ["DrainPlan", "NodeDrain", "PodFate", "drain_nodes"]
 
@@ -65,11 +65,18 @@ class NodeDrain:
 
 @dataclass(slots=True)
 class DrainPlan:
+    """The drain: per node its pods' fates; the cluster after it (deferred: its snapshot is
+    built only when read); the pods the drain deleted (``deleted``: evicted, in order) and
+    the nodes it cordoned (``cordoned``), which the scheduling queue applies to the
+    snapshot's own view (``run_queue(cluster, ..., cordoned=, deleted=)``)."""
+
     nodes: list[NodeDrain]
     cluster: Cluster  # cordoned, the deleted pods gone
     recreated: list[Pod]  # in eviction order
     stopped_at: str | None  # the node kubectl stops at (without --ignore-errors)
     budgets: dict[tuple[str, str], int]  # disruptionsAllowed left, for the budgets used
+    deleted: list[Pod] = field(default_factory=list)
+    cordoned: list[str] = field(default_factory=list)
 
 
 def _api_order(pods: tuple[Pod, ...]) -> list[Pod]:
@@ -185,24 +192,38 @@ def drain_nodes(
             _evict_node(node, listed, options, budgets, created_at)
         if not node.drained and not options.ignore_errors and len(node_names) > 1:
             stopped_at = name
-    deleted = {id(f.pod) for n in nodes for f in n.pods if f.outcome == EVICTED}
+    deleted = [f.pod for n in nodes for f in n.pods if f.outcome == EVICTED]
     recreated = [f.replacement for n in nodes for f in n.pods if f.replacement is not None]
     return DrainPlan(
         nodes=nodes,
-        cluster=cordoned(cluster, set(node_names), deleted),
+        cluster=cordoned(cluster, set(node_names), {id(p) for p in deleted}),
         recreated=recreated,
         stopped_at=stopped_at,
         budgets=budgets.consumed(),
+        deleted=deleted,
+        cordoned=list(node_names),
     )
 
 
 def cordoned(cluster: Cluster, names: set[str], deleted: set[int]) -> Cluster:
     """The cluster after the drain: ``names`` unschedulable (kubectl cordon), the pods whose
-    ids are in ``deleted`` gone. Shares every other object with ``cluster``."""
-    snapshot = cluster.snapshot
+    ids are in ``deleted`` gone. Shares every other object with ``cluster``; deferred: the
+    snapshot is built when first read (the queue does not read it)."""
     nodes = tuple(
         msgspec.structs.replace(n, unschedulable=True) if n.name in names else n
-        for n in snapshot.nodes
+        for n in cluster.nodes
     )
-    pods = tuple(p for p in snapshot.pods if id(p) not in deleted) if deleted else snapshot.pods
-    return Cluster(msgspec.structs.replace(snapshot, nodes=nodes, pods=pods))
+
+    def load() -> Snapshot:
+        snapshot = cluster.snapshot
+        pods = snapshot.pods
+        if deleted:
+            pods = tuple(p for p in pods if id(p) not in deleted)
+        return msgspec.structs.replace(snapshot, nodes=nodes, pods=pods)
+
+    return Cluster.deferred(
+        load,
+        nodes=nodes,
+        priority_classes=cluster.priority_classes,
+        pod_count=cluster.pod_count - len(deleted),
+    )

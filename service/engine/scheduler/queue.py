@@ -46,6 +46,11 @@ import msgspec
 from service.engine.objects import Cluster, Node, Pod, Snapshot
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
 from service.engine.scheduler.placement import PlacementOutcome, place
+from service.engine.scheduler.plugins.interpod_affinity import (
+    EXISTING_ANTI_TERMS,
+    EXISTING_TERMS,
+    existing_terms_after,
+)
 from service.engine.scheduler.preemption import PreemptionOutcome, preempt
 from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, Profile
 from service.engine.scheduler.snapshot import (
@@ -153,7 +158,9 @@ class WorkingCluster:
     ``cluster`` is the Cluster the next cycle reads: deferred, its SchedulerView installed
     (the base view with the run's changes applied, ``_successor``). The base Cluster and its
     cached view are never modified. ``cordoned`` nodes are marked unschedulable first
-    (``kubectl cordon``: spec.unschedulable)."""
+    (``kubectl cordon``: spec.unschedulable) and the ``deleted`` pods are gone (a drain's
+    evictions), both applied to the base view as one step: the run's "before" is the
+    cluster after them."""
 
     def __init__(
         self,
@@ -161,6 +168,7 @@ class WorkingCluster:
         settings: EngineSettings,
         *,
         cordoned: Collection[str] = (),
+        deleted: Collection[Pod] = (),
         fresh: bool = False,
     ) -> None:
         self.base = base
@@ -172,7 +180,6 @@ class WorkingCluster:
         self._gone: list[PodInfo] = []
         view = scheduler_view(base, settings, whole_pods=True)
         self._base_view = view
-        self.before = [(ni.requested, ni.pod_count) for ni in view.nodes]
         # the run's changes in order: (pod key, the pod now, or None when deleted)
         self._changes: list[tuple[str, Pod | None]] = []
         self._latest: dict[str, Pod | None] = {}
@@ -181,8 +188,9 @@ class WorkingCluster:
         self._nodes: tuple[Node, ...] = base.nodes
         self._view = view
         self._cluster = base
-        if cordoned:
-            self._cordon(cordoned)
+        if cordoned or deleted:
+            self._cordon_and_delete(cordoned, deleted)
+        self.before = [(ni.requested, ni.pod_count) for ni in self._view.nodes]
 
     @property
     def view(self) -> SchedulerView:
@@ -206,18 +214,33 @@ class WorkingCluster:
         self._latest[key] = pod
         self._changes.append((key, pod))
 
-    def _cordon(self, names: Collection[str]) -> None:
-        """spec.unschedulable on each named node (NodeUnschedulable then rejects it)."""
+    def _cordon_and_delete(self, names: Collection[str], deleted: Collection[Pod]) -> None:
+        """spec.unschedulable on each named node (NodeUnschedulable then rejects it), and
+        the ``deleted`` pods gone from their nodes and from the nominator: one step, so the
+        base view's indexes are copied once and no view of the whole cluster is built."""
         view = self._view
         nodes = list(self._nodes)
-        changed: dict[int, NodeInfo] = {}
         for name in names:
             ni = view.by_name[name]
-            node = msgspec.structs.replace(ni.node, unschedulable=True)
-            nodes[ni.index] = node
-            changed[ni.index] = NodeInfo(node, ni.index, ni.pods)
+            nodes[ni.index] = msgspec.structs.replace(ni.node, unschedulable=True)
+        gone_by_node: dict[str, set[str]] = {}
+        nominated = view.nominated
+        for pod in deleted:
+            self._record(pod.key, None)
+            if pod.node_name in view.by_name:
+                gone_by_node.setdefault(pod.node_name, set()).add(pod.key)
+            elif pod.nominated_node_name:
+                info = pod_info(as_scheduler_sees(pod, self.settings), self.settings)
+                nominated = _without_nomination(nominated, info)
+        changed: dict[int, NodeInfo] = {}
+        removed: list[PodInfo] = []
+        for ni in sorted({view.by_name[n] for n in (*names, *gone_by_node)}, key=_index):
+            keys = gone_by_node.get(ni.name, ())
+            kept = [pi for pi in ni.pods if pi.key not in keys] if keys else ni.pods
+            removed.extend(pi for pi in ni.pods if pi.key in keys)
+            changed[ni.index] = NodeInfo(nodes[ni.index], ni.index, kept)
         self._nodes = tuple(nodes)
-        self._advance(changed, view.nominated, [], [])
+        self._advance(changed, nominated, [], removed)
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """AssumePod: ``pod`` joins ``node_name``'s pods; its nomination, if any, is gone."""
@@ -334,6 +357,10 @@ class WorkingCluster:
         ]  # fmt: skip
 
 
+def _index(ni: NodeInfo) -> int:
+    return ni.index
+
+
 def _without_nomination(
     nominated: Mapping[str, list[PodInfo]], info: PodInfo
 ) -> dict[str, list[PodInfo]]:
@@ -362,8 +389,9 @@ def _successor(
     """A SchedulerView equal to ``view`` but for the ``changed`` NodeInfos (``added`` and
     ``removed`` pods on them) and the nominator's map. Only what the step changes is
     recomputed: the other NodeInfos, the PDB and workload indexes are shared; the label and
-    pod-affinity indexes over all pods are updated for the pods added and removed; the
-    existing pods' affinity terms are kept unless a pod added or removed has such terms.
+    pod-affinity indexes over all pods are updated for the pods added and removed, and so
+    are InterPodAffinity's groups of the existing pods' terms (the pods added and removed
+    with terms counted or uncounted: interpod_affinity.existing_terms_after).
     ``owned``: ``view``'s indexes belong to this run (derived earlier), so they are updated
     in place; the first step copies the base view's instead."""
     new = SchedulerView.__new__(SchedulerView)
@@ -376,18 +404,22 @@ def _successor(
             by_name[ni.name] = ni
         new.nodes, new.by_name = nodes, by_name
     new.nominated = nominated
+    if removed and view.terminating_statefulset_pods:
+        gone = {id(pi) for pi in removed}
+        new.terminating_statefulset_pods = [
+            entry for entry in view.terminating_statefulset_pods if id(entry[1]) not in gone
+        ]
     moved = [pi for pi in (*added, *removed) if pi.pod is not None]
     if any(_has_pod_affinity(pi.pod) for pi in moved):  # type: ignore[arg-type]
         new.inter_pod_affinity_in_use = True
     new._pod_terms = view._pod_terms if owned else dict(view._pod_terms)
     new._by_label = _labels_after(view._by_label, added, removed, owned)
     new._with_affinity, new._with_required_anti = _affinity_after(view, changed, owned)
-    terms_change = any(has_pod_affinity(pi.pod) for pi in moved)  # type: ignore[arg-type]
-    new._derived = {
-        key: value
-        for key, value in view._derived.items()
-        if key in _AFFINITY_DERIVED and not terms_change
-    }
+    kept = {key: value for key, value in view._derived.items() if key in _AFFINITY_DERIVED}
+    with_terms = [pi for pi in moved if has_pod_affinity(pi.pod)]  # type: ignore[arg-type]
+    if kept and (with_terms or not owned):  # the base view's groups are copied, never changed
+        kept = _existing_terms_after(kept, new, added, removed, with_terms, owned=owned)
+    new._derived = kept
     new._bound = []
     new._bound_pdbs_done = True  # PodInfos not yet looked up are looked up when asked
     return new
@@ -395,7 +427,31 @@ def _successor(
 
 # SchedulerView.derived keys that depend only on the existing pods' affinity terms
 # (InterPodAffinity's existing terms and required anti-affinity terms, by node labels).
-_AFFINITY_DERIVED = frozenset({"InterPodAffinity", "InterPodAffinity/anti"})
+_AFFINITY_DERIVED = frozenset({EXISTING_TERMS, EXISTING_ANTI_TERMS})
+
+
+def _existing_terms_after(
+    derived: dict[str, object],
+    view: SchedulerView,
+    added: Sequence[PodInfo],
+    removed: Sequence[PodInfo],
+    with_terms: Sequence[PodInfo],
+    *,
+    owned: bool,
+) -> dict[str, object]:
+    """InterPodAffinity's groups of the existing pods' terms with the step's pods that have
+    terms counted (added) or uncounted (removed) on their nodes, instead of built again
+    over every pod of the cluster by the next cycle."""
+    keep = {id(pi) for pi in with_terms}
+
+    def on_nodes(pods: Sequence[PodInfo]) -> list[tuple[PodInfo, Mapping[str, str]]]:
+        return [
+            (pi, view.by_name[pi.pod.node_name].node.labels)  # type: ignore[union-attr]
+            for pi in pods
+            if id(pi) in keep
+        ]
+
+    return existing_terms_after(derived, view, on_nodes(added), on_nodes(removed), owned=owned)
 
 
 def _labels_after(
@@ -464,6 +520,86 @@ def _snapshot_after(
             pods.append(pod)
     pods.extend(p for p in latest.values() if p is not None)
     return msgspec.structs.replace(base, nodes=nodes, pods=tuple(pods))
+
+
+# --- pods of one template ----------------------------------------------------------------
+
+
+def template_key(pod: Pod) -> bytes:
+    """What makes two pods one template: every field but name and uid (a controller's
+    replicas, recreated by a drain, differ only there)."""
+    return msgspec.msgpack.encode(msgspec.structs.replace(pod, name="", uid=""))
+
+
+class _TemplateCache:
+    """incremental.TemplateCycles for the templates with two or more pods in the queue:
+    each keeps its node-local filter verdicts and raw scores between its pods' cycles,
+    told of every bind in between (whichever template's) so that only the nodes bound to
+    are filtered and scored again. A template's cache goes when its last pod has had its
+    first cycle (memory: at most one per template still queued); a preemption (victims
+    deleted, nominations changed) drops them all. TemplateCycles answers None whenever its
+    cycle is not the ordinary one (no node fits, a nominated pod, ...): the full cycle
+    runs then, and gives the step its outcome and message."""
+
+    def __init__(self, work: WorkingCluster, pods: Sequence[Pod]) -> None:
+        self.work = work
+        keys = [template_key(p) for p in pods]
+        self._key = {p.key: k for p, k in zip(pods, keys, strict=True)}
+        self._left = Counter(keys)
+        self._cycles: dict[bytes, object] = {}
+
+    def place(
+        self, pod: Pod, profile: Profile, rng: random.Random | None
+    ) -> tuple[str, tuple[str, ...], str] | None:
+        """The node, ties and message of the full cycle, or None: run the full cycle."""
+        key = self._key.get(pod.key)
+        if key is None or (self._left[key] < 2 and key not in self._cycles):
+            return None  # a lone pod: no later pod would reuse what its cycle keeps
+        from service.engine.scheduler.incremental import TemplateCycles  # imports this module
+
+        cycles = self._cycles.get(key)
+        if cycles is None:
+            cycles = self._cycles[key] = TemplateCycles(self.work, profile, self.work.settings)
+        found = cycles.place(pod, rng)  # type: ignore[attr-defined]
+        if found is None:
+            return None
+        feasible = _feasible_count(cycles)
+        if feasible is None:
+            return None
+        node, ties = found
+        total = len(self.work.view.nodes)
+        best = ties[0] if ties else node  # place's own pick, first of the top: as its message
+        return node, ties, f'{feasible}/{total} nodes are feasible; "{best}" scores highest'
+
+    def bound(self, node_name: str, pod_key: str) -> None:
+        """A pod was bound: every kept cache scores and filters that node again."""
+        for cycles in self._cycles.values():
+            cycles.bound(node_name, pod_key)  # type: ignore[attr-defined]
+
+    def forget(self) -> None:
+        self._cycles.clear()
+
+    def done(self, pod: Pod) -> None:
+        """``pod`` had its first cycle: its template has one pod fewer to come."""
+        key = self._key.get(pod.key)
+        if key is None:
+            return
+        self._left[key] -= 1
+        if self._left[key] <= 0:
+            self._cycles.pop(key, None)
+
+
+def _feasible_count(cycles: object) -> int | None:
+    """How many nodes TemplateCycles' last answered cycle found feasible (the full cycle's
+    message names it): the feasible node indexes it keeps for PreScore's carry, or one
+    when it took a lone feasible node without scoring (it keeps none then). None when the
+    cache does not look as expected: the caller runs the full cycle."""
+    previous = getattr(cycles, "_previous", ...)
+    if previous is None:
+        return 1
+    if isinstance(previous, tuple) and len(previous) == 2 and isinstance(previous[1], list):
+        return len(previous[1])
+    return None
 
 
 # --- the queue ---------------------------------------------------------------------------
@@ -547,15 +683,26 @@ def cycle(
     rng: random.Random | None,
     attempt: int = 1,
     keep_outcomes: bool = False,
+    templates: _TemplateCache | None = None,
 ) -> QueueStep:
     """One ScheduleOne for ``pod`` on the working cluster, applied to it: bound, nominated
-    (victims deleted), or unschedulable."""
+    (victims deleted), or unschedulable. ``templates``: pods of one template decided by
+    their kept per-node verdicts and scores when that gives the full cycle's answer."""
     settings = work.settings
+    if templates is not None:
+        found = templates.place(pod, profile, rng)
+        if found is not None:
+            node, ties, message = found
+            work.bind(pod, node)
+            templates.bound(node, pod.key)
+            return QueueStep(pod.key, pod, BOUND, node, [], message, ties, attempt)
     outcome = place(work.cluster, pod, profile=profile, settings=settings)
     node, ties = select_host(outcome, rng)
     kept = outcome if keep_outcomes else None
     if node is not None:
         work.bind(pod, node)
+        if templates is not None:
+            templates.bound(node, pod.key)
         return QueueStep(pod.key, pod, BOUND, node, [], outcome.message, ties, attempt,
                          placement=kept)  # fmt: skip
     reasons = reason_counts(outcome)
@@ -571,6 +718,8 @@ def cycle(
     result = preempt(work.cluster, pod, profile=profile, settings=settings)
     kept_pre = result if keep_outcomes else None
     if result.nominated_node_name:
+        if templates is not None:
+            templates.forget()  # victims deleted, nominations changed: start afresh
         cleared = [pi.key for pi in result.cleared_nominations]
         nominee = work.nominate(
             pod, result.nominated_node_name, result.victims, result.cleared_nominations
@@ -589,6 +738,8 @@ def cycle(
     nomination = pod.nominated_node_name
     if result.nominated_node_name == "" and nomination:
         work.clear_nomination(pod)
+        if templates is not None:
+            templates.forget()
         message += f' The nomination to "{nomination}" is cleared.'
         nomination = ""
     return QueueStep(pod.key, pod, UNSCHEDULABLE, None, [], message, (), attempt, reasons,
@@ -605,23 +756,32 @@ def run_queue(
     tie_break_seed: int | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     cordoned: Collection[str] = (),
+    deleted: Collection[Pod] = (),
     keep_outcomes: bool = False,
     max_seconds: float | None = None,
     fresh_views: bool = False,
+    templates: bool = True,
     between_steps: Callable[[], None] | None = None,
 ) -> QueueRun:
     """The scheduling queue run until it is empty (or ``max_steps`` cycles): ``pods`` in
     PrioritySort order, each given one cycle with ``profiles[pod's schedulerName]``; a pod
     nominated by preemption is retried once after the others. See the module docstring.
-    ``cordoned`` nodes are marked unschedulable before the first cycle (a drain's cordon).
+    ``cordoned`` nodes are marked unschedulable and the ``deleted`` pods (a drain's
+    evictions) are gone before the first cycle, on ``cluster``'s own view (no second view
+    of the whole cluster is built).
     A pod whose schedulerName has no profile is not this scheduler's: it is reported
     unschedulable without a cycle. ``max_seconds`` bounds the run's time as ``max_steps``
     its cycles (the pods left are named in ``pending``). ``fresh_views``: build every
     cycle's view from the whole snapshot after the step before (the full recompute the
-    step-by-step views are tested against). ``between_steps`` is called before each cycle
-    (the caller's chance to let other work run: decisions/cooperative.py)."""
-    work = WorkingCluster(cluster, settings, cordoned=cordoned, fresh=fresh_views)
+    step-by-step views are tested against). ``templates``: pods of one template (the same
+    pod but for name and uid, such as a controller's recreated replicas) keep their per-node
+    verdicts and scores between their cycles (``_TemplateCache``); False (or
+    ``keep_outcomes``, which needs every node's outcome) runs every full cycle.
+    ``between_steps`` is called before each cycle (the caller's chance to let other work
+    run: decisions/cooperative.py)."""
+    work = WorkingCluster(cluster, settings, cordoned=cordoned, deleted=deleted, fresh=fresh_views)
     rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
+    cache = _TemplateCache(work, pods) if templates and not keep_outcomes else None
     heap = [(rank, i) for rank, i in enumerate(queue_order(pods))]
     heapq.heapify(heap)
     retries: list[Pod] = []
@@ -646,12 +806,16 @@ def run_queue(
         pod = work.current(pod)
         profile = profile_of(pod, profiles)
         if profile is None:
+            if cache is not None and attempt == 1:
+                cache.done(pod)
             steps.append(QueueStep(pod.key, pod, UNSCHEDULABLE, None, [],
                                    f"no profile has schedulerName {pod.scheduler_name!r}: "
                                    "this scheduler does not schedule the pod", (), attempt))  # fmt: skip
             continue
         step = cycle(work, pod, profile, preemption=preemption, rng=rng, attempt=attempt,
-                     keep_outcomes=keep_outcomes)  # fmt: skip
+                     keep_outcomes=keep_outcomes, templates=cache)  # fmt: skip
+        if cache is not None and attempt == 1:
+            cache.done(pod)
         steps.append(step)
         if step.outcome == NOMINATED and attempt == 1:
             retries.append(step.pod)

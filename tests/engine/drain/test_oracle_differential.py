@@ -94,8 +94,10 @@ def step_differences(seed: int) -> tuple[list[str], int]:
     cluster = Cluster(snapshot_from_objects(objects))
     plan = drain_nodes(cluster, drained, OPTIONS)
     run = run_queue(
-        plan.cluster,
+        cluster,
         plan.recreated,
+        cordoned=plan.cordoned,
+        deleted=plan.deleted,
         profiles={DEFAULT_SCHEDULER_NAME: default_profile(SETTINGS)},
         settings=SETTINGS,
         keep_outcomes=True,
@@ -148,9 +150,8 @@ def step_differences(seed: int) -> tuple[list[str], int]:
             candidate = next((c for c in chosen.get("candidates") or ()
                               if c["nodeName"] == step.node), None)  # fmt: skip
             theirs_victims = sorted(
-                f"{v.get('namespace', 'default')}/{v['name']}" for v in (candidate or {}).get(
-                    "victims", ()
-                )
+                f"{v.get('namespace', 'default')}/{v['name']}"
+                for v in (candidate or {}).get("victims", ())
             )
             if step.node not in ties or victims != theirs_victims:
                 diffs.append(f"{where}: nominated {step.node} {victims}, oracle {ties} "
@@ -180,12 +181,14 @@ def test_the_cases_drain_under_budgets_and_recreate_pods():
     blocked = evicted = recreated = nominated = 0
     for seed in range(60):
         objects, drained = drain_case(seed)
-        plan = drain_nodes(Cluster(snapshot_from_objects(objects)), drained, OPTIONS)
+        cluster = Cluster(snapshot_from_objects(objects))
+        plan = drain_nodes(cluster, drained, OPTIONS)
         outcomes = [f.outcome for n in plan.nodes for f in n.pods]
         blocked += outcomes.count("blocked")
         evicted += outcomes.count("evicted")
         recreated += len(plan.recreated)
-        run = run_queue(plan.cluster, plan.recreated, settings=SETTINGS,
+        run = run_queue(cluster, plan.recreated, settings=SETTINGS,
+                        cordoned=plan.cordoned, deleted=plan.deleted,
                         profiles={DEFAULT_SCHEDULER_NAME: default_profile(SETTINGS)})  # fmt: skip
         nominated += sum(step.outcome == NOMINATED for step in run.steps)
     assert blocked > 20 and evicted > 60 and recreated > 60 and nominated >= 1

@@ -416,54 +416,135 @@ class InterPodAffinity(CountsPods, FilterPlugin, PreScorePlugin, ScoreExtensions
             )
 
 
-def _existing_anti_terms(view) -> dict[tuple, tuple[AffinityTerm, dict[Pair, int], list[int]]]:
+AntiGroups = dict[tuple, tuple[AffinityTerm, dict[Pair, int], list[int]]]
+TermGroups = dict[tuple, tuple[AffinityTerm, dict[Pair, list[int]]]]
+EXISTING_TERMS = "InterPodAffinity"  # SchedulerView.derived keys of the groups below
+EXISTING_ANTI_TERMS = "InterPodAffinity/anti"
+
+
+def _existing_anti_terms(view) -> AntiGroups:
     """Existing pods' required anti-affinity terms grouped by the term's key: a representative
     term, per (topology key, value of the pod's node) how many terms of the group sit there,
     and the ids of the pods holding them. Nodes without the term's key count nothing
     (topologyToMatchedTermCount.update)."""
-    groups: dict[tuple, tuple[AffinityTerm, dict[Pair, int], list[int]]] = {}
+    groups: AntiGroups = {}
     for ni in view.nodes_with_required_anti_affinity():
         labels = ni.node.labels
         for pi in view.pods_with_required_anti_affinity(ni):
-            for t in view.pod_terms(pi, pod_terms).required_anti_affinity:
-                _, counts, pods = groups.setdefault(t.key, (t, {}, []))
-                pods.append(id(pi))
-                value = labels.get(t.topology_key)
-                if value is not None:
-                    pair = (t.topology_key, value)
-                    counts[pair] = counts.get(pair, 0) + 1
+            _count_anti_terms(groups, pi, view.pod_terms(pi, pod_terms), labels, 1)
     return groups
 
 
-def _existing_terms(view) -> dict[tuple, tuple[AffinityTerm, dict[Pair, list[int]]]]:
+def _count_anti_terms(
+    groups: AntiGroups, pi: PodInfo, terms: PodTerms, labels: Mapping[str, str], sign: int
+) -> None:
+    """Count (sign 1) or uncount (-1) one pod's required anti-affinity terms; an uncounted
+    pair, and a group left without pods, go as if never counted."""
+    for t in terms.required_anti_affinity:
+        entry = groups.get(t.key)
+        if entry is None:
+            entry = groups[t.key] = (t, {}, [])
+        _, counts, pods = entry
+        if sign > 0:
+            pods.append(id(pi))
+        else:
+            pods.remove(id(pi))
+        value = labels.get(t.topology_key)
+        if value is not None:
+            pair = (t.topology_key, value)
+            count = counts.get(pair, 0) + sign
+            if count:
+                counts[pair] = count
+            else:
+                del counts[pair]
+        if not pods:
+            del groups[t.key]
+
+
+def _existing_terms(view) -> TermGroups:
     """Every existing pod's scoring terms, grouped by the term's key: a representative term
     and, per (topology key, value of the pod's node), [the preferred weights' sum (+affinity,
     -anti-affinity), how many preferred terms, how many required affinity terms]. Nodes
     without labels, or without the term's key, contribute nothing (processTerm)."""
-    groups: dict[tuple, tuple[AffinityTerm, dict[Pair, list[int]]]] = {}
+    groups: TermGroups = {}
     for ni in view.nodes_with_affinity():
         labels = ni.node.labels
         if not labels:
             continue
         for pi in view.pods_with_affinity(ni):
-            terms = view.pod_terms(pi, pod_terms)
-            for group, sign in (
-                (terms.required_affinity, 0),
-                (terms.preferred_affinity, 1),
-                (terms.preferred_anti_affinity, -1),
-            ):
-                for t in group:
-                    value = labels.get(t.topology_key)
-                    if value is None:
-                        continue
-                    entry = groups.setdefault(t.key, (t, {}))[1]
-                    sums = entry.setdefault((t.topology_key, value), [0, 0, 0])
-                    if sign:
-                        sums[0] += sign * t.weight
-                        sums[1] += 1
-                    else:
-                        sums[2] += 1
+            _count_terms(groups, view.pod_terms(pi, pod_terms), labels, 1)
     return groups
+
+
+def _count_terms(groups: TermGroups, terms: PodTerms, labels: Mapping[str, str], sign: int) -> None:
+    """Count (sign 1) or uncount (-1) one pod's scoring terms on a node with ``labels``; a
+    pair no term counts any more, and a group without pairs, go as if never counted."""
+    if not labels:
+        return
+    for group, kind in (
+        (terms.required_affinity, 0),
+        (terms.preferred_affinity, 1),
+        (terms.preferred_anti_affinity, -1),
+    ):
+        for t in group:
+            value = labels.get(t.topology_key)
+            if value is None:
+                continue
+            entry = groups.get(t.key)
+            if entry is None:
+                entry = groups[t.key] = (t, {})
+            pair = (t.topology_key, value)
+            sums = entry[1].get(pair)
+            if sums is None:
+                sums = entry[1][pair] = [0, 0, 0]
+            if kind:
+                sums[0] += sign * kind * t.weight
+                sums[1] += sign
+            else:
+                sums[2] += sign
+            if not sums[1] and not sums[2]:
+                del entry[1][pair]
+                if not entry[1]:
+                    del groups[t.key]
+
+
+def existing_terms_after(
+    derived: Mapping[str, object],
+    view: SchedulerView,
+    added: Sequence[tuple[PodInfo, Mapping[str, str]]],
+    removed: Sequence[tuple[PodInfo, Mapping[str, str]]],
+    *,
+    owned: bool,
+) -> dict[str, object]:
+    """The existing pods' term groups (``derived``: a view's ``EXISTING_TERMS`` and
+    ``EXISTING_ANTI_TERMS``, as far as built) with the ``added`` pods counted and the
+    ``removed`` ones uncounted, each with its node's labels: what the groups built anew over
+    the view after the change hold (engine/scheduler/queue.py, so that a bind does not
+    rebuild them over every pod). ``owned``: the groups are updated in place, else copied
+    first. ``view`` gives the pods' parsed terms."""
+    out: dict[str, object] = {}
+    anti = derived.get(EXISTING_ANTI_TERMS)
+    if anti is not None:
+        if not owned:
+            anti = {k: (t, dict(c), list(p)) for k, (t, c, p) in anti.items()}  # type: ignore[attr-defined]
+        for pi, labels in removed:
+            _count_anti_terms(anti, pi, view.pod_terms(pi, pod_terms), labels, -1)  # type: ignore[arg-type]
+        for pi, labels in added:
+            _count_anti_terms(anti, pi, view.pod_terms(pi, pod_terms), labels, 1)  # type: ignore[arg-type]
+        out[EXISTING_ANTI_TERMS] = anti
+    terms = derived.get(EXISTING_TERMS)
+    if terms is not None:
+        if not owned:
+            terms = {
+                k: (t, {pair: list(sums) for pair, sums in c.items()})
+                for k, (t, c) in terms.items()  # type: ignore[attr-defined]
+            }
+        for pi, labels in removed:
+            _count_terms(terms, view.pod_terms(pi, pod_terms), labels, -1)  # type: ignore[arg-type]
+        for pi, labels in added:
+            _count_terms(terms, view.pod_terms(pi, pod_terms), labels, 1)  # type: ignore[arg-type]
+        out[EXISTING_TERMS] = terms
+    return out
 
 
 def _term_candidates(view, t: AffinityTerm) -> Sequence[PodInfo] | None:
