@@ -92,7 +92,17 @@ class TemplateCycles:
     placement.place would decide it on the cluster the earlier ones left. Call ``place`` for
     a replica, bind it (``work.bind``), then ``bound`` with the node before the next one."""
 
-    def __init__(self, work: WorkingCluster, profile: Profile, settings: EngineSettings) -> None:
+    def __init__(
+        self,
+        work: WorkingCluster,
+        profile: Profile,
+        settings: EngineSettings,
+        *,
+        groups: bool = True,
+    ) -> None:
+        """``groups``: try the group path (score_groups.py), whose binds the caller applies
+        through ``defer``/``finish``; False for a caller that binds every pod itself and
+        tells each cache through ``bound`` (the queue's templates, queue._TemplateCache)."""
         self.work = work
         self.settings = settings
         self.fwk = Framework(profile, settings)
@@ -109,7 +119,7 @@ class TemplateCycles:
         self._domains: dict[str, dict[str, list[int]]] = {}
         # the group fast path (score_groups.py): None until tried; off once it gave up
         self._groups: ScoreGroups | None = None
-        self._grouped = True
+        self._grouped = groups
         self.deferred = False  # the last ``place`` answer was the group path's: ``defer``
         self.tied = False  # the last ``place`` answer had other nodes tied at the top
 

@@ -559,7 +559,9 @@ class _TemplateCache:
 
         cycles = self._cycles.get(key)
         if cycles is None:
-            cycles = self._cycles[key] = TemplateCycles(self.work, profile, self.work.settings)
+            cycles = self._cycles[key] = TemplateCycles(
+                self.work, profile, self.work.settings, groups=False
+            )
         found = cycles.place(pod, rng)  # type: ignore[attr-defined]
         if found is None:
             return None
