@@ -123,6 +123,13 @@ class TemplateCycles:
         self.deferred = False  # the last ``place`` answer was the group path's: ``defer``
         self.tied = False  # the last ``place`` answer had other nodes tied at the top
 
+    @property
+    def feasible_count(self) -> int:
+        """How many nodes the last node-by-node answer found feasible (its message names
+        them): the feasible nodes kept for PreScore's carry, or one when it took a lone
+        feasible node without scoring (none kept then)."""
+        return 1 if self._previous is None else len(self._previous[1])
+
     def defer(self, pod: Pod, node_name: str) -> None:
         """Bind ``pod`` (placed by the group path) to ``node_name``: kept by the group path
         and applied to the cluster at ``finish`` or when the path gives up."""

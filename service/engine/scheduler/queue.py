@@ -565,9 +565,7 @@ class _TemplateCache:
         found = cycles.place(pod, rng)  # type: ignore[attr-defined]
         if found is None:
             return None
-        feasible = _feasible_count(cycles)
-        if feasible is None:
-            return None
+        feasible = cycles.feasible_count  # type: ignore[attr-defined]
         node, ties = found
         total = len(self.work.view.nodes)
         best = ties[0] if ties else node  # place's own pick, first of the top: as its message
@@ -589,19 +587,6 @@ class _TemplateCache:
         self._left[key] -= 1
         if self._left[key] <= 0:
             self._cycles.pop(key, None)
-
-
-def _feasible_count(cycles: object) -> int | None:
-    """How many nodes TemplateCycles' last answered cycle found feasible (the full cycle's
-    message names it): the feasible node indexes it keeps for PreScore's carry, or one
-    when it took a lone feasible node without scoring (it keeps none then). None when the
-    cache does not look as expected: the caller runs the full cycle."""
-    previous = getattr(cycles, "_previous", ...)
-    if previous is None:
-        return 1
-    if isinstance(previous, tuple) and len(previous) == 2 and isinstance(previous[1], list):
-        return len(previous[1])
-    return None
 
 
 # --- the queue ---------------------------------------------------------------------------
