@@ -156,3 +156,42 @@ def test_a_gevent_worker_waiting_for_the_write_lock_keeps_serving(tmp_path):
     waited, ticks = done.stdout.split()
     assert float(waited) >= 0.25  # the write did wait for the lock
     assert int(ticks) >= 20  # and the ticker kept running meanwhile
+
+
+_SLOW_COMMIT = """
+import time
+from gevent import monkey
+monkey.patch_all()
+import gevent
+from service.store.db import _commit_off_the_hub
+blocking_sleep = monkey.get_original("time", "sleep")
+class SlowDisk:
+    def commit(self):
+        blocking_sleep(0.3)  # an fsync that takes its time
+ticks = []
+def ticker():
+    while True:
+        ticks.append(time.monotonic())
+        gevent.sleep(0.002)
+gevent.spawn(ticker)
+gevent.sleep(0.01)
+started = time.monotonic()
+_commit_off_the_hub(SlowDisk())
+waited = time.monotonic() - started
+print(round(waited, 3), sum(started <= t <= started + waited for t in ticks))
+"""
+
+
+def test_a_gevent_workers_commit_leaves_the_other_requests_running():
+    """SQLite's COMMIT (its fsync) runs in one of gevent's native threads under `verdict
+    serve`: in the worker's own thread it stopped every other greenlet while the disk
+    synced."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _SLOW_COMMIT], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    waited, ticks = done.stdout.split()
+    assert float(waited) >= 0.25 and int(ticks) >= 20
