@@ -5,9 +5,10 @@
 
 Reports throughput, latency percentiles, the workers' CPU time per request (from /proc),
 and checks that the number of stored records equals the number of 201 responses (none
-lost). ``--worker gthread`` serves the same app with gunicorn's threaded worker (4 threads
-per worker, what `verdict serve` ran before issue 24) instead of `verdict serve`'s gevent
-worker, to compare the two in one machine state.
+lost), and the CPU each worker spent. ``--worker gthread`` serves the same app with
+gunicorn's threaded worker (4 threads per worker, what `verdict serve` ran before issue 24,
+with the same JSON access line) instead of `verdict serve`'s gevent worker, to compare the
+two in one machine state.
 """
 
 from __future__ import annotations
@@ -89,8 +90,14 @@ def main() -> None:
     if args.worker == "gthread":
         gunicorn = str(Path(VERDICT).with_name("gunicorn"))
         command = [gunicorn, "-k", "gthread", "--threads", "4", "-w", str(args.workers)]
-        command += ["-b", f"127.0.0.1:{port}", "--timeout", "300", "service.app:create_app()"]
-    server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+        command += ["-b", f"127.0.0.1:{port}", "--timeout", "300", "--access-logfile", "-"]
+        command += ["--logger-class", "service.api.logs.GunicornLogger"]
+        command += ["service.app:create_app()"]
+    # Both write gunicorn's JSON access line per request, to /dev/null: not to this bench's
+    # output, whose reader would otherwise set the pace of the gevent workers alone.
+    server = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
     try:
         wait_healthy(port)
@@ -134,7 +141,7 @@ def main() -> None:
                     failures[k] = failures.get(k, 0) + v
 
         workers = _workers(server.pid)
-        cpu_before = sum(_cpu_seconds(pid) for pid in workers)
+        each_before = [_cpu_seconds(pid) for pid in workers]
         started = time.monotonic()
         threads = [threading.Thread(target=client, args=(n * 7,)) for n in range(args.clients)]
         for t in threads:
@@ -142,7 +149,8 @@ def main() -> None:
         for t in threads:
             t.join()
         elapsed = time.monotonic() - started
-        cpu = sum(_cpu_seconds(pid) for pid in workers) - cpu_before
+        each = [_cpu_seconds(pid) - b for pid, b in zip(workers, each_before, strict=True)]
+        cpu = sum(each)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         conn.request("GET", "/v1/audit/verify", headers=headers)
         verify = json.loads(conn.getresponse().read())
@@ -155,7 +163,10 @@ def main() -> None:
         f"kind={args.kind} database={'postgresql' if args.database_url else 'sqlite'} "
         f"worker={args.worker} workers={args.workers} clients={args.clients}"
     )
-    print(f"workers' CPU: {cpu:.1f} s, {cpu / max(1, len(latencies)) * 1000:.2f} ms per request")
+    print(
+        f"workers' CPU: {cpu:.1f} s ({', '.join(f'{c:.1f}' for c in each)} s each), "
+        f"{cpu / max(1, len(latencies)) * 1000:.2f} ms per request"
+    )
     print(
         f"requests: {len(latencies)} in {elapsed:.1f} s = {len(latencies) / elapsed:.0f}/s; 201: {created}; other: {failures}"
     )

@@ -1,6 +1,7 @@
 """What each hostile input of issue 24 (items 1-4 and 6) costs a real `verdict serve` worker.
 
     python -m bench.bench_hostile_bodies [--repeat 3] [--database-url URL] [--only NAME]
+        [--without-c]
 
 Each input is sent to a fresh server (one gunicorn worker, the default limits, auth off so
 that the console signs a loopback client in): the answer's status, the worker's growth
@@ -263,12 +264,38 @@ def _spread(values: list[float], unit: str, digits: int) -> str:
     )
 
 
+# With --without-c, the server starts with this as its sitecustomize: the two C readers
+# cannot be imported, as on an install built without a C compiler and a PyYAML without
+# libyaml (body.py then checks json_shape's bounds, yaml_json uses PyYAML's own parser).
+WITHOUT_C = """
+import sys
+
+
+class _Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name in ("service.ingest._body", "yaml._yaml"):
+            raise ImportError(name + " hidden by bench_hostile_bodies --without-c")
+        return None
+
+
+sys.meta_path.insert(0, _Absent())
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--database-url", default="", help="default: SQLite in a temp folder")
     parser.add_argument("--only", default="", help="run the cases whose name holds this")
+    parser.add_argument(
+        "--without-c",
+        action="store_true",
+        help="serve as an install without the C body scanner and without libyaml does",
+    )
     args = parser.parse_args()
+    shim = tempfile.mkdtemp(prefix="verdict-without-c-") if args.without_c else ""
+    if shim:
+        Path(shim, "sitecustomize.py").write_text(WITHOUT_C)
     print("| input | status | worker growth | CPU | worker alive |")
     print("|---|---|---|---|---|")
     for name, case in CASES.items():
@@ -286,6 +313,8 @@ def main() -> None:
                 }
                 if args.database_url:
                     env["VERDICT_DATABASE_URL"] = args.database_url
+                if shim:
+                    env["PYTHONPATH"] = os.pathsep.join(filter(None, [shim, env.get("PYTHONPATH")]))
                 runs.append(_measure(env, case))
         statuses = sorted({r[0] for r in runs})
         print(

@@ -34,6 +34,7 @@ switching: a long decision holds its worker until it is done (run more workers).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import time
@@ -129,9 +130,21 @@ def linger_close(sock) -> None:
         return
 
 
+def worker_exit(_server, _worker) -> None:
+    """Before a worker's interpreter shuts down: logging's handlers flushed and closed, and
+    its list of them emptied. At shutdown each handler's weak reference calls back into
+    logging, which takes its lock, a gevent lock once the worker is patched; by then gevent's
+    modules are torn down, and every worker's exit printed "Exception ignored in
+    _removeHandlerRef ... TypeError" from gevent's ``get_ident``. With the list empty the
+    callback has nothing to remove and takes no lock."""
+    logging.shutdown()
+    logging._handlerList.clear()  # what _removeHandlerRef reads first
+
+
 def configure(cfg, connections: int, header_timeout: int, idle_timeout: int) -> None:
-    """The gunicorn settings that bound slow clients."""
+    """The gunicorn settings that bound slow clients, and a clean worker exit."""
     cfg.set("worker_class", f"{__name__}.Worker")
     cfg.set("worker_connections", connections)
     cfg.set("keepalive", header_timeout)
+    cfg.set("worker_exit", worker_exit)
     Worker.idle_timeout = idle_timeout

@@ -177,13 +177,16 @@ static int read_hex4(const unsigned char *p, const unsigned char *end, unsigned 
     return 0;
 }
 
-/* The string at s->p (its opening quote). Sets *escaped when it holds a backslash. */
+/* The string at s->p (its opening quote). Sets *escaped when it holds a backslash. The next
+ * quote is looked for again only past an escaped one: looking for it after every escape
+ * made a string of n escapes cost n times its length (3 million escapes: minutes). */
 static int skip_string(Scanner *s, const unsigned char **start, size_t *len, int *escaped) {
     const unsigned char *p = s->p + 1;
+    const unsigned char *q = NULL;
     *escaped = 0;
     for (;;) {
         if (p >= s->end) return -1;
-        const unsigned char *q = memchr(p, '"', (size_t)(s->end - p));
+        if (q == NULL || q < p) q = memchr(p, '"', (size_t)(s->end - p));
         if (!q) return -1;
         const unsigned char *b = memchr(p, '\\', (size_t)(q - p));
         if (!b) {

@@ -19,6 +19,7 @@ import msgspec
 from service.engine.objects import Snapshot
 from service.ingest import wire
 from service.ingest.errors import MAX_REPORTED_ERRORS, FieldError, IngestError
+from service.ingest.json_shape import MAX_ITEMS, check_shape
 from service.ingest.kube import SnapshotBuilder, decode_json
 from service.ingest.names import label_errors
 from service.ingest.spool import FileMapping, Spool
@@ -176,14 +177,6 @@ def _duplicate_error(path: str) -> IngestError:
     )
 
 
-# Elements of one array at most (the C scanner's MAX_ITEMS): the decoder holds an object per
-# item of a List (about 66 bytes each), so a million tiny items cost 66 MB before any check;
-# 500,000 is three times the pods of the largest cluster Kubernetes supports. Without the C
-# scanner (no compiler at install) this bound is not applied: the stdlib scan holds the
-# whole tree anyway.
-MAX_ITEMS = 500_000
-
-
 def _too_many_items_error(path: str) -> IngestError:
     return IngestError.one(path, f"more than {MAX_ITEMS} items", status=413)
 
@@ -216,9 +209,11 @@ def reject_duplicate_keys(data: bytes | bytearray | str) -> None:
     duplicate field rather than letting the last one win silently. The C scanner of
     ``_body`` reads the bytes once without building anything (about 0.7 s for the
     759 MB, 150,000-pod List here) and names the first repeated key's path itself. Without
-    it (no C compiler at install), or when it cannot read the text, the stdlib scanner checks
-    each object (about 7 s for the same List) and only a body that has a repeat is parsed
-    again, keeping pairs, to name the path. Malformed JSON is left to the decoder that
+    it (no C compiler at install), the C scanner's bounds are checked first without building
+    anything (``json_shape``: arrays past MAX_ITEMS, objects past its keys, nesting), then the
+    stdlib scanner checks each object (about 7 s for the same List, plus as much for the
+    bounds) and only a body that has a repeat is parsed again, keeping pairs, to name the
+    path. Malformed JSON is left to the decoder that
     follows, which names what is wrong with it.
     """
     if _first_problem is not None and not isinstance(data, str):
@@ -242,6 +237,7 @@ def reject_duplicate_keys(data: bytes | bytearray | str) -> None:
             if kind == "too_many_items":
                 raise _too_many_items_error(path)
             raise _nul_error(path)
+    check_shape(data)  # the C scanner's bounds (items, keys, depth), before json.loads builds
     path = python_duplicate_path(data)
     if path is not None:
         raise _duplicate_error(path or "body")

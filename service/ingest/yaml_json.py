@@ -31,15 +31,26 @@ from collections.abc import Callable
 
 import orjson
 import yaml
-from yaml._yaml import CParser
+import yaml.parser
+import yaml.reader
+import yaml.scanner
 
 from service.ingest.errors import IngestError
+from service.ingest.json_shape import MAX_ITEMS
 from service.ingest.spool import Spool
+
+try:  # libyaml's parser, where PyYAML was built with it (its wheels are)
+    from yaml._yaml import CParser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    CParser = None
 
 # Events (nodes) read from one body by default: about half a second of a worker's CPU, and
 # a YAML text of 6 to 8 MiB as kubectl writes it (VERDICT_MAX_YAML_NODES for the API).
 MAX_EVENTS = 500_000
 MAX_DEPTH = 1024  # orjson's nesting bound for JSON bodies (1024 levels pass, 1025 do not)
+# PyYAML's own parser costs about twenty times libyaml's per event (17-27 us against 1-3 us,
+# bench/RESULTS.md issue 24 part 3): without libyaml a body gets that share of the events.
+PYTHON_PARSER_COST = 20
 FLUSH_BYTES = 1 << 16  # JSON text gathered before it is written to the spool
 READ_BYTES = 1 << 16  # input handed to libyaml per read
 _PATH_FRAMES = 40  # an error's path names at most this many levels
@@ -83,6 +94,30 @@ class _Reader:
 
     def close(self) -> None:
         self._view.release()
+
+
+class _PythonParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
+    """PyYAML's pure-Python parser, where libyaml is not built: the same events, read from
+    the stream 4 KiB at a time; its states and indents are lists, so nothing recurses."""
+
+    def __init__(self, stream) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+
+    def dispose(self) -> None:
+        self.states, self.marks = [], []
+
+
+def _parser(reader: _Reader):
+    """libyaml's parser where it is built, else PyYAML's own."""
+    return CParser(reader) if CParser is not None else _PythonParser(reader)
+
+
+def event_budget(max_events: int) -> int:
+    """The events a body may hold: ``max_events`` with libyaml, a twentieth without it, so
+    that a body costs about the same CPU either way."""
+    return max_events if CParser is not None else max(1, max_events // PYTHON_PARSER_COST)
 
 
 class _Frame:
@@ -172,18 +207,27 @@ class _Output:
 
 
 def _too_many_events(max_events: int) -> IngestError:
+    without = "" if CParser is not None else " (this install reads YAML without libyaml)"
     return IngestError.one(
         "body",
-        f"YAML body too large: over {max_events} nodes (each costs about a microsecond to "
-        "read, some thirty times what JSON costs); send it as JSON",
+        f"YAML body too large: over {max_events} nodes{without} (each costs about a "
+        "microsecond to read, some thirty times what JSON costs); send it as JSON",
         status=413,
     )
 
 
-def _convert(parser: CParser, out: _Output, spool: Spool, max_events: int) -> None:
+def _too_many_items(stack: list[_Frame]) -> IngestError:
+    """The sequence on top of ``stack`` passed MAX_ITEMS: named as the JSON scan names an
+    array (its own path, not its element's)."""
+    return IngestError.one(_path(stack[:-1]), f"more than {MAX_ITEMS} items", status=413)
+
+
+def _convert(parser, out: _Output, spool: Spool, max_events: int) -> None:
     """The events of ``parser`` written to ``out`` as JSON text; a document-list frame at
     the bottom of the stack counts the non-empty documents. Past ``max_events`` events, a
-    413: the CPU a YAML body costs is bounded as its memory is."""
+    413: the CPU a YAML body costs is bounded as its memory is. A sequence (or a stream of
+    documents) past MAX_ITEMS elements is a 413 naming it, at its first element too many,
+    as a JSON array is."""
     scalar_cache: dict[tuple, bytes] = {}
     buffer = bytearray(b" ")  # becomes "[" if the stream holds several documents
     stack = [_Frame(False)]
@@ -219,6 +263,8 @@ def _convert(parser: CParser, out: _Output, spool: Spool, max_events: int) -> No
                 if len(stack) == 1 and text == b"null":
                     continue  # an empty document
                 if frame.count and not frame.is_map:
+                    if frame.count >= MAX_ITEMS:
+                        raise _too_many_items(stack)
                     buffer += b","
                 buffer += text
                 frame.count += 1
@@ -238,6 +284,8 @@ def _convert(parser: CParser, out: _Output, spool: Spool, max_events: int) -> No
                 if len(stack) > MAX_DEPTH:
                     raise _Refused(f"YAML nested too deeply (over {MAX_DEPTH} levels)")
                 if frame.count and not frame.is_map:
+                    if frame.count >= MAX_ITEMS:
+                        raise _too_many_items(stack)
                     buffer += b","
                 buffer += b"{" if is_map else b"["
                 frame = _Frame(is_map)
@@ -281,13 +329,15 @@ def yaml_to_json(
     400 naming the place of the first construct refused (see the module) or of invalid
     YAML."""
     reader = _Reader(data)
-    parser = CParser(reader)
+    parser = None
     try:
+        parser = _parser(reader)  # PyYAML's own reads the start of the body already
         with Spool(spool_over) as spool:
-            _convert(parser, _Output(spool, limit, on_grow), spool, max_events)
+            _convert(parser, _Output(spool, limit, on_grow), spool, event_budget(max_events))
             return spool.result()
     except yaml.YAMLError as exc:
         raise IngestError.one("body", f"invalid YAML: {exc}", status=400) from None
     finally:
-        parser.dispose()
+        if parser is not None:
+            parser.dispose()
         reader.close()

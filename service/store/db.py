@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
@@ -83,6 +85,60 @@ def create_private_file(path: str) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
+BUSY_TIMEOUT_MS = 30_000  # how long a write waits for another worker's to end
+_FIRST_RETRY, _LONGEST_RETRY = 0.0005, 0.005  # seconds between tries of the write lock
+
+
+def _under_gevent() -> bool:
+    """Whether this process runs on gevent's patched standard library (`verdict serve`)."""
+    try:
+        from gevent import monkey
+    except ImportError:  # pragma: no cover - gevent is a dependency of `verdict serve`
+        return False
+    return monkey.is_module_patched("time")
+
+
+def begin_immediate_cooperatively(dbapi_connection: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE`` where waiting for the write lock lets the worker's other requests
+    run: tried without SQLite's busy handler, and retried after a patched ``time.sleep``
+    every 0.5 to 5 ms until BUSY_TIMEOUT_MS.
+
+    SQLite's own busy handler waits for a lock held by another worker by sleeping inside C
+    (1, 2, 5, 10 ms and so on): under a gevent worker that sleep stops every greenlet of the
+    process, so each write that met another worker's cost the worker's other requests the
+    whole wait (bench/RESULTS.md, issue 24 part 3). Statements other than this BEGIN keep
+    the busy handler (in WAL mode they hardly ever wait)."""
+    dbapi_connection.execute("PRAGMA busy_timeout = 0")
+    try:
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        delay = _FIRST_RETRY
+        while True:
+            try:
+                dbapi_connection.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, _LONGEST_RETRY)
+    finally:
+        dbapi_connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+def _commit_off_the_hub(dbapi_connection: sqlite3.Connection) -> None:
+    """SQLite's COMMIT (its WAL write and fsync, 1 to 5 ms) in one of gevent's native
+    threads under `verdict serve`, the request's greenlet waiting for it cooperatively: in
+    the worker's own thread it stopped the worker's other requests for as long. The
+    connection is used by one thread at a time still (the greenlet waits). Elsewhere the
+    plain commit."""
+    if not _under_gevent():
+        dbapi_connection.commit()
+        return
+    import gevent
+
+    gevent.get_hub().threadpool.apply(dbapi_connection.commit)
+
+
 def make_engine(url: str) -> Engine:
     url = normalize_url(url)
     if url.startswith("sqlite"):
@@ -100,7 +156,7 @@ def make_engine(url: str) -> Engine:
             # Let SQLAlchemy issue BEGIN itself (pysqlite's own handling defers it).
             dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA busy_timeout = 30000")
+            cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             cursor.execute("PRAGMA foreign_keys = ON")
             if ":memory:" not in url:
                 cursor.execute("PRAGMA journal_mode = WAL")
@@ -109,11 +165,16 @@ def make_engine(url: str) -> Engine:
                 cursor.execute("PRAGMA synchronous = FULL")
             cursor.close()
 
+        engine.dialect.do_commit = _commit_off_the_hub
+
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn):
             # Writers take the write lock up front, so that reading the audit chain's head
             # and appending to it cannot interleave with another worker.
             immediate = conn.get_execution_options().get("immediate", False)
+            if immediate and _under_gevent():
+                begin_immediate_cooperatively(conn.connection.driver_connection)
+                return
             conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
         return engine

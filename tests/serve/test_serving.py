@@ -106,3 +106,30 @@ def test_a_small_refused_body_keeps_the_connection(one_worker):
     sock.close()
     answers = received.split(b"HTTP/1.1 ")[1:]
     assert [answer[:3] for answer in answers] == [b"415", b"200"], received[:500]
+
+
+def test_a_worker_exits_without_logging_errors(tmp_path):
+    """gunicorn's TERM after a snapshot (the preloader ran): no "Exception ignored in
+    _removeHandlerRef" from gevent's torn-down ``get_ident`` on the worker's way out."""
+    import subprocess
+    import urllib.request
+
+    from tests.serve.helpers import sqlite_env, start, stop, wait_until_up
+
+    env = sqlite_env(tmp_path, VERDICT_LOG_LEVEL="WARNING", VERDICT_AUTH_ENABLED="false")
+    served = start(env, "--workers", "1", stderr=subprocess.PIPE)
+    try:
+        wait_until_up(served)
+        body = (Path(__file__).parents[2] / "examples" / "cluster.yaml").read_bytes()
+        request = urllib.request.Request(
+            f"{served.base}/v1/snapshots",
+            data=body,
+            headers={"Content-Type": "application/yaml"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status == 201
+    finally:
+        stop(served)
+    stderr = served.process.stderr.read().decode()
+    assert "Worker exiting" in stderr  # the worker did go through its exit
+    assert "Exception ignored" not in stderr and "Traceback" not in stderr, stderr[-2000:]
