@@ -29,7 +29,9 @@ class BuildWithBundled(build_py):
         for folder, patterns in BUNDLED.items():
             for pattern in patterns:
                 for source in sorted((ROOT / folder).glob(pattern)):
-                    target = Path(self.build_lib, "service", folder, source.relative_to(ROOT / folder))
+                    target = Path(
+                        self.build_lib, "service", folder, source.relative_to(ROOT / folder)
+                    )
                     self.mkpath(str(target.parent))
                     self.copy_file(str(source), str(target))
 

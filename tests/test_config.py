@@ -147,7 +147,9 @@ def test_verdict_serve_refuses_to_start_on_a_typo(tmp_path, word):
 
 def _verdict(env: dict, *argv: str) -> subprocess.CompletedProcess:
     verdict = Path(sys.executable).with_name("verdict")
-    return subprocess.run([str(verdict), *argv], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [str(verdict), *argv], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_the_embedded_default_makes_its_checkpoint_key_on_first_start(tmp_path):

@@ -58,8 +58,9 @@ def test_a_budget_lets_one_pod_go_and_blocks_the_next(api):
     assert pods["web-b"]["outcome"] == "blocked"
     assert pods["web-b"]["reason"] == "DisruptionBudget"
     assert pods["web-b"]["evictionStatus"] == 429
-    assert "The disruption budget web-pdb needs 1 healthy pods and has 2 currently" in (
-        pods["web-b"]["message"]
+    assert (
+        "The disruption budget web-pdb needs 1 healthy pods and has 2 currently"
+        in (pods["web-b"]["message"])
     )
     assert result["budgets"] == [
         {"namespace": "default", "name": "web-pdb", "disruptionsAllowedBefore": 1,
@@ -109,9 +110,9 @@ def test_disable_eviction_deletes_through_the_budget(api):
     assert {p["outcome"] for p in result["pods"]} == {"evicted"}
     assert {p["reason"] for p in result["pods"]} == {"Deleted"}
     assert result["budgets"] == []
-    result = _drain(
-        api, sid, nodes=["n1", "n2"], options={"respectPodDisruptionBudgets": False}
-    )["result"]
+    result = _drain(api, sid, nodes=["n1", "n2"], options={"respectPodDisruptionBudgets": False})[
+        "result"
+    ]
     assert {p["reason"] for p in result["pods"]} == {"Deleted"}
 
 
@@ -122,9 +123,13 @@ def test_disable_eviction_deletes_through_the_budget(api):
         ({}, "nodes"),
         ({"nodes": ["nope"]}, "nodes[0]"),
         ({"nodes": ["n1", "n1"]}, "nodes.1"),
-        ({"nodes": ["n1"], "options": {"disableEviction": True,
-                                        "respectPodDisruptionBudgets": True}},
-         "options.respectPodDisruptionBudgets"),
+        (
+            {
+                "nodes": ["n1"],
+                "options": {"disableEviction": True, "respectPodDisruptionBudgets": True},
+            },
+            "options.respectPodDisruptionBudgets",
+        ),
         ({"nodes": ["n1"], "options": {"force": "yes"}}, "options.force"),
         ({"nodes": ["n1"], "options": {"drainEverything": True}}, "options.drainEverything"),
         ({"nodes": ["n1"], "tieBreak": {"seed": "x"}}, "tieBreak.seed"),

@@ -142,4 +142,3 @@ def test_validate_reports_kubelet_text():
         'invalid Node Allocatable configuration. Resource "memory" has a reservation of 5Gi '
         "but capacity of 4Gi. Expected capacity >= reservation."
     )
-
