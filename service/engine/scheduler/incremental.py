@@ -54,7 +54,7 @@ from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.profile import Profile
 from service.engine.scheduler.queue import WorkingCluster, pick_host
 from service.engine.scheduler.runtime import Framework
-from service.engine.scheduler.score_groups import ScoreGroups
+from service.engine.scheduler.score_groups import NODE_LOCAL_FILTERS, ScoreGroups
 from service.engine.scheduler.snapshot import as_scheduler_sees
 from service.engine.version import EngineSettings
 
@@ -62,18 +62,6 @@ __all__ = ["NODE_LOCAL_FILTERS", "NODE_LOCAL_SCORES", "TemplateCycles"]
 
 _UNCACHED = 10**9
 
-# Filter plugins whose verdict on a node depends only on the pod, the node and the node's
-# pods (and cluster objects no bind changes): a bind elsewhere cannot change it.
-NODE_LOCAL_FILTERS = frozenset(
-    {
-        "NodeUnschedulable",
-        "NodeName",
-        "TaintToleration",
-        "NodeAffinity",
-        "NodePorts",
-        "NodeResourcesFit",
-    }
-)
 # Score plugins whose raw score on a node is likewise node-local (ImageLocality reads the
 # number of nodes holding an image: node images do not change in a capacity run).
 NODE_LOCAL_SCORES = frozenset(

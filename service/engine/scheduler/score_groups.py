@@ -66,7 +66,9 @@ from service.engine.version import EngineSettings
 
 __all__ = ["CONSTANT_SCORES", "LOCAL_SCORES", "NODE_LOCAL_FILTERS", "ScoreGroups"]
 
-# Filter plugins whose verdict on a node reads only the pod, that node and its pods
+# Filter plugins whose verdict on a node reads only the pod, that node and its pods (and
+# cluster objects no bind changes): a bind elsewhere cannot change it (incremental.py
+# keeps them per node too)
 NODE_LOCAL_FILTERS = frozenset(
     {
         "NodeUnschedulable",
