@@ -61,7 +61,7 @@ from service.engine.scheduler.framework import (
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.queue import WorkingCluster
 from service.engine.scheduler.runtime import Framework
-from service.engine.scheduler.snapshot import as_scheduler_sees
+from service.engine.scheduler.snapshot import as_scheduler_sees, has_pod_affinity
 from service.engine.version import EngineSettings
 
 __all__ = ["CONSTANT_SCORES", "LOCAL_SCORES", "NODE_LOCAL_FILTERS", "ScoreGroups"]
@@ -88,15 +88,6 @@ CONSTANT_SCORES = frozenset(
 )
 _SPREAD = "PodTopologySpread"
 _HOSTNAME = "kubernetes.io/hostname"
-
-
-def _has_pod_terms(pod: Pod) -> bool:
-    return bool(
-        pod.pod_affinity_required
-        or pod.pod_affinity_preferred
-        or pod.pod_anti_affinity_required
-        or pod.pod_anti_affinity_preferred
-    )
 
 
 class _Group:
@@ -158,7 +149,7 @@ class ScoreGroups:
         pod = as_scheduler_sees(pod, self.settings)
         if pod.nominated_node_name or fwk.needs_whole_pods(pod, view):
             return False
-        terms = _has_pod_terms(pod)
+        terms = has_pod_affinity(pod)
         state = fwk.cycle_state(pod, view)
         prepare_nominated(state, view)
         if state.prefilter_status is not None or state.removed or state.node_names is not None:
