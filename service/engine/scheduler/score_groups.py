@@ -43,9 +43,9 @@ full cycle, which also give a failing replica its stop reason.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from heapq import heappop, heappush
 
 import msgspec
-from sortedcontainers import SortedList
 
 from service.engine.objects import Pod
 from service.engine.quantity import wrap_int64, wrap_int64_values
@@ -91,29 +91,35 @@ _HOSTNAME = "kubernetes.io/hostname"
 
 
 class _Group:
-    """Nodes alike for every non-local plugin: the feasible ones by (-L, index)."""
+    """Nodes alike for every non-local plugin: the feasible ones as a heap by (-L, index).
 
-    __slots__ = ("constant", "key", "members", "normalized", "spread", "top")
+    A heap, not a sorted list: a replica is always bound to a group's top (the node picked
+    is a group's best), so a bind pops the top and pushes the node back with its new L."""
+
+    __slots__ = ("constant", "key", "members", "normalized")
 
     def __init__(self, key: tuple, constant: tuple[int, ...]) -> None:
         self.key = key
         self.constant = constant  # the constant plugins' raw scores
-        self.members: SortedList = SortedList()
-        self.top: tuple[int, int] | None = None  # members[0]
+        self.members: list[tuple[int, int]] = []
         self.normalized = 0  # the constant plugins' weighted normalized scores
-        self.spread: int | None = None  # PodTopologySpread's raw score (None: not known)
+
+    @property
+    def top(self) -> tuple[int, int] | None:
+        """The best member: the smallest (-L, index)."""
+        return self.members[0] if self.members else None
+
+    def tied_at_top(self) -> bool:
+        """Whether another member has the top's L (the second smallest is a child of the
+        heap's root)."""
+        members = self.members
+        return len(members) > 1 and min(members[1:3])[0] == members[0][0]
 
     def add(self, entry: tuple[int, int]) -> None:
-        self.members.add(entry)
-        top = self.top
-        if top is None or entry < top:
-            self.top = entry
+        heappush(self.members, entry)
 
-    def remove(self, entry: tuple[int, int]) -> None:
-        members = self.members
-        members.remove(entry)
-        if entry == self.top:
-            self.top = members[0] if members else None
+    def pop_top(self) -> tuple[int, int]:
+        return heappop(self.members)
 
 
 class ScoreGroups:
@@ -128,7 +134,7 @@ class ScoreGroups:
         self.state: CycleState | None = None
         self.pending: list[tuple[Pod, str]] = []  # binds not yet applied to ``work``
         self._nodes: list[NodeInfo] = []  # every node as the replicas left it
-        self._group_of: list[_Group | None] = []  # per node index (None: never feasible)
+        self._group_of: list[_Group | None] = []  # per node index (None: not feasible)
         self._local_of: list[int] = []  # per node index: L (valid while feasible)
         self._groups: list[_Group] = []
         self._feasible = 0
@@ -137,8 +143,16 @@ class ScoreGroups:
         self._constant: list[tuple[object, int]] = []
         self._spread: tuple[object, int] | None = None
         self._live: list[_Group] = []  # the groups with feasible nodes
-        # the groups in each spread domain (topology key, value)
-        self._in_domain: dict[tuple[str, str], list[_Group]] = {}
+        # PodTopologySpread's raw score depends only on a group's spread key (its domains,
+        # whether PreScore ignored it): scored and normalized once per key among the live
+        # groups' (``_spread_keys``, a node of each in ``_spread_reps``, each live group's
+        # position there in ``_spread_of``); the raw scores known by key, and the keys in
+        # each spread domain (topology key, value)
+        self._spread_keys: list[tuple] = []
+        self._spread_reps: list[NodeInfo] = []
+        self._spread_of: list[int] = []
+        self._spread_raw: dict[tuple, int] = {}
+        self._in_domain: dict[tuple[str, str], list[tuple]] = {}
 
     # --- set-up ---
 
@@ -213,10 +227,10 @@ class ScoreGroups:
         self._groups = list(by_key.values())
         if self._spread is not None:
             s = self.state.data[_SPREAD + "/score"]  # type: ignore[union-attr]
-            for group in self._groups:
-                for c, value in zip(s.constraints, group.key[0][0], strict=True):
+            for spread_key in dict.fromkeys(group.key[0] for group in self._groups):
+                for c, value in zip(s.constraints, spread_key[0], strict=True):
                     domain = (c.topology_key, "" if value is None else value)
-                    self._in_domain.setdefault(domain, []).append(group)
+                    self._in_domain.setdefault(domain, []).append(spread_key)
         self._feasible = len(feasible)
         self._changed = True
         return True
@@ -261,10 +275,7 @@ class ScoreGroups:
         best = max(totals)
         tied = [g for g, total in zip(groups, totals, strict=True) if total == best]
         first = min(g.top[1] for g in tied)  # type: ignore[index]
-        several = len(tied) > 1
-        if not several:
-            members = tied[0].members
-            several = len(members) > 1 and members[1][0] == members[0][0]
+        several = len(tied) > 1 or tied[0].tied_at_top()
         return self._nodes[first].name, several
 
     def _normalize_constant(self) -> bool:
@@ -272,9 +283,16 @@ class ScoreGroups:
         NormalizeScore over one node per non-empty group; and PodTopologySpread's PreScore
         again when the feasible nodes' domains changed."""
         groups = self._live = [g for g in self._groups if g.top is not None]
-        if self._spread is not None and not self._spread_domains_same(groups):
-            self._pre_score_spread()
         reps = [self._nodes[g.top[1]] for g in groups]  # type: ignore[index]
+        if self._spread is not None:
+            if not self._spread_domains_same(groups):
+                self._pre_score_spread()
+            position = {key: i for i, key in enumerate(dict.fromkeys(g.key[0] for g in groups))}
+            self._spread_keys = list(position)
+            self._spread_of = [position[g.key[0]] for g in groups]
+            self._spread_reps = [None] * len(position)  # type: ignore[list-item]
+            for g, ni in zip(groups, reps, strict=True):
+                self._spread_reps[position[g.key[0]]] = ni
         for g in groups:
             g.normalized = 0
         for i, (plugin, weight) in enumerate(self._constant):
@@ -307,30 +325,28 @@ class ScoreGroups:
         self._nodes = list(self.work.view.nodes)
         feasible = [ni for ni in self._nodes if self._is_feasible(ni.index)]
         self._spread[0].pre_score(state, feasible)  # type: ignore[index]
-        for group in self._groups:
-            group.spread = None
+        self._spread_raw = {}
 
     def _is_feasible(self, index: int) -> bool:
-        group = self._group_of[index]
-        return group is not None and (-self._local_of[index], index) in group.members
+        return self._group_of[index] is not None
 
     def _spread_part(self, groups: list[_Group]) -> list[int] | None:
-        """Each group's weighted normalized PodTopologySpread score (its own Score and
-        NormalizeScore on the groups' best nodes)."""
+        """Each live group's weighted normalized PodTopologySpread score: the plugin's own
+        Score and NormalizeScore on one node per spread key (the min / max over the keys'
+        values are those over every feasible node)."""
         if self._spread is None:
             return [0] * len(groups)
         plugin, weight = self._spread
-        nodes, state = self._nodes, self.state
-        reps = [nodes[g.top[1]] for g in groups]  # type: ignore[index]
-        scores = [g.spread for g in groups]
+        state, known, reps = self.state, self._spread_raw, self._spread_reps
+        scores = [known.get(key) for key in self._spread_keys]
         if None in scores:
-            for i, g in enumerate(groups):
-                if g.spread is None:
-                    g.spread = scores[i] = plugin.score(state, reps[i], reps[i])
-        plugin.normalize_score(state, reps, scores)
-        if min(scores) < 0 or max(scores) > MAX_NODE_SCORE:
+            for i, key in enumerate(self._spread_keys):
+                if scores[i] is None:
+                    scores[i] = known[key] = plugin.score(state, reps[i], reps[i])
+        plugin.normalize_score(state, reps, scores)  # type: ignore[arg-type]
+        if min(scores) < 0 or max(scores) > MAX_NODE_SCORE:  # type: ignore[type-var]
             return None
-        return [weight * score for score in scores]
+        return [weight * scores[i] for i in self._spread_of]  # type: ignore[operator]
 
     def bound(self, pod: Pod, node_name: str) -> bool:
         """The replica ``pod`` bound to ``node_name`` (applied to the cluster at ``flush``):
@@ -350,7 +366,8 @@ class ScoreGroups:
             if changed:
                 self._forget_spread(changed)
         group = self._group_of[index]
-        group.remove((-self._local_of[index], index))  # type: ignore[union-attr]
+        popped = group.pop_top()  # type: ignore[union-attr]
+        assert popped == (-self._local_of[index], index), "a replica goes to a group's top"
         status = self.fwk.run_filter_plugins_with_nominated(state, ni)  # type: ignore[arg-type]
         if status.code == ERROR:
             return False
@@ -359,6 +376,7 @@ class ScoreGroups:
             if status.is_success:
                 return False
             self._feasible -= 1
+            self._group_of[index] = None
             self._changed = self._changed or group.top is None  # type: ignore[union-attr]
             return True
         self._local_of[index] = local
@@ -366,10 +384,12 @@ class ScoreGroups:
         return True
 
     def _forget_spread(self, changed: frozenset[tuple[str, str]]) -> None:
-        """Drop the kept PodTopologySpread raw scores of the groups in a changed domain."""
+        """Drop the kept PodTopologySpread raw scores of the spread keys in a changed
+        domain."""
+        known = self._spread_raw
         for domain in changed:
-            for group in self._in_domain.get(domain, ()):
-                group.spread = None
+            for key in self._in_domain.get(domain, ()):
+                known.pop(key, None)
 
     def flush(self) -> None:
         """Apply the binds kept so far to the WorkingCluster."""
