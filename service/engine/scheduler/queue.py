@@ -254,36 +254,23 @@ class WorkingCluster:
         self._record(pod.key, bound)
         self._advance({ni.index: node}, nominated, [info], [])
 
-    def bind_all(self, binds: Sequence[tuple[Pod, str]]) -> None:
-        """``bind`` of each (pod, node name) in order, the view advanced once: the same
+    def bind_all(self, binds: Sequence[tuple[Pod, PodInfo]], changed: dict[int, NodeInfo]) -> None:
+        """``bind`` of each (pod, its PodInfo) in order, the view advanced once: the same
         cluster and view as binding them one by one (capacity's replicas placed without
-        reading the view in between, score_groups.py)."""
+        reading the view in between, score_groups.py). The caller made what ``bind``
+        makes: each pod as bound (``node_name`` set, not nominated), its PodInfo, and the
+        ``changed`` nodes (each node bound to, its binds' PodInfos appended to its pods)."""
         if not binds:
             return
-        view = self._view
-        pods: dict[int, list[PodInfo]] = {}
-        nominated = view.nominated
+        nominated = self._view.nominated
         # the nominated pods a bound pod may be (PodInfo.same_pod: by UID, else by key)
         uids = {pi.uid for infos in nominated.values() for pi in infos}
         keys = {pi.key for infos in nominated.values() for pi in infos if not pi.uid}
-        added: list[PodInfo] = []
-        for pod, node_name in binds:
-            bound = msgspec.structs.replace(pod, node_name=node_name, nominated_node_name="")
-            ni = view.by_name[node_name]
-            seen = as_scheduler_sees(bound, self.settings) if bound.init_containers else bound
-            info = pod_info(seen, self.settings)
-            on_node = pods.get(ni.index)
-            if on_node is None:
-                on_node = pods[ni.index] = list(ni.pods)
-            on_node.append(info)
+        for bound, info in binds:
             if not info.uid or info.uid in uids or info.key in keys:
                 nominated = _without_nomination(nominated, info)
-            self._record(pod.key, bound)
-            added.append(info)
-        changed = {
-            index: NodeInfo(view.nodes[index].node, index, infos) for index, infos in pods.items()
-        }
-        self._advance(changed, nominated, added, [])
+            self._record(bound.key, bound)
+        self._advance(changed, nominated, [info for _, info in binds], [])
 
     def clear_nomination(self, pod: Pod) -> Pod:
         """A PostFilter that finds no node clears the pod's nomination (ModeOverride with
@@ -414,9 +401,9 @@ def _successor(
         new.inter_pod_affinity_in_use = True
     new._pod_terms = view._pod_terms if owned else dict(view._pod_terms)
     new._by_label = _labels_after(view._by_label, added, removed, owned)
-    new._with_affinity, new._with_required_anti = _affinity_after(view, changed, owned)
-    kept = {key: value for key, value in view._derived.items() if key in _AFFINITY_DERIVED}
     with_terms = [pi for pi in moved if has_pod_affinity(pi.pod)]  # type: ignore[arg-type]
+    new._with_affinity, new._with_required_anti = _affinity_after(view, changed, with_terms, owned)
+    kept = {key: value for key, value in view._derived.items() if key in _AFFINITY_DERIVED}
     if kept and (with_terms or not owned):  # the base view's groups are copied, never changed
         kept = _existing_terms_after(kept, new, added, removed, with_terms, owned=owned)
     new._derived = kept
@@ -482,15 +469,23 @@ def _labels_after(
 
 
 def _affinity_after(
-    view: SchedulerView, changed: Mapping[int, NodeInfo], owned: bool
+    view: SchedulerView,
+    changed: Mapping[int, NodeInfo],
+    with_terms: Sequence[PodInfo],
+    owned: bool,
 ) -> tuple[dict[int, list[PodInfo]] | None, dict[int, list[PodInfo]] | None]:
-    """The pods-with-affinity indexes with the changed nodes filed again."""
+    """The pods-with-affinity indexes with the changed nodes that gained or lost a pod with
+    terms (``with_terms``, the step's) filed again; the other changed nodes hold the same
+    PodInfos with terms as before, so their entries stay."""
     with_affinity, with_anti = view._with_affinity, view._with_required_anti
     if with_affinity is None or with_anti is None:
         return None, None
     if not owned:
         with_affinity, with_anti = dict(with_affinity), dict(with_anti)
+    names = {pi.pod.node_name for pi in with_terms}  # type: ignore[union-attr]
     for index, ni in changed.items():
+        if ni.name not in names:
+            continue
         with_affinity.pop(index, None)
         with_anti.pop(index, None)
         index_pod_affinity(ni, with_affinity, with_anti)

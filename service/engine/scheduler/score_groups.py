@@ -132,7 +132,10 @@ class ScoreGroups:
         self.fwk = fwk
         self.settings = settings
         self.state: CycleState | None = None
-        self.pending: list[tuple[Pod, str]] = []  # binds not yet applied to ``work``
+        # the binds not yet applied to ``work`` (each pod as bound, its PodInfo) and the
+        # indexes of the nodes they changed
+        self.pending: list[tuple[Pod, PodInfo]] = []
+        self._touched: dict[int, None] = {}
         self._nodes: list[NodeInfo] = []  # every node as the replicas left it
         self._group_of: list[_Group | None] = []  # per node index (None: not feasible)
         self._local_of: list[int] = []  # per node index: L (valid while feasible)
@@ -353,14 +356,13 @@ class ScoreGroups:
         that node's verdict and local score again, PodTopologySpread's counts with it.
         False on a filter Error (the caller gives up)."""
         state = self.state
-        self.pending.append((pod, node_name))
-        old = self.work.view.by_name[node_name]
-        index = old.index
-        ni = self._nodes[index]
+        index = self.work.view.by_name[node_name].index
         bound = msgspec.structs.replace(pod, node_name=node_name, nominated_node_name="")
         seen = as_scheduler_sees(bound, self.settings) if bound.init_containers else bound
         info = pod_info(seen, self.settings)  # as WorkingCluster.bind makes it
-        ni = self._nodes[index] = _with_pod(ni, info)
+        self.pending.append((bound, info))
+        self._touched[index] = None
+        ni = self._nodes[index] = _with_pod(self._nodes[index], info)
         if self._spread is not None:
             changed = self._spread[0].carry_pre_score(state, state, info, ni)
             if changed:
@@ -394,7 +396,8 @@ class ScoreGroups:
     def flush(self) -> None:
         """Apply the binds kept so far to the WorkingCluster."""
         pending, self.pending = self.pending, []
-        self.work.bind_all(pending)
+        touched, self._touched = self._touched, {}
+        self.work.bind_all(pending, {index: self._nodes[index] for index in touched})
 
 
 def _with_pod(ni: NodeInfo, info: PodInfo) -> NodeInfo:

@@ -134,17 +134,27 @@ def _terms(groups) -> dict:
     return {key: contributions for key, (_, contributions) in groups.items()}
 
 
+def _with_affinity(view) -> tuple[dict, dict]:
+    """The view's pods-with-affinity indexes, by node name (the queue's _affinity_after)."""
+    return (
+        {ni.name: [pi.key for pi in view.pods_with_affinity(ni)]
+         for ni in view.nodes_with_affinity()},
+        {ni.name: [pi.key for pi in view.pods_with_required_anti_affinity(ni)]
+         for ni in view.nodes_with_required_anti_affinity()},
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("seed", seeds(20))
 def test_the_existing_pods_terms_carried_are_those_built_anew(seed: int) -> None:
     """InterPodAffinity's groups of the existing pods' terms, updated step by step
-    (interpod_affinity.existing_terms_after), equal the groups built over the run's last
-    cluster; the snapshot's own view keeps its groups unchanged."""
+    (interpod_affinity.existing_terms_after), and the pods-with-affinity indexes equal those
+    built over the run's last cluster; the snapshot's own view keeps its own unchanged."""
     objects, drained = drain_case(seed)
     cluster = Cluster(snapshot_from_objects(objects))
     base = scheduler_view(cluster, SETTINGS, whole_pods=True)
     before = (_anti(base.derived(EXISTING_ANTI_TERMS, lambda: _existing_anti_terms(base))),
               _terms(base.derived(EXISTING_TERMS, lambda: _existing_terms(base))))  # fmt: skip
-    before = copy.deepcopy(before)
+    before = copy.deepcopy((*before, _with_affinity(base)))
     plan = drain_nodes(cluster, drained, OPTIONS)
     run = run_queue(cluster, plan.recreated, profiles=PROFILES, settings=SETTINGS,
                     cordoned=plan.cordoned, deleted=plan.deleted)  # fmt: skip
@@ -153,8 +163,10 @@ def test_the_existing_pods_terms_carried_are_those_built_anew(seed: int) -> None
     fresh = scheduler_view(Cluster(run.cluster.snapshot), SETTINGS, whole_pods=True)
     assert _anti(view._derived[EXISTING_ANTI_TERMS]) == _anti(_existing_anti_terms(fresh))
     assert _terms(view._derived[EXISTING_TERMS]) == _terms(_existing_terms(fresh))
-    assert (_anti(base._derived[EXISTING_ANTI_TERMS]),
-            _terms(base._derived[EXISTING_TERMS])) == before  # fmt: skip
+    assert view._with_affinity is not None  # carried, not rebuilt
+    assert _with_affinity(view) == _with_affinity(fresh)
+    assert (_anti(base._derived[EXISTING_ANTI_TERMS]), _terms(base._derived[EXISTING_TERMS]),
+            _with_affinity(base)) == before  # fmt: skip
 
 
 def test_the_cases_move_pods_with_affinity_terms() -> None:

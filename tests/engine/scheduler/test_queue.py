@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import msgspec
+
 from service.engine.scheduler.placement import place
 from service.engine.scheduler.profile import DEFAULT_PROFILE, DEFAULT_SCHEDULER_NAME
 from service.engine.scheduler.queue import (
@@ -223,6 +225,7 @@ def test_a_cycle_without_preemption_keeps_the_nomination():
 def test_binding_pods_at_once_leaves_the_cluster_binding_them_in_turn_leaves():
     """WorkingCluster.bind_all (capacity's group path) against bind one pod at a time: the
     same NodeInfos, nominations, usage and snapshot; a bound pod's own nomination goes."""
+    from service.engine.scheduler.framework import NodeInfo, pod_info
     from service.engine.scheduler.queue import WorkingCluster
 
     pods = [pod("a0", 100, node="a"), pod("n0", 300, nominated="b", priority=10, uid="u-n0")]
@@ -234,7 +237,17 @@ def test_binding_pods_at_once_leaves_the_cluster_binding_them_in_turn_leaves():
     ]
     for p, name in binds:
         works[0].bind(p, name)
-    works[1].bind_all(binds)
+    # what bind_all's caller makes: the pods bound, their PodInfos, the nodes with them
+    bound = [
+        msgspec.structs.replace(p, node_name=name, nominated_node_name="") for p, name in binds
+    ]
+    infos = [pod_info(b, DEFAULT_SETTINGS) for b in bound]
+    view = works[1].view
+    changed = {}
+    for b, info in zip(bound, infos, strict=True):
+        ni = changed.get(view.by_name[b.node_name].index) or view.by_name[b.node_name]
+        changed[ni.index] = NodeInfo(ni.node, ni.index, [*ni.pods, info])
+    works[1].bind_all(list(zip(bound, infos, strict=True)), changed)
     one, all_ = (w.view for w in works)
     for ni, nj in zip(one.nodes, all_.nodes, strict=True):
         assert [pi.key for pi in ni.pods] == [pj.key for pj in nj.pods]
