@@ -13,7 +13,8 @@ only the node a replica was bound to changes its verdict, its node-local scores 
 NodeInfo: nodes only leave the feasible set. The Score plugins split in three:
 
 * the *local* ones (no NormalizeScore, their raw read only the node: NodeResourcesFit,
-  NodeResourcesBalancedAllocation, ImageLocality) give a node's own part L(n);
+  NodeResourcesBalancedAllocation, ImageLocality) give a node's own part L(n) (ImageLocality
+  reads the node's images, not its pods: scored once per node, ``IMAGE_SCORES``);
 * the *constant* ones (NormalizeScore over the feasible nodes, but a raw score a bind does
   not change: TaintToleration, NodeAffinity, InterPodAffinity for a template without
   terms, DynamicResources for a template without claims): their raw score per node is
@@ -26,9 +27,10 @@ NodeInfo: nodes only leave the feasible set. The Score plugins split in three:
   (its weights and counted domains read them).
 
 Nodes are grouped by (their spread domains and ignored flag, their constant raw scores);
-within a group the feasible nodes are kept ordered by (-L, snapshot index). Per replica the
-plugins' own Score and NormalizeScore run on one representative node per group (the
-group's best; min / max over the groups' values equal those over every feasible node), so
+within a group the feasible nodes are kept in a heap by (-L, snapshot index). Per replica
+the plugins' own Score and NormalizeScore run on one representative node per group (the
+group's best; min / max over the groups' values equal those over every feasible node), and
+PodTopologySpread's on one node per spread key (its raw score depends on nothing else), so
 no plugin is re-implemented here; the best total is the max over groups of (the group's
 normalized part + its best L), ties to the smallest snapshot index, and the tied nodes are
 listed as pick_host lists them.
@@ -64,7 +66,7 @@ from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import as_scheduler_sees, has_pod_affinity
 from service.engine.version import EngineSettings
 
-__all__ = ["CONSTANT_SCORES", "LOCAL_SCORES", "NODE_LOCAL_FILTERS", "ScoreGroups"]
+__all__ = ["CONSTANT_SCORES", "IMAGE_SCORES", "LOCAL_SCORES", "NODE_LOCAL_FILTERS", "ScoreGroups"]
 
 # Filter plugins whose verdict on a node reads only the pod, that node and its pods (and
 # cluster objects no bind changes): a bind elsewhere cannot change it (incremental.py
@@ -81,6 +83,9 @@ NODE_LOCAL_FILTERS = frozenset(
 )
 # Score plugins without NormalizeScore whose raw score reads only the node and its pods
 LOCAL_SCORES = frozenset({"NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality"})
+# Of those, the ones whose raw score reads the node's images, not its pods: a bind does
+# not change it, so it is scored once per node
+IMAGE_SCORES = frozenset({"ImageLocality"})
 # Score plugins with NormalizeScore whose raw score a replica's bind does not change (with
 # the template conditions of ``_constant_ok``)
 CONSTANT_SCORES = frozenset(
@@ -139,10 +144,12 @@ class ScoreGroups:
         self._nodes: list[NodeInfo] = []  # every node as the replicas left it
         self._group_of: list[_Group | None] = []  # per node index (None: not feasible)
         self._local_of: list[int] = []  # per node index: L (valid while feasible)
+        self._images_of: list[int] = []  # per node index: IMAGE_SCORES' part of L
         self._groups: list[_Group] = []
         self._feasible = 0
         self._changed = True  # a group emptied: the normalizations are computed again
-        self._local: list[tuple[object, int]] = []
+        self._local: list[tuple[object, int]] = []  # but IMAGE_SCORES
+        self._images: list[tuple[object, int]] = []  # IMAGE_SCORES
         self._constant: list[tuple[object, int]] = []
         self._spread: tuple[object, int] | None = None
         self._live: list[_Group] = []  # the groups with feasible nodes
@@ -197,7 +204,8 @@ class ScoreGroups:
             if name in state.skip_score:
                 continue
             if name in LOCAL_SCORES and not isinstance(plugin, ScoreExtensions):
-                self._local.append((plugin, weight))
+                kind = self._images if name in IMAGE_SCORES else self._local
+                kind.append((plugin, weight))
             elif name in CONSTANT_SCORES and _constant_ok(name, pod, terms):
                 self._constant.append((plugin, weight))
             elif name == _SPREAD and self._spread_ok(state):
@@ -215,6 +223,7 @@ class ScoreGroups:
         state = self.state
         count = len(self._nodes)
         self._group_of, self._local_of = [None] * count, [0] * count
+        self._images_of = [0] * count
         by_key: dict[tuple, _Group] = {}
         for ni in feasible:
             constant = tuple(plugin.score(state, ni, ni) for plugin, _ in self._constant)
@@ -222,6 +231,10 @@ class ScoreGroups:
             group = by_key.get(key)
             if group is None:
                 group = by_key[key] = _Group(key, constant)
+            images = self._weighted(self._images, ni)
+            if images is None:
+                return False
+            self._images_of[ni.index] = images
             local = self._local_score(ni)
             if local is None:
                 return False
@@ -246,9 +259,15 @@ class ScoreGroups:
         return (tuple(labels.get(c.topology_key) for c in s.constraints), ni.name in s.ignored)
 
     def _local_score(self, ni: NodeInfo) -> int | None:
+        """L: the weighted local scores (those reading the node's pods scored now)."""
+        local = self._weighted(self._local, ni)
+        return None if local is None else local + self._images_of[ni.index]
+
+    def _weighted(self, plugins: list[tuple[object, int]], ni: NodeInfo) -> int | None:
+        """The plugins' weighted sum of raw scores on ``ni``; None if one is out of range."""
         total = 0
-        for plugin, weight in self._local:
-            raw = plugin.score(self.state, ni, ni)
+        for plugin, weight in plugins:
+            raw = plugin.score(self.state, ni, ni)  # type: ignore[attr-defined]
             if raw < 0 or raw > MAX_NODE_SCORE:
                 return None  # invalid_score: the full cycle reports it
             total += weight * raw

@@ -1,8 +1,8 @@
 """Capacity's group fast path (engine/scheduler/score_groups.py) against full cycles, on
 random clusters made to move what it keeps: nodes that fill up (the feasible set, the
-normalizations and the spread domains change), TaintToleration, NodeAffinity and
-InterPodAffinity scores that differ across nodes, zones of different sizes, nodes without
-the zone label, nodes holding nominated pods. Every run goes until a replica does not fit,
+normalizations and the spread domains change), TaintToleration, NodeAffinity,
+InterPodAffinity and ImageLocality scores that differ across nodes, zones of different
+sizes, nodes without the zone label, nodes holding nominated pods. Every run goes until a replica does not fit,
 so the stop reason is compared too."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, default_pro
 from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object
 from tests.conftest import snapshot_from_objects
+from tests.engine.scheduler.random_clusters import IMAGES
 from tests.oracles import seeds
 
 PROFILES = {DEFAULT_SCHEDULER_NAME: default_profile(DEFAULT_SETTINGS)}
@@ -45,11 +46,17 @@ def _node(rng: random.Random, i: int) -> dict:
         "memory": rng.choice(("2Gi", "4Gi")),
         "pods": rng.choice(("110", "110", "6")),
     }
+    status: dict = {"allocatable": alloc, "capacity": alloc}
+    if rng.random() < 0.6:  # ImageLocality's scores differ across nodes
+        status["images"] = [
+            {"names": names, "sizeBytes": size}
+            for names, size, _ in rng.sample(IMAGES, rng.randint(1, 3))
+        ]
     return {
         "kind": "Node",
         "metadata": {"name": f"n{i}", "labels": labels},
         "spec": spec,
-        "status": {"allocatable": alloc, "capacity": alloc},
+        "status": status,
     }
 
 
@@ -107,6 +114,7 @@ def _template(rng: random.Random) -> dict:
         "containers": [
             {
                 "name": "c",
+                "image": rng.choice(IMAGES)[2],
                 "resources": {
                     "requests": {
                         "cpu": f"{rng.choice((200, 300, 500))}m",
