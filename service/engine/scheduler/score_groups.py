@@ -141,6 +141,7 @@ class ScoreGroups:
         # indexes of the nodes they changed
         self.pending: list[tuple[Pod, PodInfo]] = []
         self._touched: dict[int, None] = {}
+        self._info: PodInfo | None = None  # the first replica's PodInfo (``_replica_info``)
         self._nodes: list[NodeInfo] = []  # every node as the replicas left it
         self._group_of: list[_Group | None] = []  # per node index (None: not feasible)
         self._local_of: list[int] = []  # per node index: L (valid while feasible)
@@ -378,7 +379,7 @@ class ScoreGroups:
         index = self.work.view.by_name[node_name].index
         bound = msgspec.structs.replace(pod, node_name=node_name, nominated_node_name="")
         seen = as_scheduler_sees(bound, self.settings) if bound.init_containers else bound
-        info = pod_info(seen, self.settings)  # as WorkingCluster.bind makes it
+        info = self._replica_info(seen)
         self.pending.append((bound, info))
         self._touched[index] = None
         ni = self._nodes[index] = _with_pod(self._nodes[index], info)
@@ -403,6 +404,15 @@ class ScoreGroups:
         self._local_of[index] = local
         group.add((-local, index))  # type: ignore[union-attr]
         return True
+
+    def _replica_info(self, seen: Pod) -> PodInfo:
+        """The bound replica's PodInfo as WorkingCluster.bind makes it (pod_info): the
+        first replica's with the pod, name and UID replaced, as the replicas differ only
+        there and in the node, which pod_info does not read."""
+        if self._info is None:
+            self._info = pod_info(seen, self.settings)
+            return self._info
+        return msgspec.structs.replace(self._info, pod=seen, name=seen.name, uid=seen.uid)
 
     def _forget_spread(self, changed: frozenset[tuple[str, str]]) -> None:
         """Drop the kept PodTopologySpread raw scores of the spread keys in a changed

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 
+import msgspec
 import pytest
 
 from service.engine.objects import Cluster
@@ -195,6 +196,21 @@ def test_grouped_capacity_places_every_replica_as_full_cycles_do(seed: int) -> N
     # every template here qualifies: the group path decides every placement
     assert fast.grouped == fast.incremental == placed
     assert fast.templates[0].stop == "Unschedulable"
+
+
+@pytest.mark.parametrize("seed", seeds(10))
+def test_the_replicas_pod_infos_are_those_built_from_their_pods(seed: int) -> None:
+    """The group path re-labels the first replica's PodInfo for the next ones: in the
+    cluster it leaves, every pod's PodInfo is the one pod_info builds from the pod."""
+    from service.engine.scheduler.framework import pod_info
+    from service.engine.scheduler.snapshot import scheduler_view
+
+    fast, _ = _runs(*filling_case(seed))
+    assert fast.grouped > 1
+    for ni in scheduler_view(fast.cluster, DEFAULT_SETTINGS).nodes:
+        for pi in ni.pods:
+            built = pod_info(pi.pod, DEFAULT_SETTINGS)
+            assert msgspec.structs.asdict(pi) == msgspec.structs.asdict(built)
 
 
 def test_the_group_path_decides_most_placements_over_the_seeds() -> None:
