@@ -27,7 +27,8 @@ def variant(template: dict, *kinds: str) -> dict:
     hostname); ``repel`` (required anti-affinity by hostname, preferred by zone, replacing
     its affinity); ``solo`` (no pod affinity or anti-affinity: the group path's templates);
     ``zonal`` (required node affinity to two zones, preferred ssd disks); ``tolerant``
-    (tolerates every taint random_clusters draws)."""
+    (tolerates random_clusters' NoSchedule and NoExecute taints: the PreferNoSchedule ones
+    still score)."""
     template = copy.deepcopy(template)
     for kind in kinds:
         _change(template, kind)
@@ -70,7 +71,7 @@ def _change(template: dict, kind: str) -> None:
             ],
         }
     elif kind == "tolerant":
-        keys = sorted({t["key"] for t in TAINTS})
+        keys = sorted({t["key"] for t in TAINTS if t["effect"] != "PreferNoSchedule"})
         spec["tolerations"] = [{"key": key, "operator": "Exists"} for key in keys]
     else:
         assert kind == "as-is", kind
