@@ -6,8 +6,6 @@ the queue and for capacity."""
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
 from service.engine.objects import Cluster
@@ -17,6 +15,7 @@ from service.engine.scheduler.queue import run_queue
 from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object
 from tests.conftest import snapshot_from_objects
+from tests.engine.scheduler.replica_templates import variant
 from tests.engine.scheduler.test_queue_oracle import queue_case
 from tests.oracles import seeds
 
@@ -66,35 +65,6 @@ def test_capacity_decides_alike_step_by_step_and_recomputed(seed: int) -> None:
 
 # --- capacity's incremental cycles (engine/scheduler/incremental.py) against full cycles ---
 
-_ZONE = "topology.kubernetes.io/zone"
-_HOST = "kubernetes.io/hostname"
-
-
-def _variant(template: dict, kind: str) -> dict:
-    """The template as given, or with replicas that spread over zones (ScheduleAnyway, or
-    DoNotSchedule) or repel each other (required by hostname, preferred by zone)."""
-    template = copy.deepcopy(template)
-    spec, labels = template["spec"], template["metadata"].setdefault("labels", {})
-    labels.setdefault("app", "capacity")
-    own = {"matchLabels": dict(labels)}
-    if kind in ("anyway", "hard"):
-        spec["topologySpreadConstraints"] = [
-            {"maxSkew": 1, "topologyKey": _ZONE, "labelSelector": own,
-             "whenUnsatisfiable": "ScheduleAnyway" if kind == "anyway" else "DoNotSchedule"}
-        ]  # fmt: skip
-    elif kind == "repel":
-        spec["affinity"] = {
-            "podAntiAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": own, "topologyKey": _HOST}
-                ],
-                "preferredDuringSchedulingIgnoredDuringExecution": [
-                    {"weight": 50, "podAffinityTerm": {"labelSelector": own, "topologyKey": _ZONE}}
-                ],
-            }
-        }
-    return template
-
 
 def _answer(run) -> tuple:
     return (
@@ -109,7 +79,7 @@ def _answer(run) -> tuple:
 @pytest.mark.parametrize("seed", seeds(20))
 def test_incremental_capacity_places_every_replica_as_full_cycles_do(seed: int, kind: str) -> None:
     objects, queue = queue_case(seed)
-    templates = [pod_from_object(_variant(p, kind)) for p in queue[:2]]
+    templates = [pod_from_object(variant(p, kind)) for p in queue[:2]]
     for tie_break in (None, seed):
         runs = [
             capacity(Cluster(snapshot_from_objects(objects)), templates, profiles=PROFILES,
@@ -134,7 +104,7 @@ def test_the_group_path_decides_most_spread_replicas() -> None:
     placed = grouped = 0
     for seed in range(20):
         objects, queue = queue_case(seed)
-        templates = [pod_from_object(_variant(p, "anyway")) for p in queue[:2]]
+        templates = [pod_from_object(variant(p, "anyway")) for p in queue[:2]]
         run = capacity(Cluster(snapshot_from_objects(objects)), templates, profiles=PROFILES,
                        settings=DEFAULT_SETTINGS, max_replicas=30)  # fmt: skip
         placed += sum(t.replicas for t in run.templates)

@@ -75,6 +75,13 @@ class State:
         index = self._index(namespace, name)
         return self.objects if index is None else self.objects[:index] + self.objects[index + 1 :]
 
+    def bind(self, pod_json: dict, node: str) -> None:
+        """A copy of the pending ``pod_json`` bound to ``node`` and running."""
+        placed = copy.deepcopy(pod_json)
+        placed["spec"]["nodeName"] = node
+        placed["status"] = {"phase": "Running"}
+        self.objects.append(placed)
+
     def apply(self, step: QueueStep, pod_json: dict) -> None:
         for victim in step.victims:
             index = self._index(victim.namespace, victim.name)
@@ -88,12 +95,10 @@ class State:
         index = self._index(step.pod.namespace, step.pod.name)
         if index is not None:
             del self.objects[index]
-        placed = copy.deepcopy(pod_json)
         if step.outcome == BOUND:
-            placed["spec"]["nodeName"] = step.node
-            placed["status"] = {"phase": "Running"}
-            self.objects.append(placed)
+            self.bind(pod_json, step.node)  # type: ignore[arg-type]
         elif step.nomination:  # nominated, or a failed retry that keeps its nomination
+            placed = copy.deepcopy(pod_json)
             placed["status"] = {"phase": "Pending", "nominatedNodeName": step.nomination}
             self.objects.append(placed)
 
