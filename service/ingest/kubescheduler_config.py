@@ -98,9 +98,11 @@ class SchedulerConfigError(Exception):
 
 
 class _Reader:
-    """Strict, typed access to a decoded JSON document, collecting errors with paths."""
+    """Strict, typed access to a decoded JSON document, collecting errors with paths; it
+    reads the document as the release ``settings`` mirrors validates it."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: EngineSettings) -> None:
+        self.settings = settings
         self.errors: list[tuple[str, str]] = []
 
     def fail(self, path: str, message: str) -> None:
@@ -171,7 +173,7 @@ def scheduler_profiles(
     """The configuration's profiles by schedulerName, merged with the default plugins of
     the release ``settings`` mirrors. Raises SchedulerConfigError."""
     doc = _document(raw, path)
-    r = _Reader()
+    r = _Reader(settings)
     r.obj(doc, "", _TOP_FIELDS)
     if doc.get("apiVersion") != API_VERSION:
         r.fail("apiVersion", f'must be "{API_VERSION}", got {doc.get("apiVersion")!r}')
@@ -533,12 +535,28 @@ def _volume_binding_args(r: _Reader, body: dict, path: str) -> VolumeBindingArgs
             f"{path}.bindTimeoutSeconds",
             f"Invalid value: {timeout}: invalid BindTimeoutSeconds, should not be a negative value",
         )
-    shape = None
-    if "shape" in body:
-        shape = _shape(r, body.get("shape"), f"{path}.shape")
-        for sub, message in validate_function_shape(shape, f"{path}.shape"):
-            r.fail(sub, message)
+    if body.get("shape") is None:  # null is no shape, as Go decodes it (a nil slice)
+        return VolumeBindingArgs(timeout, None)
+    shape = _shape(r, body["shape"], f"{path}.shape")
+    gate = r.settings.volume_binding_shape_needs_gate
+    if gate is not None:  # refused while the gate is off, even an empty list
+        r.fail(f"{path}.shape", _shape_refused(shape, gate))
+        return VolumeBindingArgs(timeout, None)
+    if not shape:  # SetDefaults_VolumeBindingArgs gives an empty one the default shape
+        return VolumeBindingArgs(timeout, None)
+    for sub, message in validate_function_shape(shape, f"{path}.shape"):
+        r.fail(sub, message)
     return VolumeBindingArgs(timeout, shape)
+
+
+def _shape_refused(shape: tuple[tuple[int, int], ...], gate: str) -> str:
+    """ValidateVolumeBindingArgs' refusal of a shape while ``gate`` is off, its value shown
+    as Go's field.Invalid shows the internal points (JSON, no field tags)."""
+    points = [{"Utilization": u, "Score": s} for u, s in shape]
+    return (
+        f"Invalid value: {orjson.dumps(points).decode()}: unexpected field `shape`, "
+        f"remove it or turn on the feature gate {gate}"
+    )
 
 
 _DURATION = re.compile(r"((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+\Z")
