@@ -16,6 +16,8 @@ scheduler that does.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -171,7 +173,47 @@ def scheduler_profiles(
     raw: Any, settings: EngineSettings, path: str = "schedulerConfiguration"
 ) -> dict[str, Profile]:
     """The configuration's profiles by schedulerName, merged with the default plugins of
-    the release ``settings`` mirrors. Raises SchedulerConfigError."""
+    the release ``settings`` mirrors. Raises SchedulerConfigError.
+
+    A document read before for the same release comes from a small cache: an impact or a
+    simulation reads one configuration for every decision, and reading it costs as much as
+    a placement on twenty nodes. The profiles are frozen; each caller gets its own dict."""
+    key = _cache_key(raw, settings, path)
+    with _READ_LOCK:
+        profiles = _READ.get(key) if key is not None else None
+        if profiles is not None:
+            _READ.move_to_end(key)
+            return dict(profiles)
+    profiles = _read_profiles(raw, settings, path)
+    if key is not None:
+        with _READ_LOCK:
+            _READ[key] = profiles
+            while len(_READ) > _READ_SIZE:
+                _READ.popitem(last=False)
+    return dict(profiles)
+
+
+_READ_SIZE = 64
+_READ: OrderedDict[tuple, dict[str, Profile]] = OrderedDict()
+_READ_LOCK = threading.Lock()
+
+
+def _cache_key(raw: Any, settings: EngineSettings, path: str) -> tuple | None:
+    """The document's JSON text, with the release and the path; None when the text does not
+    hold the document's values (a tuple for an array, NaN), which are then read each time."""
+    if isinstance(raw, str):
+        return (raw, settings, path)
+    try:
+        text = orjson.dumps(raw)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+    if orjson.loads(text) != raw:
+        return None
+    return (text, settings, path)
+
+
+def _read_profiles(raw: Any, settings: EngineSettings, path: str) -> dict[str, Profile]:
+    """scheduler_profiles' reading of the document, every time."""
     doc = _document(raw, path)
     r = _Reader(settings)
     r.obj(doc, "", _TOP_FIELDS)
