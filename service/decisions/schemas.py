@@ -36,6 +36,8 @@ from service.engine.scheduler.profile import (
 )
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import EngineSettings
+from service.ingest.errors import IngestError
+from service.ingest.kube import request_pod
 from service.ingest.kubescheduler_config import SchedulerConfigError, scheduler_profiles
 
 
@@ -46,9 +48,6 @@ class PodField(fields.Field):
     default_error_messages = {"invalid": "Not a v1 Pod object."}
 
     def _deserialize(self, value, attr, data, **kwargs) -> Pod:
-        from service.ingest.errors import IngestError
-        from service.ingest.kube import request_pod
-
         if not isinstance(value, dict):
             raise self.make_error("invalid")
         try:

@@ -81,6 +81,12 @@ class EngineSettings:
     # volumes would use there (static bindings: the chosen volumes' capacity; dynamic
     # provisioning: the node's CSIStorageCapacity), with VolumeBindingArgs' shape.
     storage_capacity_scoring: bool = True
+    # The feature gate, off by default, without which kube-scheduler's validation refuses a
+    # VolumeBindingArgs.shape (ValidateVolumeBindingArgs: "unexpected field `shape`, remove
+    # it or turn on the feature gate ..."): VolumeCapacityPriority in 1.32, its replacement
+    # StorageCapacityScoring in 1.33 to 1.36; None from 1.37, where that gate is on and a
+    # shape is accepted.
+    volume_binding_shape_needs_gate: str | None = None
     # The resource.k8s.io versions the API server serves by default: none in 1.32/1.33
     # (v1beta1, and v1beta2 from 1.33, are beta APIs, off unless --runtime-config enables
     # them), v1 since 1.34 (the beta versions stay off by default).
@@ -125,6 +131,7 @@ BASELINE = EngineSettings(
     dynamic_resources=False,
     dynamic_resources_score=False,
     storage_capacity_scoring=False,
+    volume_binding_shape_needs_gate="VolumeCapacityPriority",
     resource_api_versions=(),
 )
 
@@ -169,6 +176,16 @@ DIFFERENCES: tuple[Difference, ...] = (
         "as their requests; admission counts the larger of that and what runs, preemption "
         "the allocation); the eviction ranking keeps reading the spec",
         "KEP-1287 (kubernetes/enhancements#1287)",
+    ),
+    Difference(
+        "1.33",
+        "scheduler",
+        "volume_binding_shape_needs_gate",
+        "StorageCapacityScoring",
+        "A VolumeBindingArgs.shape in the scheduler configuration is still refused (its "
+        "gate is off by default), and the refusal names the feature gate "
+        "StorageCapacityScoring, which replaced VolumeCapacityPriority",
+        "kubernetes#128184 (KEP-4049)",
     ),
     Difference(
         "1.34",
@@ -303,6 +320,16 @@ DIFFERENCES: tuple[Difference, ...] = (
         "feasible node (weight 1), by how full the pod's new volumes would make the "
         "node's storage of their class (100 at 0 %, 0 at 100 %: the default shape)",
         "KEP-4049 (kubernetes/enhancements#4049), v1.37 feature gate defaults",
+    ),
+    Difference(
+        "1.37",
+        "scheduler",
+        "volume_binding_shape_needs_gate",
+        None,
+        "A VolumeBindingArgs.shape in the scheduler configuration is accepted (and "
+        "validated) now that StorageCapacityScoring is on; up to 1.36 kube-scheduler "
+        "refuses one",
+        "ValidateVolumeBindingArgs; KEP-4049 (kubernetes/enhancements#4049)",
     ),
     Difference(
         "1.37",

@@ -16,6 +16,8 @@ scheduler that does.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -98,9 +100,11 @@ class SchedulerConfigError(Exception):
 
 
 class _Reader:
-    """Strict, typed access to a decoded JSON document, collecting errors with paths."""
+    """Strict, typed access to a decoded JSON document, collecting errors with paths; it
+    reads the document as the release ``settings`` mirrors validates it."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: EngineSettings) -> None:
+        self.settings = settings
         self.errors: list[tuple[str, str]] = []
 
     def fail(self, path: str, message: str) -> None:
@@ -169,9 +173,49 @@ def scheduler_profiles(
     raw: Any, settings: EngineSettings, path: str = "schedulerConfiguration"
 ) -> dict[str, Profile]:
     """The configuration's profiles by schedulerName, merged with the default plugins of
-    the release ``settings`` mirrors. Raises SchedulerConfigError."""
+    the release ``settings`` mirrors. Raises SchedulerConfigError.
+
+    A document read before for the same release comes from a small cache: an impact or a
+    simulation reads one configuration for every decision, and reading it costs as much as
+    a placement on twenty nodes. The profiles are frozen; each caller gets its own dict."""
+    key = _cache_key(raw, settings, path)
+    with _READ_LOCK:
+        profiles = _READ.get(key) if key is not None else None
+        if profiles is not None:
+            _READ.move_to_end(key)
+            return dict(profiles)
+    profiles = _read_profiles(raw, settings, path)
+    if key is not None:
+        with _READ_LOCK:
+            _READ[key] = profiles
+            while len(_READ) > _READ_SIZE:
+                _READ.popitem(last=False)
+    return dict(profiles)
+
+
+_READ_SIZE = 64
+_READ: OrderedDict[tuple, dict[str, Profile]] = OrderedDict()
+_READ_LOCK = threading.Lock()
+
+
+def _cache_key(raw: Any, settings: EngineSettings, path: str) -> tuple | None:
+    """The document's JSON text, with the release and the path; None when the text does not
+    hold the document's values (a tuple for an array, NaN), which are then read each time."""
+    if isinstance(raw, str):
+        return (raw, settings, path)
+    try:
+        text = orjson.dumps(raw)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+    if orjson.loads(text) != raw:
+        return None
+    return (text, settings, path)
+
+
+def _read_profiles(raw: Any, settings: EngineSettings, path: str) -> dict[str, Profile]:
+    """scheduler_profiles' reading of the document, every time."""
     doc = _document(raw, path)
-    r = _Reader()
+    r = _Reader(settings)
     r.obj(doc, "", _TOP_FIELDS)
     if doc.get("apiVersion") != API_VERSION:
         r.fail("apiVersion", f'must be "{API_VERSION}", got {doc.get("apiVersion")!r}')
@@ -533,12 +577,28 @@ def _volume_binding_args(r: _Reader, body: dict, path: str) -> VolumeBindingArgs
             f"{path}.bindTimeoutSeconds",
             f"Invalid value: {timeout}: invalid BindTimeoutSeconds, should not be a negative value",
         )
-    shape = None
-    if "shape" in body:
-        shape = _shape(r, body.get("shape"), f"{path}.shape")
-        for sub, message in validate_function_shape(shape, f"{path}.shape"):
-            r.fail(sub, message)
+    if body.get("shape") is None:  # null is no shape, as Go decodes it (a nil slice)
+        return VolumeBindingArgs(timeout, None)
+    shape = _shape(r, body["shape"], f"{path}.shape")
+    gate = r.settings.volume_binding_shape_needs_gate
+    if gate is not None:  # refused while the gate is off, even an empty list
+        r.fail(f"{path}.shape", _shape_refused(shape, gate))
+        return VolumeBindingArgs(timeout, None)
+    if not shape:  # SetDefaults_VolumeBindingArgs gives an empty one the default shape
+        return VolumeBindingArgs(timeout, None)
+    for sub, message in validate_function_shape(shape, f"{path}.shape"):
+        r.fail(sub, message)
     return VolumeBindingArgs(timeout, shape)
+
+
+def _shape_refused(shape: tuple[tuple[int, int], ...], gate: str) -> str:
+    """ValidateVolumeBindingArgs' refusal of a shape while ``gate`` is off, its value shown
+    as Go's field.Invalid shows the internal points (JSON, no field tags)."""
+    points = [{"Utilization": u, "Score": s} for u, s in shape]
+    return (
+        f"Invalid value: {orjson.dumps(points).decode()}: unexpected field `shape`, "
+        f"remove it or turn on the feature gate {gate}"
+    )
 
 
 _DURATION = re.compile(r"((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+\Z")

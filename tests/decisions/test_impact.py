@@ -322,3 +322,43 @@ def test_a_page_yields_only_under_gevent_and_once_per_slice(api, monkeypatch):
     slept.clear()
     _impact(api, {"kubernetesVersion": "1.37"})
     assert slept == []
+
+
+def _examined(monkeypatch, stored: dict, replayed: dict):
+    """One Page.examine of a placement stored as ``stored`` (its JSON text, as written) and
+    replayed as ``replayed``: the page, and whether the replayed result was encoded."""
+    from service.decisions import impact
+    from service.store.db import strict_json
+    from service.store.records import ReplayRow
+
+    encoded = []
+    monkeypatch.setattr(impact, "decide_again", lambda *a, **k: (replayed, {}))
+    monkeypatch.setattr(impact, "strict_json", lambda v: encoded.append(v) or strict_json(v))
+    row = ReplayRow(1, "d1", "placement", "s1", {"pod": {}}, strict_json(stored))
+    page = impact.Page()
+    page.examine(None, None, impact.ImpactQuery(kubernetes_version="1.36"), row, None)
+    return page, bool(encoded)
+
+
+@pytest.mark.parametrize(
+    ("stored", "replayed", "changed", "encoded"),
+    [
+        ({"n": [1, 2], "s": "a"}, {"n": [1, 2], "s": "a"}, 0, False),  # equal values
+        ({"n": [1, 2.0]}, {"n": [1.0, 2]}, 0, False),  # the walk takes 1 and 1.0 alike
+        ({"n": [1, 2]}, {"n": (1, 2)}, 0, True),  # a tuple: the same text
+        ({"n": [1, 2], "s": "a"}, {"n": [1, 3], "s": "a"}, 1, False),  # ints differ
+        ({"s": "a"}, {"s": "b"}, 1, False),
+        ({"b": True}, {"b": False}, 1, False),
+        ({"f": 1.5}, {"f": 2.5}, 1, True),  # floats: the text is compared first
+        ({"n": None}, {"n": 1}, 1, True),
+        ({"n": [1]}, {"n": (2,)}, 1, True),
+    ],
+)
+def test_a_change_is_told_from_the_same_text_without_encoding_where_it_can(
+    monkeypatch, stored, replayed, changed, encoded
+):
+    """Changed when the values differ, the walk finds a difference and the JSON texts
+    differ; the replayed result is encoded to compare texts only when no difference
+    between two ints, strings or booleans already proves that they differ."""
+    page, was_encoded = _examined(monkeypatch, stored, replayed)
+    assert (page.changed, was_encoded) == (changed, encoded)
