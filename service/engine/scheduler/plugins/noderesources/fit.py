@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 _NO_IGNORED = NodeResourcesFitArgs()
+_SCORE_KEY = "NodeResourcesFit/score"  # PreScore's state (the filter's is under the name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,12 +155,12 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, PreScorePlugin, ScorePlugi
 
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
         """The pod's non-zero requests per scored resource, once."""
-        state.write(self.name + "/score", self.scorer.prepare(state.pod, self.settings))
+        state.data[_SCORE_KEY] = self.scorer.prepare(state.pod, self.settings)
         return OK
 
     def score(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> int:
-        prepared = state.read(self.name + "/score")
+        prepared = state.data.get(_SCORE_KEY)
         if prepared is None:  # PreScore disabled: computed here, as upstream falls back
             self.pre_score(state, ())
-            prepared = state.read(self.name + "/score")
+            prepared = state.data[_SCORE_KEY]
         return self.scorer.score(prepared, ni.allocatable, ns.requested, ns.nz_cpu, ns.nz_mem)
