@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from service.engine.objects import Cluster
+from service.engine.scheduler.plugins.pod_topology_spread import SCHEDULE_ANYWAY, _constraints
 from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS
@@ -190,3 +191,37 @@ ROWS = [
 @pytest.mark.parametrize(("incoming", "existing", "nodes", "failed", "objects", "want"), ROWS)
 def test_pod_topology_spread_score(incoming, existing, nodes, failed, objects, want) -> None:
     assert _scores(incoming, existing, nodes, failed, objects) == want
+
+
+_INCLUSION_NODES = [
+    {"kind": "Node", "metadata": {"name": "plain", "labels": {"zone": "a"}}},
+    {"kind": "Node", "metadata": {"name": "ssd", "labels": {"zone": "a", "disk": "ssd"}}},
+    {
+        "kind": "Node",
+        "metadata": {"name": "tainted", "labels": {"zone": "b"}},
+        "spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]},
+    },
+]
+
+
+@pytest.mark.parametrize("node_selector", [None, {"disk": "ssd"}])
+@pytest.mark.parametrize("affinity_policy", [None, "Honor", "Ignore"])
+@pytest.mark.parametrize("taints_policy", [None, "Honor", "Ignore"])
+def test_includes_every_node_only_when_includes_holds_on_every_node(
+    node_selector, affinity_policy, taints_policy
+) -> None:
+    """PreScore's fast path (``includes_every_node``) skips matchNodeInclusionPolicies only
+    where it would pass every node."""
+    constraint = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}
+    if affinity_policy:
+        constraint["nodeAffinityPolicy"] = affinity_policy
+    if taints_policy:
+        constraint["nodeTaintsPolicy"] = taints_policy
+    spec = {"containers": [{"name": "c"}], "topologySpreadConstraints": [constraint]}
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    pod = pod_from_object({"metadata": {"name": "p", "namespace": "default"}, "spec": spec})
+    nodes = Cluster(snapshot_from_objects(_INCLUSION_NODES)).nodes
+    (c,) = _constraints(pod, SCHEDULE_ANYWAY)
+    every = all(c.includes(pod, node) for node in nodes)
+    assert c.includes_every_node(pod) == every

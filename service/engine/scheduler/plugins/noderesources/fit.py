@@ -132,7 +132,7 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, PreScorePlugin, ScorePlugi
         """Unschedulable with every shortfall; UnschedulableAndUnresolvable when any of them
         is unresolvable (v1.34 on, ``settings.fit_unresolvable_beyond_allocatable``,
         kubernetes#131345; v1.33 and before: always Unschedulable)."""
-        fit: FitState | None = state.read(self.name)
+        fit: FitState | None = state.data.get(self.name)
         if fit is None:  # PreFilter disabled in the profile: upstream's Filter errors too
             return prefilter_state_missing(self.name)
         alloc = ni.allocatable
