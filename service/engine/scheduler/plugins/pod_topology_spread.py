@@ -519,7 +519,8 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
             if high == 0:
                 scores[:] = [MAX_NODE_SCORE] * len(scores)
             else:
-                scores[:] = [MAX_NODE_SCORE * (high + low - v) // high for v in scores]
+                top, most = high + low, MAX_NODE_SCORE
+                scores[:] = [(top - v) * most // high for v in scores]
             return
         low, high = None, 0
         for ni, score in zip(nodes, scores, strict=True):
