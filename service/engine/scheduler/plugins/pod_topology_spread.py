@@ -440,23 +440,27 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
             size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else sizes[i]
             weights.append(math.log(float(size + 2)))
         matching = [_matching_per_node(view, c.selector, pod.namespace) for c in constraints]
-        # per constraint: its key, its counts, its matching pods per node, and whether the
-        # node inclusion policies need asking per node
-        counted = [
-            (c, c.topology_key, counts[i], matching[i], not c.includes_every_node(pod))
-            for i, c in enumerate(constraints)
-        ]
-        for ni in view.nodes:
-            node = ni.node
-            labels = node.labels
-            if require_all and not _has_all_keys(labels, constraints):
+        # Each node of the view adds its matching pods to its domain's count: only the
+        # nodes holding some can change a count, so only they are visited (a hostname
+        # constraint counts no domain here, Score reads its matching pods per node).
+        by_name = view.by_name
+        for c, domain_counts, matching_pods in zip(constraints, counts, matching, strict=True):
+            if not domain_counts:
                 continue
-            for c, key, domain_counts, matching_pods, ask in counted:
+            ask = not c.includes_every_node(pod)
+            for name, count in matching_pods.items():
+                ni = by_name.get(name)
+                if ni is None:
+                    continue
+                node = ni.node
+                labels = node.labels
+                if require_all and not _has_all_keys(labels, constraints):
+                    continue
                 if ask and not c.includes(pod, node):
                     continue
-                value = labels.get(key, "")
+                value = labels.get(c.topology_key, "")
                 if value in domain_counts:
-                    domain_counts[value] += matching_pods.get(ni.name, 0)
+                    domain_counts[value] += count
         state.write(
             _SCORE_KEY,
             _PreScoreState(constraints, ignored, counts, weights, matching),
