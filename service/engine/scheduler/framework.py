@@ -751,9 +751,11 @@ class NodeInfoPods:
             )
             ports = used_ports_of(port_pods)
         pods = self.pods
-        if pods is not None:
+        if pods is not None and removed:
             gone = {id(pi) for pi in removed}
             pods = [pi for pi in pods if id(pi) not in gone] + list(added)
+        elif pods is not None:
+            pods = [*pods, *added]
         return NodeInfoPods(
             requested,
             self.pod_count + len(added) - len(removed),

@@ -23,9 +23,9 @@ Mirrors kubernetes/kubernetes ``pkg/scheduler/schedule_one.go`` (v1.35) ``schedu
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from service.engine.objects import (
     AllocatedDevice,
@@ -33,10 +33,11 @@ from service.engine.objects import (
     DeviceAllocationConfiguration,
     Pod,
 )
-from service.engine.scheduler.framework import ERROR, NodeInfo, Status
+from service.engine.scheduler.framework import ERROR, SUCCESS, NodeInfo, Status
 from service.engine.scheduler.holds import Hold, apply_holds, hold_reasons
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.plugins.dynamic_resources import (
+    allocating,
     allocation_config_of,
     allocation_of,
 )
@@ -58,6 +59,7 @@ __all__ = ["NodePlacement", "PlacementOutcome", "num_feasible_nodes_to_find", "p
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+_INDEX = attrgetter("index")
 
 
 @dataclass(slots=True)
@@ -141,40 +143,45 @@ def place(
         start = start_index % len(order)
         order = order[start:] + order[:start]
 
-    entries: dict[int, NodePlacement] = {}
+    placed: list[NodePlacement | None] = [None] * len(view.nodes)  # by node index
     cycle_error: CycleError | None = None
     statuses: dict[str, Status] = {}
     feasible: list[NodeInfo] = []
+    run_filters = fwk.run_filter_plugins_with_nominated
+    allocates = allocating(state)
     processed = 0
     for ni in order:
         if to_find is not None and len(feasible) >= to_find:
             break
         processed += 1
-        status = fwk.run_filter_plugins_with_nominated(state, ni)
-        if status.code == ERROR and cycle_error is None:
-            cycle_error = filter_error(ni.name, status)
-        if status.is_success:
+        status = run_filters(state, ni)
+        code = status.code
+        if code == SUCCESS:
             feasible.append(ni)
-            entries[ni.index] = NodePlacement(
-                ni.name,
-                status,
-                [],
-                allocation=allocation_of(state, ni.name),
-                allocation_config=allocation_config_of(state, ni.name),
+            placed[ni.index] = (
+                NodePlacement(
+                    ni.name,
+                    status,
+                    [],
+                    allocation=allocation_of(state, ni.name),
+                    allocation_config=allocation_config_of(state, ni.name),
+                )
+                if allocates
+                else NodePlacement(ni.name, status, [])
             )
             continue
+        if code == ERROR and cycle_error is None:
+            cycle_error = filter_error(ni.name, status)
         if hold_nodes and ni.name in hold_nodes:
             extra = hold_reasons(fwk, state, ni, status, plan)
-            status = Status(status.code, status.reasons + tuple(extra), status.plugin)
+            status = Status(code, status.reasons + tuple(extra), status.plugin)
         statuses[ni.name] = status
-        entries[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
+        placed[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
 
     # evaluateNominatedNode: a nominated node that passes is taken before any other node is
     # filtered or scored, so no other node's error can fail the cycle.
     nominated = pod.nominated_node_name
-    nominated_entry = (
-        entries.get(view.by_name[nominated].index) if nominated in view.by_name else None
-    )
+    nominated_entry = placed[view.by_name[nominated].index] if nominated in view.by_name else None
     nominated_chosen = nominated_entry is not None and nominated_entry.feasible
     scores = _score(fwk, state, feasible)
     if nominated_chosen:
@@ -182,29 +189,12 @@ def place(
     elif cycle_error is None and len(feasible) > 1:
         # schedulePod takes a lone feasible node as it is: it never scores it.
         cycle_error = scores.error or invalid_score(scores, [ni.name for ni in feasible])
-    best_total: float = -math.inf  # a lone node's wrapped total still wins
-    best_name: str | None = None
-    plugins = scores.plugins
-    columns = [scores.normalized[p] for p in plugins]
-    # the plugins whose normalization changed some score: only they get rawScores
-    renormalized = [(p, scores.raw[p], scores.normalized[p]) for p in plugins
-                    if scores.raw[p] != scores.normalized[p]]  # fmt: skip
-    totals = [0] * len(feasible)
-    for p, column in zip(plugins, columns, strict=True):
-        weight = scores.weights[p]
-        totals = [t + weight * v for t, v in zip(totals, column, strict=True)]
-    rows = list(zip(*columns, strict=True)) if columns else [()] * len(feasible)
-    for i, (ni, row, total) in enumerate(zip(feasible, rows, totals, strict=True)):
-        entry = entries[ni.index]
-        entry.scores = dict(zip(plugins, row, strict=True))
-        entry.raw_scores = {p: raw[i] for p, raw, norm in renormalized if raw[i] != norm[i]}
-        entry.total = None if cycle_error else total
-        if total > best_total or (total == best_total and _earlier(ni, best_name, view)):
-            best_total, best_name = total, ni.name
+    totals = _record_scores(scores, feasible, placed, with_totals=cycle_error is None)
+    best_name = _select_host(feasible, totals)
 
     nodes = [
-        entries.get(ni.index) or NodePlacement(ni.name, Status(), [], examined=False)
-        for ni in view.nodes
+        entry or NodePlacement(ni.name, Status(), [], examined=False)
+        for ni, entry in zip(view.nodes, placed, strict=True)
     ]
     if nominated_chosen:
         best_name = nominated
@@ -215,7 +205,12 @@ def place(
         selected_node=best_name,
         nodes=nodes,
         message=_message(
-            state.prefilter_status, best_name, nodes, statuses, nominated_chosen, cycle_error
+            state.prefilter_status,
+            best_name,
+            (len(feasible), processed, len(nodes)),
+            statuses,
+            nominated_chosen,
+            cycle_error,
         ),
         weights=scores.weights,
         not_modelled=state.not_modelled,
@@ -230,9 +225,48 @@ def place(
     return outcome
 
 
-def _earlier(ni: NodeInfo, best_name: str | None, view) -> bool:
-    """Ties go to the first node in snapshot order (whatever order the nodes were visited)."""
-    return best_name is not None and ni.index < view.by_name[best_name].index
+def _record_scores(
+    scores: NodeScores,
+    feasible: list[NodeInfo],
+    placed: list[NodePlacement | None],
+    *,
+    with_totals: bool,
+) -> list[int]:
+    """Each feasible node's scores onto its NodePlacement: the normalized score per plugin,
+    the raw scores that normalization changed, and (``with_totals``) the weighted total.
+    Returns the totals, parallel to ``feasible``."""
+    plugins = scores.plugins
+    columns = [scores.normalized[p] for p in plugins]
+    totals = [0] * len(feasible)
+    for p, column in zip(plugins, columns, strict=True):
+        weight = scores.weights[p]
+        totals = [t + weight * v for t, v in zip(totals, column, strict=True)]
+    # the plugins whose normalization changed some score: only they get rawScores
+    renormalized = [(p, scores.raw[p], scores.normalized[p]) for p in plugins
+                    if scores.raw[p] != scores.normalized[p]]  # fmt: skip
+    rows = zip(*columns, strict=True) if columns else [()] * len(feasible)
+    for i, (ni, row, total) in enumerate(zip(feasible, rows, totals, strict=True)):
+        entry = placed[ni.index]
+        entry.scores = dict(zip(plugins, row, strict=True))  # type: ignore[union-attr]
+        entry.raw_scores = (  # type: ignore[union-attr]
+            {p: raw[i] for p, raw, norm in renormalized if raw[i] != norm[i]}
+            if renormalized
+            else {}
+        )
+        entry.total = total if with_totals else None  # type: ignore[union-attr]
+    return totals
+
+
+def _select_host(feasible: list[NodeInfo], totals: list[int]) -> str | None:
+    """selectHost: the highest total; ties go to the first node in snapshot order, whatever
+    order the nodes were visited in."""
+    if not feasible:
+        return None
+    best = max(totals)
+    return min(
+        (ni for ni, total in zip(feasible, totals, strict=True) if total == best),
+        key=_INDEX,
+    ).name
 
 
 def _score(fwk: Framework, state, feasible: list[NodeInfo]) -> NodeScores:
@@ -247,27 +281,27 @@ def _score(fwk: Framework, state, feasible: list[NodeInfo]) -> NodeScores:
 def _message(
     prefilter_status: Status | None,
     best_name: str | None,
-    nodes: list[NodePlacement],
+    counts: tuple[int, int, int],
     statuses: dict[str, Status],
     nominated_chosen: bool,
     cycle_error: CycleError | None,
 ) -> str:
+    """The outcome's message; ``counts``: the feasible, examined and all nodes."""
+    feasible, examined, total = counts
     if cycle_error is not None:
         return (
             f"the scheduling cycle fails: {cycle_error.message}; the scheduler records the "
             "error (PodScheduled=False, reason SchedulerError) and retries the pod after "
             "backoff, without trying preemption"
         )
-    examined = [n for n in nodes if n.examined]
     if best_name is None and prefilter_status is not None:
         # FitError with a PreFilter message: "0/N nodes are available: <message>."
-        return f"0/{len(nodes)} nodes are available: {prefilter_status.message}."
+        return f"0/{total} nodes are available: {prefilter_status.message}."
     if best_name is None:
-        return fit_error_message(len(nodes), statuses)
+        return fit_error_message(total, statuses)
     if nominated_chosen:
         return (
             f'the pod\'s nominated node "{best_name}" passes the filters, so the scheduler '
             "takes it without scoring other nodes"
         )
-    feasible = sum(1 for n in nodes if n.feasible)
-    return f'{feasible}/{len(examined)} nodes are feasible; "{best_name}" scores highest'
+    return f'{feasible}/{examined} nodes are feasible; "{best_name}" scores highest'

@@ -137,6 +137,20 @@ def node_state(state: CycleState, ni: NodeInfo) -> NodeInfo | NodeInfoPods:
     return ni.base_state().with_pods([], removed)
 
 
+def _scores(
+    plugin: Any,
+    state: CycleState,
+    nodes: Sequence[NodeInfo],
+    states: Sequence[NodeInfo | NodeInfoPods],
+) -> list[int]:
+    """The plugin's Score on every node, its pods as in ``states`` (most often the nodes
+    themselves: then no pairs are built)."""
+    score = plugin.score
+    if states is nodes:
+        return [score(state, ni, ni) for ni in nodes]
+    return [score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)]
+
+
 def _unmodelled(names: Sequence[str]) -> tuple[str, ...]:
     """The in-tree plugins among ``names`` that Verdict does not model, once each, in order."""
     return tuple(n for n in dict.fromkeys(names) if n not in REGISTRY and n in IN_TREE)
@@ -468,11 +482,8 @@ class Framework:
         for plugin, weight in self.score_plugins:
             if plugin.name in state.skip_score:
                 continue
-            score = plugin.score
             try:
-                raw = (known or {}).get(plugin.name) or [
-                    score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)
-                ]
+                raw = (known and known.get(plugin.name)) or _scores(plugin, state, nodes, states)
             except ScoreError as exc:
                 message = f'running Score plugins: plugin "{plugin.name}" failed with: {exc}'
                 result.error = result.error or CycleError("Score", plugin.name, None, message)

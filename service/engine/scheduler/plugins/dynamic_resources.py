@@ -63,6 +63,7 @@ from service.engine.scheduler.framework import (
 __all__ = [
     "FIRST_AVAILABLE_MAX_SIZE",
     "DynamicResources",
+    "allocating",
     "allocation_config_of",
     "allocation_of",
 ]
@@ -142,6 +143,13 @@ def _missing_class(claim: ResourceClaim, dra: DraManager) -> str | None:
             if class_name not in dra.classes:
                 return f"request {name}: device class {class_name} does not exist"
     return None
+
+
+def allocating(state: CycleState) -> bool:
+    """Whether Filter allocates devices for this pod (else ``allocation_of`` and
+    ``allocation_config_of`` answer None on every node): asked once per cycle."""
+    s = state.read(DynamicResources.name)
+    return isinstance(s, _State) and s.allocator is not None
 
 
 def allocation_of(state: CycleState, node_name: str) -> dict[str, list[AllocatedDevice]] | None:

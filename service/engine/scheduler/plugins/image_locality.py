@@ -108,11 +108,9 @@ class ImageLocality(ScorePlugin):
     name = "ImageLocality"
 
     def _per_node(self, state: CycleState) -> tuple[dict[int, int], int]:
-        """Per node index holding any of the pod's images: the summed scaled scores; and
-        the number of containers. Computed on the first Score call of the cycle."""
-        found = state.data.get(self.name)
-        if found is not None:
-            return found
+        """Per node index holding any of the pod's images: its score (calculatePriority of
+        the summed scaled scores); and the score of a node holding none of them. Computed
+        on the first Score call of the cycle."""
         pod = state.pod
         view = state.view
         states = image_states(view.nodes, view.images_key)
@@ -125,10 +123,16 @@ class ImageLocality(ScorePlugin):
             scaled = scaled_image_score(states.size[name], len(holders), states.total_nodes)
             for index in holders:
                 sums[index] = sums.get(index, 0) + scaled
-        found = (sums, len(pod.init_containers) + len(pod.containers))
+        containers = len(pod.init_containers) + len(pod.containers)
+        found = (
+            {index: calculate_priority(total, containers) for index, total in sums.items()},
+            calculate_priority(0, containers),
+        )
         state.data[self.name] = found
         return found
 
     def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
-        sums, containers = self._per_node(state)
-        return calculate_priority(sums.get(ni.index, 0), containers)
+        found = state.data.get(self.name)
+        if found is None:
+            found = self._per_node(state)
+        return found[0].get(ni.index, found[1])

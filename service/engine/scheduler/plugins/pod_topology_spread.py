@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from service.engine.labels import selector_matches
 from service.engine.nodeaffinity import matches_node_selector_and_affinity
@@ -64,6 +64,7 @@ DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 _MAX_INT32 = 2**31 - 1
+_SCORE_KEY = "PodTopologySpread/score"  # PreScore's state
 _DO_NOT_SCHEDULE_TAINTS = ("NoSchedule", "NoExecute")
 _OWNER_KINDS = {
     ("v1", "ReplicationController"),
@@ -82,6 +83,14 @@ class _Constraint:
     min_domains: int = 1
     node_affinity_policy: str = "Honor"
     node_taints_policy: str = "Ignore"
+
+    def includes_every_node(self, pod: Pod) -> bool:
+        """Whether ``includes(pod, node)`` holds whatever the node: the policies check
+        nothing this pod has (no nodeSelector nor required node affinity; taints ignored)."""
+        return self.node_taints_policy != "Honor" and (
+            self.node_affinity_policy != "Honor"
+            or (not pod.node_selector and pod.required_node_affinity is None)
+        )
 
     def includes(self, pod: Pod, node: Node) -> bool:
         """matchNodeInclusionPolicies."""
@@ -273,6 +282,25 @@ class _PreScoreState:
     counts: list[dict[str, int]]
     weights: list[float]
     matching: list[dict[str, int]]  # per constraint, node name -> its matching pods
+    # What Score reads per constraint, gathered once: the topology key, the matching pods
+    # per node for a hostname key (None: the domain's count is read), the domain counts,
+    # the weight and float(maxSkew - 1). The dicts are the ones above (carried cycles
+    # update them in place).
+    terms: list[tuple[str, dict[str, int] | None, dict[str, int], float, float]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.terms = [
+            (
+                c.topology_key,
+                matching if c.topology_key == LABEL_HOSTNAME else None,
+                counts,
+                weight,
+                float(c.max_skew - 1),
+            )
+            for c, counts, weight, matching in zip(
+                self.constraints, self.counts, self.weights, self.matching, strict=True
+            )
+        ]
 
 
 class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensions, ReadsWholePods):
@@ -412,19 +440,29 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
             size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else sizes[i]
             weights.append(math.log(float(size + 2)))
         matching = [_matching_per_node(view, c.selector, pod.namespace) for c in constraints]
-        for ni in view.nodes:
-            node = ni.node
-            if require_all and not _has_all_keys(node.labels, constraints):
+        # Each node of the view adds its matching pods to its domain's count: only the
+        # nodes holding some can change a count, so only they are visited (a hostname
+        # constraint counts no domain here, Score reads its matching pods per node).
+        by_name = view.by_name
+        for c, domain_counts, matching_pods in zip(constraints, counts, matching, strict=True):
+            if not domain_counts:
                 continue
-            for i, c in enumerate(constraints):
-                if not c.includes(pod, node):
+            ask = not c.includes_every_node(pod)
+            for name, count in matching_pods.items():
+                ni = by_name.get(name)
+                if ni is None:
                     continue
-                value = node.labels.get(c.topology_key, "")
-                if value not in counts[i]:
+                node = ni.node
+                labels = node.labels
+                if require_all and not _has_all_keys(labels, constraints):
                     continue
-                counts[i][value] += matching[i].get(ni.name, 0)
+                if ask and not c.includes(pod, node):
+                    continue
+                value = labels.get(c.topology_key, "")
+                if value in domain_counts:
+                    domain_counts[value] += count
         state.write(
-            self.name + "/score",
+            _SCORE_KEY,
             _PreScoreState(constraints, ignored, counts, weights, matching),
         )
         return OK
@@ -434,10 +472,10 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
     ) -> frozenset[tuple[str, str]] | None:
         """PreScore's state of the previous cycle, with ``added`` counted as pre_score counts
         a pod (its node's matching pods, and its domain's when the domain is counted)."""
-        s: _PreScoreState | None = previous.data.get(self.name + "/score")
+        s: _PreScoreState | None = previous.data.get(_SCORE_KEY)
         if s is None:
             return None
-        state.write(self.name + "/score", s)
+        state.write(_SCORE_KEY, s)
         pod, node = added.pod, ni.node
         if pod is None or pod.deletion_timestamp is not None:
             return frozenset()
@@ -460,26 +498,24 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
         return frozenset(changed)
 
     def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
-        s: _PreScoreState | None = state.data.get(self.name + "/score")
-        if s is None or ni.name in s.ignored:
+        s: _PreScoreState | None = state.data.get(_SCORE_KEY)
+        name = ni.name
+        if s is None or name in s.ignored:
             return 0
         labels = ni.node.labels
         total = 0.0
-        for i, c in enumerate(s.constraints):
-            value = labels.get(c.topology_key)
+        for key, per_node, counts, weight, skew in s.terms:
+            value = labels.get(key)
             if value is None:
                 continue
-            if c.topology_key == LABEL_HOSTNAME:
-                count = s.matching[i].get(ni.name, 0)
-            else:
-                count = s.counts[i][value]
-            total += float(count) * s.weights[i] + float(c.max_skew - 1)
+            count = counts[value] if per_node is None else per_node.get(name, 0)
+            total += float(count) * weight + skew
         return _go_round(total)
 
     def normalize_score(
         self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> None:
-        s: _PreScoreState | None = state.data.get(self.name + "/score")
+        s: _PreScoreState | None = state.data.get(_SCORE_KEY)
         if s is None:
             return
         if not s.ignored and scores:  # every node counts: the same, at C speed
@@ -487,7 +523,8 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
             if high == 0:
                 scores[:] = [MAX_NODE_SCORE] * len(scores)
             else:
-                scores[:] = [MAX_NODE_SCORE * (high + low - v) // high for v in scores]
+                top, most = high + low, MAX_NODE_SCORE
+                scores[:] = [(top - v) * most // high for v in scores]
             return
         low, high = None, 0
         for ni, score in zip(nodes, scores, strict=True):

@@ -8,12 +8,15 @@ from __future__ import annotations
 import pytest
 
 from service.engine.objects import Cluster
+from service.engine.scheduler.plugins.pod_topology_spread import SCHEDULE_ANYWAY, _constraints
+from service.engine.scheduler.profile import DEFAULT_PROFILE
 from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS
 from service.ingest.kube import pod_from_object
 from tests.conftest import snapshot_from_objects
 from tests.engine.scheduler.plugins.helpers import only
+from tests.engine.scheduler.random_clusters import random_workload_case
 
 HOSTNAME = "kubernetes.io/hostname"
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
@@ -190,3 +193,78 @@ ROWS = [
 @pytest.mark.parametrize(("incoming", "existing", "nodes", "failed", "objects", "want"), ROWS)
 def test_pod_topology_spread_score(incoming, existing, nodes, failed, objects, want) -> None:
     assert _scores(incoming, existing, nodes, failed, objects) == want
+
+
+_INCLUSION_NODES = [
+    {"kind": "Node", "metadata": {"name": "plain", "labels": {"zone": "a"}}},
+    {"kind": "Node", "metadata": {"name": "ssd", "labels": {"zone": "a", "disk": "ssd"}}},
+    {
+        "kind": "Node",
+        "metadata": {"name": "tainted", "labels": {"zone": "b"}},
+        "spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]},
+    },
+]
+
+
+@pytest.mark.parametrize("node_selector", [None, {"disk": "ssd"}])
+@pytest.mark.parametrize("affinity_policy", [None, "Honor", "Ignore"])
+@pytest.mark.parametrize("taints_policy", [None, "Honor", "Ignore"])
+def test_includes_every_node_only_when_includes_holds_on_every_node(
+    node_selector, affinity_policy, taints_policy
+) -> None:
+    """PreScore's fast path (``includes_every_node``) skips matchNodeInclusionPolicies only
+    where it would pass every node."""
+    constraint = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}
+    if affinity_policy:
+        constraint["nodeAffinityPolicy"] = affinity_policy
+    if taints_policy:
+        constraint["nodeTaintsPolicy"] = taints_policy
+    spec = {"containers": [{"name": "c"}], "topologySpreadConstraints": [constraint]}
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    pod = pod_from_object({"metadata": {"name": "p", "namespace": "default"}, "spec": spec})
+    nodes = Cluster(snapshot_from_objects(_INCLUSION_NODES)).nodes
+    (c,) = _constraints(pod, SCHEDULE_ANYWAY)
+    every = all(c.includes(pod, node) for node in nodes)
+    assert c.includes_every_node(pod) == every
+
+
+def _counts_over_every_node(plugin, s, view, pod) -> list[dict[str, int]]:
+    """PreScore's domain counts the literal way: every node of the view visited, its
+    matching pods added to its domain (the state's domains, from zero)."""
+    require_all = bool(pod.topology_spread_constraints) or not plugin.system_defaulted
+    counts = [dict.fromkeys(domains, 0) for domains in s.counts]
+    for ni in view.nodes:
+        labels = ni.node.labels
+        if require_all and not all(c.topology_key in labels for c in s.constraints):
+            continue
+        for i, c in enumerate(s.constraints):
+            if not c.includes(pod, ni.node):
+                continue
+            value = labels.get(c.topology_key, "")
+            if value in counts[i]:
+                counts[i][value] += s.matching[i].get(ni.name, 0)
+    return counts
+
+
+def test_pre_score_counts_only_nodes_with_matching_pods() -> None:
+    """PreScore visits only the nodes holding matching pods: the counts are those of a
+    visit of every node (random workloads: spread constraints of every kind, both
+    inclusion policies, system defaults)."""
+    fwk = Framework(DEFAULT_PROFILE, DEFAULT_SETTINGS)
+    plugin = next(p for p in fwk.pre_score_plugins if p.name == "PodTopologySpread")
+    counted = 0
+    for seed in range(80):
+        case = random_workload_case(seed)
+        if seed % 2:  # a nodeSelector: nodes outside zone z1 are not included (Honor)
+            case["pod"]["spec"]["nodeSelector"] = {"topology.kubernetes.io/zone": "z1"}
+        cluster = Cluster(snapshot_from_objects(case["objects"]))
+        pod = pod_from_object(case["pod"])
+        view = scheduler_view(cluster, DEFAULT_SETTINGS, whole_pods=True)
+        state = fwk.cycle_state(pod, view)
+        if plugin.pre_score(state, view.nodes).is_skip:
+            continue
+        s = state.data["PodTopologySpread/score"]
+        assert s.counts == _counts_over_every_node(plugin, s, view, pod), seed
+        counted += any(any(domains.values()) for domains in s.counts)
+    assert counted > 20  # cases where some domain counts matching pods

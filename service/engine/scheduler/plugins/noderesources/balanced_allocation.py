@@ -50,7 +50,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         return OK
 
     def score(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> int:
-        prepared = state.read(self.name)
+        prepared = state.data.get(self.name)
         if prepared is None:  # PreScore disabled: computed here, as upstream falls back
             prepared = self.scorer.prepare(state.pod, self.settings)
             if prepared is None:

@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 _NO_IGNORED = NodeResourcesFitArgs()
+_SCORE_KEY = "NodeResourcesFit/score"  # PreScore's state (the filter's is under the name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,7 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, PreScorePlugin, ScorePlugi
         """Unschedulable with every shortfall; UnschedulableAndUnresolvable when any of them
         is unresolvable (v1.34 on, ``settings.fit_unresolvable_beyond_allocatable``,
         kubernetes#131345; v1.33 and before: always Unschedulable)."""
-        fit: FitState | None = state.read(self.name)
+        fit: FitState | None = state.data.get(self.name)
         if fit is None:  # PreFilter disabled in the profile: upstream's Filter errors too
             return prefilter_state_missing(self.name)
         alloc = ni.allocatable
@@ -154,12 +155,12 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, PreScorePlugin, ScorePlugi
 
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
         """The pod's non-zero requests per scored resource, once."""
-        state.write(self.name + "/score", self.scorer.prepare(state.pod, self.settings))
+        state.data[_SCORE_KEY] = self.scorer.prepare(state.pod, self.settings)
         return OK
 
     def score(self, state: CycleState, ni: NodeInfo, ns: NodeInfoPods) -> int:
-        prepared = state.read(self.name + "/score")
+        prepared = state.data.get(_SCORE_KEY)
         if prepared is None:  # PreScore disabled: computed here, as upstream falls back
             self.pre_score(state, ())
-            prepared = state.read(self.name + "/score")
+            prepared = state.data[_SCORE_KEY]
         return self.scorer.score(prepared, ni.allocatable, ns.requested, ns.nz_cpu, ns.nz_mem)

@@ -307,10 +307,20 @@ def _kind(name: str) -> int:
     return _NONE
 
 
-class _Allocation:
-    """calculateResourceAllocatableRequest for a fixed resource list and pod request."""
+# Below this bound every int64 sum and product the scorers make of a node's and the pod's
+# quantities (a sum of two, a difference times 100) stays within int64: Go's wrapping
+# arithmetic and truncating division are then Python's plain ``+`` and ``//``.
+_NO_WRAP = 2**56
 
-    __slots__ = ("_items", "use_requested")
+
+class _Allocation:
+    """calculateResourceAllocatableRequest for a fixed resource list and pod request.
+
+    ``cpu_memory``: the pod's (cpu, memory) request when the resources are exactly cpu then
+    memory (the default) and both requests are below ``_NO_WRAP``; the scorers' fast paths
+    read it instead of building per-node lists (None: no fast path)."""
+
+    __slots__ = ("_items", "cpu_memory", "use_requested")
 
     def __init__(
         self, resources: Sequence[ResourceSpec], pod_reqs: Sequence[int], use_requested: bool
@@ -323,6 +333,11 @@ class _Allocation:
                 kind = _NONE  # an extended resource the pod does not request: skipped
             items.append((res.name, kind, req))
         self._items = items
+        self.cpu_memory: tuple[int, int] | None = None
+        if [kind for _, kind, _ in items] == [_CPU, _MEM] and all(
+            0 <= req < _NO_WRAP for _, _, req in items
+        ):
+            self.cpu_memory = (items[0][2], items[1][2])
 
     def pairs(
         self,
@@ -400,6 +415,11 @@ class ResourceAllocationScorer:
         self.resources = tuple(resources)
         self.weights = [r.weight for r in self.resources]
         self._shape = None
+        # LeastAllocated's weights for its fast path (``_least_cpu_memory``): small and
+        # positive, so that the weighted sum never wraps either.
+        self._least_weights: tuple[int, ...] | None = None
+        if strategy == LEAST_ALLOCATED and all(0 < w <= MAX_NODE_SCORE for w in self.weights):
+            self._least_weights = tuple(self.weights)
         if strategy == REQUESTED_TO_CAPACITY_RATIO:
             scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
             self._shape = broken_linear_function([(u, s * scale) for u, s in shape or ()])
@@ -426,6 +446,12 @@ class ResourceAllocationScorer:
         resource is configured."""
         if not self.resources:
             raise ScoringError("resources not found")
+        if prepared.cpu_memory is not None and self._least_weights is not None:
+            score = _least_cpu_memory(
+                prepared.cpu_memory, self._least_weights, allocatable, nz_cpu, nz_mem
+            )
+            if score is not None:
+                return score
         reqs, allocs = prepared.pairs(allocatable, requested, nz_cpu, nz_mem)
         if self.strategy == LEAST_ALLOCATED:
             return least_resource_score(reqs, allocs, self.weights)
@@ -466,6 +492,12 @@ class BalancedAllocationScorer:
     ) -> int:
         if not self.resources:
             raise ScoringError("resources not found")
+        if prepared.cpu_memory is not None:
+            score = _balance_cpu_memory(
+                prepared.cpu_memory, allocatable, requested, self.scores_change
+            )
+            if score is not None:
+                return score
         reqs, allocated, allocs = prepared.pairs_with_and_without(
             allocatable, requested, nz_cpu, nz_mem
         )
@@ -473,3 +505,74 @@ class BalancedAllocationScorer:
         if not self.scores_change:
             return with_pod
         return balance_change_score(with_pod, balanced_resource_score(allocated, allocs))
+
+
+# --- fast paths for the default resources (cpu, memory): the reference's arithmetic without
+# the per-node lists, where no int64 can wrap; tests hold them to the reference ---
+
+
+def _least_cpu_memory(
+    pod: tuple[int, int],
+    weights: tuple[int, ...],
+    allocatable: dict[str, int],
+    used_cpu: int,
+    used_mem: int,
+) -> int | None:
+    """least_resource_score of cpu and memory (the pod's non-zero requests added to the
+    node's); None when a quantity is negative or past ``_NO_WRAP`` (the reference decides)."""
+    cap_cpu = allocatable.get("cpu", 0)
+    cap_mem = allocatable.get("memory", 0)
+    if not (
+        0 <= used_cpu < _NO_WRAP
+        and 0 <= used_mem < _NO_WRAP
+        and 0 <= cap_cpu < _NO_WRAP
+        and 0 <= cap_mem < _NO_WRAP
+    ):
+        return None
+    w_cpu, w_mem = weights
+    node_score = weight_sum = 0
+    if cap_cpu:  # leastRequestedScore; a resource without allocatable is left out
+        req = used_cpu + pod[0]
+        if req <= cap_cpu:
+            node_score = (cap_cpu - req) * MAX_NODE_SCORE // cap_cpu * w_cpu
+        weight_sum = w_cpu
+    if cap_mem:
+        req = used_mem + pod[1]
+        if req <= cap_mem:
+            node_score += (cap_mem - req) * MAX_NODE_SCORE // cap_mem * w_mem
+        weight_sum += w_mem
+    return node_score // weight_sum if weight_sum else 0
+
+
+def _balance_cpu_memory(
+    pod: tuple[int, int],
+    allocatable: dict[str, int],
+    requested: dict[str, int],
+    scores_change: bool,
+) -> int | None:
+    """BalancedAllocationScorer.score over cpu and memory; None when the node's requests are
+    negative or past ``_NO_WRAP`` (the reference decides)."""
+    used_cpu = requested.get("cpu", 0)
+    used_mem = requested.get("memory", 0)
+    if not (0 <= used_cpu < _NO_WRAP and 0 <= used_mem < _NO_WRAP):
+        return None
+    cap_cpu = allocatable.get("cpu", 0)
+    cap_mem = allocatable.get("memory", 0)
+    with_pod = _balance_of_two(used_cpu + pod[0], cap_cpu, used_mem + pod[1], cap_mem)
+    if not scores_change:
+        return with_pod
+    return balance_change_score(with_pod, _balance_of_two(used_cpu, cap_cpu, used_mem, cap_mem))
+
+
+def _balance_of_two(req_a: int, cap_a: int, req_b: int, cap_b: int) -> int:
+    """balanced_resource_score of two resources: with a zero allocatable, one fraction or
+    none, whose standard deviation is 0."""
+    if not cap_a or not cap_b:
+        return MAX_NODE_SCORE
+    fraction_a = float(req_a) / float(cap_a)
+    if fraction_a > 1:
+        fraction_a = 1.0
+    fraction_b = float(req_b) / float(cap_b)
+    if fraction_b > 1:
+        fraction_b = 1.0
+    return int((1 - math.fabs((fraction_a - fraction_b) / 2)) * float(MAX_NODE_SCORE))
