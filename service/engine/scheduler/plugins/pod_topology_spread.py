@@ -518,7 +518,8 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
         if s is None:
             return
-        if not s.ignored and scores:  # every node counts: the same, at C speed
+        # none of the nodes given is ignored: the same sums, at C speed
+        if scores and (not s.ignored or s.ignored.isdisjoint([ni.name for ni in nodes])):
             low, high = min(scores), max(0, max(scores))
             if high == 0:
                 scores[:] = [MAX_NODE_SCORE] * len(scores)

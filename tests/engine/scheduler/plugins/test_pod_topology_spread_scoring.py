@@ -268,3 +268,33 @@ def test_pre_score_counts_only_nodes_with_matching_pods() -> None:
         assert s.counts == _counts_over_every_node(plugin, s, view, pod), seed
         counted += any(any(domains.values()) for domains in s.counts)
     assert counted > 20  # cases where some domain counts matching pods
+
+
+def test_normalize_without_ignored_nodes_among_those_given() -> None:
+    """NormalizeScore over nodes none of which is ignored (capacity's group path passes a
+    few such nodes while unlabelled nodes are ignored elsewhere): the scores are those the
+    same nodes get beside the ignored ones, which count for neither the lowest nor the
+    highest score."""
+    cluster = Cluster(
+        snapshot_from_objects(
+            [
+                *[_node(f"node-{z}{i}", zone=f"z{z}") for z in "ab" for i in (1, 2)],
+                _node("bare", hostname=False),
+                *_pods(node_a1=3, node_a2=1, node_b1=2),
+            ]
+        )
+    )
+    view = scheduler_view(cluster, settings=DEFAULT_SETTINGS)
+    fwk = Framework(only("PodTopologySpread"), settings=DEFAULT_SETTINGS)
+    plugin, _ = fwk.score_plugins[0]
+    pod = pod_from_object(_incoming(_c(1, "zone"), _c(1, HOSTNAME)))
+    state = fwk.cycle_state(pod, view)
+    fwk.run_pre_score_plugins(state, view.nodes)
+    assert state.data["PodTopologySpread/score"].ignored == {"bare"}
+    out = fwk.run_score_plugins(state, view.nodes, view.nodes)
+    raw, every = out.raw["PodTopologySpread"], out.normalized["PodTopologySpread"]
+    labelled = [ni for ni in view.nodes if ni.name != "bare"]
+    given = [r for r, ni in zip(raw, view.nodes, strict=True) if ni.name != "bare"]
+    plugin.normalize_score(state, labelled, given)
+    assert given == [s for s, ni in zip(every, view.nodes, strict=True) if ni.name != "bare"]
+    assert len(set(given)) > 1
