@@ -310,6 +310,8 @@ class PodRequestsMemo:
     def __init__(self, settings: EngineSettings) -> None:
         self.settings = settings
         self._found: dict[int, tuple[Pod, dict[str, int]]] = {}
+        # the pods are held with their sum: their ids stay their own
+        self._sums: dict[tuple, tuple[tuple[Pod, ...], dict[str, int]]] = {}
 
     def __call__(self, pod: Pod) -> dict[str, int]:
         hit = self._found.get(id(pod))
@@ -318,6 +320,34 @@ class PodRequestsMemo:
         requests = counted_requests(pod, self.settings)
         self._found[id(pod)] = (pod, requests)  # the pod is held: its id stays its own
         return requests
+
+    def used(self, pods: Sequence[Pod], names: tuple[str, ...]) -> dict[str, int]:
+        """``summed_requests`` of ``pods``, computed once per list of pods (by identity, in
+        order) and resource names: admission sums the same node's pods on every decision
+        about it. A fresh dict each time (the caller may change it)."""
+        key = (tuple(map(id, pods)), names)
+        found = self._sums.get(key)
+        if found is None:  # a stored key's pods are held, so no other pod has their ids
+            found = self._sums[key] = (tuple(pods), summed_requests(pods, names, self))
+        return dict(found[1])
+
+
+def summed_requests(
+    pods: Sequence[Pod], names: tuple[str, ...], requests_of: RequestsOf
+) -> dict[str, int]:
+    """NodeInfo.Requested of ``pods`` for the resources ``names``: each pod's requests
+    (``requests_of``) added up, wrapping as Go's int64 ``+=`` does."""
+    used = dict.fromkeys(names, 0)
+    if not used:
+        return used
+    for pod in pods:
+        requests = requests_of(pod)
+        for name in names:
+            value = requests.get(name)
+            if value:
+                used[name] += value
+    wrap_int64_values(used)
+    return used
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,17 +374,13 @@ def fits_resources(attrs: PodAdmitAttributes) -> list[InsufficientResource]:
     if isinstance(requests_of, PodRequestsMemo) and requests_of.settings is not settings:
         requests_of = None  # another release's requests
     state = fit_state(_fit_request(pod, node, settings))
-    used = dict.fromkeys((name for name, _ in state.checks), 0)
-    if used:
-        for other in other_pods:
-            other_request = (
-                requests_of(other) if requests_of is not None else counted_requests(other, settings)
-            )
-            for name in used:
-                value = other_request.get(name)
-                if value:
-                    used[name] += value
-        wrap_int64_values(used)  # NodeInfo.Requested: int64 ``+=``, wrapping as in Go
+    names = tuple(dict.fromkeys(name for name, _ in state.checks))
+    if isinstance(requests_of, PodRequestsMemo):
+        used = requests_of.used(other_pods, names)
+    else:
+        used = summed_requests(
+            other_pods, names, requests_of or (lambda other: counted_requests(other, settings))
+        )
     return [
         InsufficientResource(f.resource_name, f.requested, f.used, f.capacity)
         for f in fits_request(state, node.allocatable, used, len(other_pods))

@@ -20,6 +20,7 @@ from service.engine.kubelet.admission import (
     general_filter,
     reject_pod_admission_based_on_os_field,
     reject_pod_admission_based_on_os_selector,
+    summed_requests,
 )
 from service.engine.objects import (
     CONFIG_SOURCE_ANNOTATION,
@@ -547,3 +548,32 @@ def test_a_sidecar_port_on_another_ip_does_not_conflict():
     assert (
         general_filter(PodAdmitAttributes(pod, _node(), [other], settings=DEFAULT_SETTINGS)) == []
     )
+
+
+@pytest.mark.parametrize(("pod", "others", "alloc", "expected"), FIT_CASES)
+def test_fits_resources_with_the_memo_itself_sums_once(pod, others, alloc, expected):
+    """Given the memo itself, the other pods' sum is kept per list of pods: the second
+    decision on the same pods answers as the first and as the unmemoized path."""
+    memo = PodRequestsMemo(DEFAULT_SETTINGS)
+    attrs = PodAdmitAttributes(
+        pod, _node(alloc), others, requests_of=memo, settings=DEFAULT_SETTINGS
+    )
+    plain = fits_resources(PodAdmitAttributes(pod, _node(alloc), others, settings=DEFAULT_SETTINGS))
+    assert fits_resources(attrs) == plain == expected
+    assert fits_resources(attrs) == expected
+    assert len(memo._sums) == 1
+
+
+def test_the_memo_sums_each_list_of_pods_apart():
+    """Sums are kept per list of pods (another pod missing, other resource names) and the
+    dict returned is the caller's own: changing it does not change the next answer."""
+    a = _pod("a", _c(requests={"cpu": 100, "memory": 10}))
+    b = _pod("b", _c(requests={"cpu": 200, "memory": 20}))
+    memo = PodRequestsMemo(DEFAULT_SETTINGS)
+    both = memo.used([a, b], ("cpu", "memory"))
+    assert both == summed_requests([a, b], ("cpu", "memory"), memo) == {"cpu": 300, "memory": 30}
+    both["cpu"] = 0
+    assert memo.used([a, b], ("cpu", "memory")) == {"cpu": 300, "memory": 30}
+    assert memo.used([a], ("cpu", "memory")) == {"cpu": 100, "memory": 10}
+    assert memo.used([a, b], ("cpu",)) == {"cpu": 300}
+    assert memo.used([], ("cpu",)) == {"cpu": 0}
