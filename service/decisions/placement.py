@@ -103,25 +103,29 @@ def allocation_config_json(config: dict[str, list[DeviceAllocationConfiguration]
     }
 
 
+def _node_json(n, feasible: bool) -> dict:
+    """One node's entry; ``feasible`` is ``n.feasible``, read once by the caller."""
+    entry = {
+        "nodeName": n.node_name,
+        "feasible": feasible,
+        "reasons": n.reasons,
+        "scores": n.scores,
+        "total": n.total,
+    }
+    if n.raw_scores:
+        entry["rawScores"] = n.raw_scores
+    if not n.examined:
+        entry["examined"] = False
+    if n.allocation is not None and feasible:
+        entry["allocation"] = allocation_json(n.allocation)
+        if n.allocation_config:
+            entry["allocationConfig"] = allocation_config_json(n.allocation_config)
+    return entry
+
+
 def result_json(outcome: PlacementOutcome) -> dict:
-    nodes = []
-    for n in outcome.nodes:
-        entry = {
-            "nodeName": n.node_name,
-            "feasible": n.feasible,
-            "reasons": n.reasons,
-            "scores": n.scores,
-            "total": n.total,
-        }
-        if n.raw_scores:
-            entry["rawScores"] = n.raw_scores
-        if not n.examined:
-            entry["examined"] = False
-        if n.allocation is not None and n.feasible:
-            entry["allocation"] = allocation_json(n.allocation)
-            if n.allocation_config:
-                entry["allocationConfig"] = allocation_config_json(n.allocation_config)
-        nodes.append(entry)
+    feasibility = [n.feasible for n in outcome.nodes]
+    nodes = [_node_json(n, f) for n, f in zip(outcome.nodes, feasibility, strict=True)]
     message = outcome.message if outcome.message.endswith(".") else outcome.message + "."
     if outcome.skipped_plugins:
         message += (
@@ -134,7 +138,7 @@ def result_json(outcome: PlacementOutcome) -> dict:
             "its replacement."
         )
     message += not_modelled_sentence(outcome.not_modelled)
-    message += _tie_sentence(outcome)
+    message += _tie_sentence(outcome, feasibility)
     result = {
         "selectedNode": outcome.selected_node,
         "nodes": nodes,
@@ -155,13 +159,19 @@ def result_json(outcome: PlacementOutcome) -> dict:
     return result
 
 
-def _tie_sentence(outcome: PlacementOutcome) -> str:
+def _tie_sentence(outcome: PlacementOutcome, feasibility: list[bool]) -> str:
     """Said only when it applies: several nodes share the top total, where kube-scheduler's
-    selectHost picks at random and Verdict takes the first in snapshot order."""
+    selectHost picks at random and Verdict takes the first in snapshot order.
+    ``feasibility``: each node's ``feasible``, parallel to ``outcome.nodes``."""
     if outcome.selected_node is None:
         return ""
-    totals = [n.total for n in outcome.nodes if n.feasible and n.total is not None]
-    tied = [n.node_name for n in outcome.nodes if n.feasible and totals and n.total == max(totals)]
+    scored = [
+        n for n, f in zip(outcome.nodes, feasibility, strict=True) if f and n.total is not None
+    ]
+    if not scored:
+        return ""
+    top = max(n.total for n in scored)
+    tied = [n.node_name for n in scored if n.total == top]
     if len(tied) < 2:
         return ""
     names = ", ".join(f'"{name}"' for name in tied)
