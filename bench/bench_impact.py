@@ -243,15 +243,23 @@ def per_page(client, body: dict, pages: int, rounds: int) -> None:
     decisions per second, wall and the worker's CPU. On a shared machine the best page of
     each of two alternated processes compares code better than whole runs do."""
     walls, cpus = [], []
+    examined, wall_total, cpu_total = 0, 0.0, 0.0
     for _ in range(rounds):
         cpu = time.process_time()
         for answer, elapsed in _pages(client, body, pages):
+            spent = time.process_time() - cpu
             walls.append(answer["examined"] / elapsed)
-            cpus.append(answer["examined"] / (time.process_time() - cpu))
+            cpus.append(answer["examined"] / spent)
+            examined, wall_total, cpu_total = (
+                examined + answer["examined"],
+                wall_total + elapsed,
+                cpu_total + spent,
+            )
             cpu = time.process_time()
     print(
         f"{len(walls)} pages: wall best {max(walls):,.0f}/s, median {statistics.median(walls):,.0f}/s; "
-        f"per CPU second best {max(cpus):,.0f}, median {statistics.median(cpus):,.0f}"
+        f"per CPU second best {max(cpus):,.0f}, median {statistics.median(cpus):,.0f}; "
+        f"all pages {examined / wall_total:,.0f}/s wall, {examined / cpu_total:,.0f} per CPU second"
     )
 
 
