@@ -302,6 +302,12 @@ def counted_requests(pod: Pod, settings: EngineSettings) -> dict[str, int]:
     return pod_requests(as_resized(as_allocated(pod, settings), settings), settings=settings)
 
 
+# Sums a memo keeps: one per node of a 5,000-node snapshot, twice over. Replays of pods
+# already on their node each sum another list (the node's pods minus that one); past the
+# bound such sums are computed, not kept, so memory stays bounded.
+MAX_KEPT_SUMS = 10_000
+
+
 class PodRequestsMemo:
     """PodRequests of a snapshot's pods under one release's ``settings``, computed once per
     pod (by identity) and kept for the life of the snapshot: admission sums every other pod
@@ -328,7 +334,9 @@ class PodRequestsMemo:
         key = (tuple(map(id, pods)), names)
         found = self._sums.get(key)
         if found is None:  # a stored key's pods are held, so no other pod has their ids
-            found = self._sums[key] = (tuple(pods), summed_requests(pods, names, self))
+            found = (tuple(pods), summed_requests(pods, names, self))
+            if len(self._sums) < MAX_KEPT_SUMS:
+                self._sums[key] = found
         return dict(found[1])
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+import service.engine.kubelet.admission as admission_module
 from service.engine.kubelet.admission import (
     AdmitRejection,
     InsufficientResource,
@@ -577,3 +578,15 @@ def test_the_memo_sums_each_list_of_pods_apart():
     assert memo.used([a], ("cpu", "memory")) == {"cpu": 100, "memory": 10}
     assert memo.used([a, b], ("cpu",)) == {"cpu": 300}
     assert memo.used([], ("cpu",)) == {"cpu": 0}
+
+
+def test_the_memo_keeps_a_bounded_number_of_sums(monkeypatch):
+    """Past MAX_KEPT_SUMS a sum is computed, not kept, and is still right."""
+    monkeypatch.setattr(admission_module, "MAX_KEPT_SUMS", 1)
+    a = _pod("a", _c(requests={"cpu": 100}))
+    b = _pod("b", _c(requests={"cpu": 200}))
+    memo = PodRequestsMemo(DEFAULT_SETTINGS)
+    assert memo.used([a], ("cpu",)) == {"cpu": 100}
+    assert memo.used([a, b], ("cpu",)) == {"cpu": 300}
+    assert memo.used([a, b], ("cpu",)) == {"cpu": 300}
+    assert len(memo._sums) == 1
