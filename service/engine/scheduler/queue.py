@@ -330,7 +330,9 @@ class WorkingCluster:
             view = scheduler_view(cluster, self.settings, whole_pods=True)
         else:
             owned = self._view is not self._base_view
-            view = _successor(self._view, changed, nominated, added, removed, owned=owned)
+            view = _successor(
+                self._view, changed, nominated, added, removed, owned=owned, base=self._base_view
+            )
             install_view(cluster, view)
         self._gone.extend(removed)
         self._view, self._cluster = view, cluster
@@ -372,6 +374,7 @@ def _successor(
     removed: Sequence[PodInfo],
     *,
     owned: bool,
+    base: SchedulerView,
 ) -> SchedulerView:
     """A SchedulerView equal to ``view`` but for the ``changed`` NodeInfos (``added`` and
     ``removed`` pods on them) and the nominator's map. Only what the step changes is
@@ -380,7 +383,9 @@ def _successor(
     are InterPodAffinity's groups of the existing pods' terms (the pods added and removed
     with terms counted or uncounted: interpod_affinity.existing_terms_after).
     ``owned``: ``view``'s indexes belong to this run (derived earlier), so they are updated
-    in place; the first step copies the base view's instead."""
+    in place; the first step copies the base view's instead. InterPodAffinity's groups are
+    shared with ``base`` until a step changes them (most steps add no pod with terms), then
+    copied first."""
     new = SchedulerView.__new__(SchedulerView)
     new.__dict__.update(view.__dict__)
     if changed:
@@ -404,8 +409,9 @@ def _successor(
     with_terms = [pi for pi in moved if has_pod_affinity(pi.pod)]  # type: ignore[arg-type]
     new._with_affinity, new._with_required_anti = _affinity_after(view, changed, with_terms, owned)
     kept = {key: value for key, value in view._derived.items() if key in _AFFINITY_DERIVED}
-    if kept and (with_terms or not owned):  # the base view's groups are copied, never changed
-        kept = _existing_terms_after(kept, new, added, removed, with_terms, owned=owned)
+    if kept and with_terms:  # the base view's groups are copied, never changed
+        of_base = any(value is base._derived.get(key) for key, value in kept.items())
+        kept = _existing_terms_after(kept, new, added, removed, with_terms, owned=not of_base)
     new._derived = kept
     new._bound = []
     new._bound_pdbs_done = True  # PodInfos not yet looked up are looked up when asked

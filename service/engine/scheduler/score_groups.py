@@ -291,13 +291,13 @@ class ScoreGroups:
         spread = self._spread_part(groups)
         if spread is None:
             return None
+        # the live groups are not empty: their tops read without the ``top`` property
         totals = [
-            g.normalized + part - g.top[0]  # type: ignore[index]
-            for g, part in zip(groups, spread, strict=True)
+            g.normalized + part - g.members[0][0] for g, part in zip(groups, spread, strict=True)
         ]
         best = max(totals)
         tied = [g for g, total in zip(groups, totals, strict=True) if total == best]
-        first = min(g.top[1] for g in tied)  # type: ignore[index]
+        first = min(g.members[0][1] for g in tied)
         several = len(tied) > 1 or tied[0].tied_at_top()
         return self._nodes[first].name, several
 

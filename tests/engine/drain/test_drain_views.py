@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import copy
 
+import msgspec
 import pytest
 
 from service.engine.drain import drain_nodes
-from service.engine.objects import Cluster
+from service.engine.objects import Cluster, Pod
 from service.engine.scheduler.plugins.interpod_affinity import (
     EXISTING_ANTI_TERMS,
     EXISTING_TERMS,
@@ -178,3 +179,39 @@ def test_the_cases_move_pods_with_affinity_terms() -> None:
         plan = drain_nodes(Cluster(snapshot_from_objects(objects)), drained, OPTIONS)
         moved += sum(has_pod_affinity(p) for p in plan.deleted)
     assert moved >= 5
+
+
+def test_the_base_views_term_groups_are_shared_until_a_step_changes_them() -> None:
+    """A step that binds no pod with terms shares the base view's InterPodAffinity groups
+    (no copy); a later one that binds a pod with terms counts it in a copy: the base's are
+    unchanged and the run's equal those built anew."""
+    checked = 0
+    for seed in range(10):
+        objects, drained = drain_case(seed)
+        cluster = Cluster(snapshot_from_objects(objects))
+        recreated = drain_nodes(cluster, drained, OPTIONS).recreated
+        plain = [p for p in recreated if not has_pod_affinity(p)]
+        with_terms = [p for p in recreated if has_pod_affinity(p)]
+        if not plain or not with_terms:
+            continue
+        work = WorkingCluster(cluster, SETTINGS)
+        base = work.view
+        groups = (base.derived(EXISTING_ANTI_TERMS, lambda b=base: _existing_anti_terms(b)),
+                  base.derived(EXISTING_TERMS, lambda b=base: _existing_terms(b)))  # fmt: skip
+        before = copy.deepcopy((_anti(groups[0]), _terms(groups[1])))
+        node = base.nodes[0].name
+        work.bind(_renamed(plain[0]), node)
+        assert work.view._derived[EXISTING_ANTI_TERMS] is groups[0]
+        assert work.view._derived[EXISTING_TERMS] is groups[1]
+        work.bind(_renamed(with_terms[0]), node)
+        assert (_anti(groups[0]), _terms(groups[1])) == before
+        fresh = scheduler_view(Cluster(work.cluster.snapshot), SETTINGS, whole_pods=True)
+        assert _anti(work.view._derived[EXISTING_ANTI_TERMS]) == _anti(_existing_anti_terms(fresh))
+        assert _terms(work.view._derived[EXISTING_TERMS]) == _terms(_existing_terms(fresh))
+        checked += 1
+    assert checked >= 3
+
+
+def _renamed(pod: Pod) -> Pod:
+    """A new pod like ``pod`` (the drain's recreated pods keep the evicted pods' names)."""
+    return msgspec.structs.replace(pod, name=pod.name + "-new", uid=pod.uid + "-new")

@@ -518,29 +518,18 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
         if s is None:
             return
-        # none of the nodes given is ignored: the same sums, at C speed
-        if scores and (not s.ignored or s.ignored.isdisjoint([ni.name for ni in nodes])):
-            low, high = min(scores), max(0, max(scores))
-            if high == 0:
-                scores[:] = [MAX_NODE_SCORE] * len(scores)
-            else:
-                top, most = high + low, MAX_NODE_SCORE
-                scores[:] = [(top - v) * most // high for v in scores]
-            return
-        low, high = None, 0
-        for ni, score in zip(nodes, scores, strict=True):
-            if ni.name in s.ignored:
-                continue
-            low = score if low is None or score < low else low
-            high = max(high, score)
-        low = low if low is not None else 2**63 - 1
-        for i, ni in enumerate(nodes):
-            if ni.name in s.ignored:
-                scores[i] = 0
-            elif high == 0:
-                scores[i] = MAX_NODE_SCORE
-            else:
-                scores[i] = MAX_NODE_SCORE * (high + low - scores[i]) // high
+        # ignored nodes score 0 and bound neither min nor max (one flag per node, the sums
+        # at C speed)
+        ignored = s.ignored
+        skip = [ni.name in ignored for ni in nodes] if ignored else [False] * len(nodes)
+        counted = [v for v, out in zip(scores, skip, strict=True) if not out]
+        low, high = min(counted, default=2**63 - 1), max(0, max(counted, default=0))
+        if high == 0:
+            scores[:] = [0 if out else MAX_NODE_SCORE for out in skip]
+        else:
+            top, most = high + low, MAX_NODE_SCORE
+            pairs = zip(scores, skip, strict=True)
+            scores[:] = [0 if out else (top - v) * most // high for v, out in pairs]
 
 
 def _go_round(x: float) -> int:

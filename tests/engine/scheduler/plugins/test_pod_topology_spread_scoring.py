@@ -298,3 +298,24 @@ def test_normalize_without_ignored_nodes_among_those_given() -> None:
     plugin.normalize_score(state, labelled, given)
     assert given == [s for s, ni in zip(every, view.nodes, strict=True) if ni.name != "bare"]
     assert len(set(given)) > 1
+
+
+def test_normalize_ignored_nodes_score_zero_whatever_the_others() -> None:
+    """An ignored node scores 0 and bounds neither the lowest nor the highest score: also
+    when the others all score 0 (each then gets the maximum) and when it alone scores."""
+    cluster = Cluster(
+        snapshot_from_objects([_node("node-a", zone="za"), _node("bare", hostname=False)])
+    )
+    view = scheduler_view(cluster, settings=DEFAULT_SETTINGS)
+    fwk = Framework(only("PodTopologySpread"), settings=DEFAULT_SETTINGS)
+    plugin, _ = fwk.score_plugins[0]
+    state = fwk.cycle_state(pod_from_object(_incoming(_c(1, "zone"))), view)
+    fwk.run_pre_score_plugins(state, view.nodes)
+    assert [ni.name for ni in view.nodes] == ["node-a", "bare"]
+    for given, want in (([0, 0], [100, 0]), ([0, 7], [100, 0]), ([4, 0], [100, 0])):
+        scores = list(given)
+        plugin.normalize_score(state, view.nodes, scores)
+        assert scores == want, given
+    scores = [9]
+    plugin.normalize_score(state, view.nodes[1:], scores)
+    assert scores == [0]
