@@ -46,6 +46,10 @@ tests hold the fast path to the literal one, ``select_victims_reference``):
     counted, its verdict on that node is the same with or without any of them.
 ``KeepsVerdict.keeps_verdict(state, ni, victims) -> bool`` (a Filter)
     Its verdict on ``ni`` is the same whichever of ``victims`` are on it.
+``FiltersNodes.filter_nodes(state, nodes) -> list[Status | None]`` (a Filter)
+    Filter on many nodes at once (each with its own pods), equal to Filter node by node.
+``ScoresNodes.score_nodes(state, nodes) -> list[int]`` (a Score)
+    Score many nodes at once (each with its own pods), equal to Score node by node.
 ``ReadsWholePods.reads_whole_pods(pod, view) -> bool``
     The plugin reads other pods whole for this pod (their labels, affinity terms or
     volumes), which a view restored from its stored form does not hold.
@@ -93,6 +97,7 @@ __all__ = [
     "CountsPods",
     "CycleState",
     "FilterPlugin",
+    "FiltersNodes",
     "IgnoresNodePods",
     "KeepsVerdict",
     "NodeInfo",
@@ -107,6 +112,7 @@ __all__ = [
     "ScoreError",
     "ScoreExtensions",
     "ScorePlugin",
+    "ScoresNodes",
     "Status",
     "SumsHostPorts",
     "SumsRequests",
@@ -386,6 +392,29 @@ class KeepsVerdict(FilterPlugin):
     plugin's verdict on ``ni`` is the same whichever of ``victims`` are on it."""
 
     def keeps_verdict(self, state: CycleState, ni: NodeInfo, victims: Sequence[PodInfo]) -> bool:
+        raise NotImplementedError
+
+
+class FiltersNodes(FilterPlugin):
+    """A Filter that can filter many nodes at once, faster than node by node.
+
+    The batch assumes: ``filter_nodes(state, nodes)`` equals
+    ``[filter(state, ni, ni) for ni in nodes]`` (each node with its own pods), status for
+    status; the tests hold every implementation to its per-node Filter."""
+
+    def filter_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        raise NotImplementedError
+
+
+class ScoresNodes(ScorePlugin):
+    """A Score plugin that can score many nodes at once, faster than node by node.
+
+    The batch assumes: ``score_nodes(state, nodes)`` equals
+    ``[score(state, ni, ni) for ni in nodes]`` (each node with its own pods), and raises the
+    ScoreError the first failing node in that order would; the tests hold every
+    implementation to its per-node Score."""
+
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
         raise NotImplementedError
 
 

@@ -47,6 +47,7 @@ from service.engine.scheduler.framework import (
     ScoreError,
     ScoreExtensions,
     ScorePlugin,
+    ScoresNodes,
     Status,
     SumsHostPorts,
     SumsRequests,
@@ -144,9 +145,12 @@ def _scores(
     states: Sequence[NodeInfo | NodeInfoPods],
 ) -> list[int]:
     """The plugin's Score on every node, its pods as in ``states`` (most often the nodes
-    themselves: then no pairs are built)."""
+    themselves: then no pairs are built, and a plugin that scores many nodes at once,
+    ScoresNodes, does)."""
     score = plugin.score
     if states is nodes:
+        if isinstance(plugin, ScoresNodes):
+            return plugin.score_nodes(state, nodes)
         return [score(state, ni, ni) for ni in nodes]
     return [score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)]
 
