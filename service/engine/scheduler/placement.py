@@ -190,11 +190,12 @@ def place(
     nominated = pod.nominated_node_name
     nominated_chosen = bool(nominated) and any(ni.name == nominated for ni in feasible)
     scores = _score(fwk, state, feasible)
+    feasible_names = [ni.name for ni in feasible]
     if nominated_chosen:
         cycle_error = None
     elif cycle_error is None and len(feasible) > 1:
         # schedulePod takes a lone feasible node as it is: it never scores it.
-        cycle_error = scores.error or invalid_score(scores, [ni.name for ni in feasible])
+        cycle_error = scores.error or invalid_score(scores, feasible_names)
     totals = _totals(scores, len(feasible))
     if records:
         _record_scores(scores, feasible, placed, totals, with_totals=cycle_error is None)
@@ -230,7 +231,7 @@ def place(
         nominated_node_chosen=nominated_chosen,
         holds_freed=plan.freed,
         cycle_error=cycle_error,
-        feasible_nodes=[ni.name for ni in feasible] if cycle_error is None else [],
+        feasible_nodes=feasible_names if cycle_error is None else [],
         totals=totals if cycle_error is None else [],
         statuses=statuses,
     )

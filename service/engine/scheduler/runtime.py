@@ -474,16 +474,15 @@ class Framework:
         out: list[Status] = [OK] * len(nodes)
         special = set(state.nominated) | set(state.removed)
         names = state.node_names
-        at_once: list[int] = []
-        for i, ni in enumerate(nodes):
-            if ni.name in special or (names is not None and ni.name not in names):
-                out[i] = self.run_filter_plugins_with_nominated(state, ni)
-            else:
-                at_once.append(i)
-        if len(at_once) == len(nodes):
-            remaining: Sequence[NodeInfo] = nodes
-            positions: list[int] = at_once
-        else:
+        remaining: Sequence[NodeInfo] = nodes
+        positions: Sequence[int] = range(len(nodes))
+        if special or names is not None:
+            at_once: list[int] = []
+            for i, ni in enumerate(nodes):
+                if ni.name in special or (names is not None and ni.name not in names):
+                    out[i] = self.run_filter_plugins_with_nominated(state, ni)
+                else:
+                    at_once.append(i)
             remaining, positions = [nodes[i] for i in at_once], at_once
         for name, run in state.filters:
             if not remaining:
