@@ -451,39 +451,50 @@ class Framework:
             return self.run_filter_plugins(state, ni, ns)
         if ns is None:
             ns = node_state(state, ni)
-        base = ns.base_state() if isinstance(ns, NodeInfo) else ns
-        with_them = state
-        if self.active_extensions(state):  # addGENominatedPods, on a copy of the state
-            with_them = state.clone()
-            for pi in additions:
-                self.add_pod(with_them, pi, ni)
-        first = self.run_filter_plugins(with_them, ni, base.with_pods(additions))
+        first = self._with_nominated(state, ni, ns, additions)
         if not first.is_success:
             return first
         return self.run_filter_plugins(state, ni, ns)
+
+    def _with_nominated(
+        self,
+        state: CycleState,
+        ni: NodeInfo,
+        ns: NodeInfo | NodeInfoPods,
+        additions: list[PodInfo],
+    ) -> Status:
+        """Pass 1 of RunFilterPluginsWithNominatedPods: the filters with ``additions`` on the
+        node (addGENominatedPods, on a copy of the state when a plugin follows added pods)."""
+        base = ns.base_state() if isinstance(ns, NodeInfo) else ns
+        with_them = state
+        if self.active_extensions(state):
+            with_them = state.clone()
+            for pi in additions:
+                self.add_pod(with_them, pi, ni)
+        return self.run_filter_plugins(with_them, ni, base.with_pods(additions))
 
     def filter_all(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[Status]:
         """RunFilterPluginsWithNominatedPods on every node of ``nodes``, plugin by plugin
         rather than node by node: each plugin runs (at once, FiltersNodes) on the nodes
         every earlier plugin passed, so each node meets the same filters, in the same order,
-        as node by node, and gets the same status (its first rejection, else Success). The
-        nodes with nominated pods, with pods taken off for the pod (holds) or outside the
-        PreFilter node set take the node-by-node path."""
+        as node by node, and gets the same status (its first rejection, else Success). A
+        node with nominated pods gets pass 2 in the batch and pass 1 on its own; a node with
+        pods taken off for the pod (holds) or outside the PreFilter node set is filtered
+        node by node."""
         if state.prefilter_status is not None:
             return [state.prefilter_status] * len(nodes)
         out: list[Status] = [OK] * len(nodes)
-        special = set(state.nominated) | set(state.removed)
-        names = state.node_names
         remaining: Sequence[NodeInfo] = nodes
-        positions: Sequence[int] = range(len(nodes))
-        if special or names is not None:
-            at_once: list[int] = []
-            for i, ni in enumerate(nodes):
-                if ni.name in special or (names is not None and ni.name not in names):
-                    out[i] = self.run_filter_plugins_with_nominated(state, ni)
-                else:
-                    at_once.append(i)
-            remaining, positions = [nodes[i] for i in at_once], at_once
+        positions: list[int] = list(range(len(nodes)))
+        removed, names = state.removed, state.node_names
+        if removed or names is not None:
+            alone = [ni.name in removed or (names is not None and ni.name not in names)
+                     for ni in nodes]  # fmt: skip
+            for i in compress(positions, alone):
+                out[i] = self.run_filter_plugins_with_nominated(state, nodes[i])
+            kept = [not a for a in alone]
+            remaining, positions = list(compress(nodes, kept)), list(compress(positions, kept))
+        first = self._first_passes(state, remaining, positions)
         for name, run in state.filters:
             if not remaining:
                 break
@@ -494,15 +505,35 @@ class Framework:
                 found = [run(state, ni, ni) for ni in remaining]
             if found.count(None) == len(found):
                 continue
-            for j, status in enumerate(found):
-                if status is not None:
-                    out[positions[j]] = (
-                        status if status.plugin else Status(status.code, status.reasons, name)
-                    )
+            for j in [j for j, status in enumerate(found) if status is not None]:
+                status = found[j]
+                out[positions[j]] = (
+                    status if status.plugin else Status(status.code, status.reasons, name)
+                )
             passed = [status is None for status in found]
             remaining = list(compress(remaining, passed))
             positions = list(compress(positions, passed))
+        for i, status in first.items():
+            out[i] = status
         return out
+
+    def _first_passes(
+        self, state: CycleState, nodes: Sequence[NodeInfo], positions: Sequence[int]
+    ) -> dict[int, Status]:
+        """Pass 1 (the nominated pods added) on each of ``nodes`` that has nominated pods:
+        the failures, by position (a pass-1 failure is the node's status)."""
+        nominated = state.nominated
+        if not nominated:
+            return {}
+        failed: dict[int, Status] = {}
+        for j in [j for j, ni in enumerate(nodes) if ni.name in nominated]:
+            ni = nodes[j]
+            additions = nominated[ni.name]
+            if additions:
+                status = self._with_nominated(state, ni, ni, additions)
+                if not status.is_success:
+                    failed[positions[j]] = status
+        return failed
 
     def run_pre_score_plugins(
         self, state: CycleState, nodes: Sequence[NodeInfo], carried: Collection[str] = ()

@@ -6,6 +6,9 @@ default profile of every release."""
 
 from __future__ import annotations
 
+import copy
+import random
+
 import pytest
 
 from service.engine.objects import Cluster
@@ -20,7 +23,28 @@ from tests.conftest import snapshot_from_objects
 from tests.engine.scheduler.random_clusters import random_case, random_workload_case
 from tests.oracles import seeds
 
+
+def _with_nominees(case: dict, seed: int) -> dict:
+    """``case`` with one to three pending pods nominated to its nodes, copies of its bound
+    pods at the incoming pod's priority or above (so pass 1 of the nominated-pods filter
+    counts them)."""
+    rng = random.Random(f"nominees/{seed}")
+    nodes = [o["metadata"]["name"] for o in case["objects"] if o["kind"] == "Node"]
+    bound = [o for o in case["objects"] if o["kind"] == "Pod" and o["spec"].get("nodeName")]
+    priority = case["pod"]["spec"].get("priority") or 0
+    for i in range(rng.randint(1, 3)):
+        nominee = copy.deepcopy(rng.choice(bound) if bound else case["pod"])
+        nominee["metadata"].update(name=f"nominee-{i}", uid=f"uid-nominee-{i}")
+        nominee["spec"].pop("nodeName", None)
+        nominee["spec"]["priority"] = priority + rng.choice((0, 100))
+        nominee["status"] = {"phase": "Pending", "nominatedNodeName": rng.choice(nodes)}
+        case["objects"].append(nominee)
+    return case
+
+
 FAMILIES = {
+    "nominated": lambda seed: _with_nominees(random_case(seed), seed),
+    "nominated-workloads": lambda seed: _with_nominees(random_workload_case(seed), seed),
     "plain": lambda seed: random_case(seed),
     "spread": lambda seed: random_case(seed, spread=True),
     "volumes": lambda seed: random_case(seed, volumes=True),
