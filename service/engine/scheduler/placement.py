@@ -305,6 +305,8 @@ def _select_host(feasible: list[NodeInfo], totals: list[int]) -> str | None:
     if not feasible:
         return None
     best = max(totals)
+    if totals.count(best) == 1:
+        return feasible[totals.index(best)].name
     return min(
         (ni for ni, total in zip(feasible, totals, strict=True) if total == best),
         key=_INDEX,

@@ -630,7 +630,7 @@ def pick_host(
         return None, ()
     best = max(totals)
     first = totals.index(best)
-    if len(names) < 2:
+    if len(names) < 2 or totals.count(best) < 2:
         return names[first], ()
     ties = tuple(name for name, total in zip(names, totals, strict=True) if total == best)
     if rng is None or len(ties) < 2:
