@@ -31,12 +31,14 @@ import time
 from collections import Counter
 from datetime import UTC, datetime
 
+import msgspec
+
 from bench.bench_scheduler import _cluster
 from service.decisions import drain as drain_kind
 from service.engine.drain import drain_nodes
 from service.engine.objects import Cluster
 from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, default_profile
-from service.engine.scheduler.queue import run_queue, template_key
+from service.engine.scheduler.queue import run_queue
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS
 
@@ -77,6 +79,11 @@ def _queue(cluster: Cluster, plan, max_steps: int | None):
         deleted=plan.deleted,
         **({} if max_steps is None else {"max_steps": max_steps}),
     )
+
+
+def template_key(pod) -> bytes:
+    """What makes two pods one template: every field but name and uid."""
+    return msgspec.msgpack.encode(msgspec.structs.replace(pod, name="", uid=""))
 
 
 def _templates(pods) -> str:

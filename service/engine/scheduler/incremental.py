@@ -85,12 +85,9 @@ class TemplateCycles:
         work: WorkingCluster,
         profile: Profile,
         settings: EngineSettings,
-        *,
-        groups: bool = True,
     ) -> None:
-        """``groups``: try the group path (score_groups.py), whose binds the caller applies
-        through ``defer``/``finish``; False for a caller that binds every pod itself and
-        tells each cache through ``bound`` (the queue's templates, queue._TemplateCache)."""
+        """The group path (score_groups.py) is tried first; its binds the caller applies
+        through ``defer``/``finish``."""
         self.work = work
         self.settings = settings
         self.fwk = Framework(profile, settings)
@@ -107,7 +104,7 @@ class TemplateCycles:
         self._domains: dict[str, dict[str, list[int]]] = {}
         # the group fast path (score_groups.py): None until tried; off once it gave up
         self._groups: ScoreGroups | None = None
-        self._grouped = groups
+        self._grouped = True
         self.deferred = False  # the last ``place`` answer was the group path's: ``defer``
         self.tied = False  # the last ``place`` answer had other nodes tied at the top
 

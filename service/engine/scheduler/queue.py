@@ -526,70 +526,6 @@ def _snapshot_after(
 # --- pods of one template ----------------------------------------------------------------
 
 
-def template_key(pod: Pod) -> bytes:
-    """What makes two pods one template: every field but name and uid (a controller's
-    replicas, recreated by a drain, differ only there)."""
-    return msgspec.msgpack.encode(msgspec.structs.replace(pod, name="", uid=""))
-
-
-class _TemplateCache:
-    """incremental.TemplateCycles for the templates with two or more pods in the queue:
-    each keeps its node-local filter verdicts and raw scores between its pods' cycles,
-    told of every bind in between (whichever template's) so that only the nodes bound to
-    are filtered and scored again. A template's cache goes when its last pod has had its
-    first cycle (memory: at most one per template still queued); a preemption (victims
-    deleted, nominations changed) drops them all. TemplateCycles answers None whenever its
-    cycle is not the ordinary one (no node fits, a nominated pod, ...): the full cycle
-    runs then, and gives the step its outcome and message."""
-
-    def __init__(self, work: WorkingCluster, pods: Sequence[Pod]) -> None:
-        self.work = work
-        keys = [template_key(p) for p in pods]
-        self._key = {p.key: k for p, k in zip(pods, keys, strict=True)}
-        self._left = Counter(keys)
-        self._cycles: dict[bytes, object] = {}
-
-    def place(
-        self, pod: Pod, profile: Profile, rng: random.Random | None
-    ) -> tuple[str, tuple[str, ...], str] | None:
-        """The node, ties and message of the full cycle, or None: run the full cycle."""
-        key = self._key.get(pod.key)
-        if key is None or (self._left[key] < 2 and key not in self._cycles):
-            return None  # a lone pod: no later pod would reuse what its cycle keeps
-        from service.engine.scheduler.incremental import TemplateCycles  # imports this module
-
-        cycles = self._cycles.get(key)
-        if cycles is None:
-            cycles = self._cycles[key] = TemplateCycles(
-                self.work, profile, self.work.settings, groups=False
-            )
-        found = cycles.place(pod, rng)  # type: ignore[attr-defined]
-        if found is None:
-            return None
-        feasible = cycles.feasible_count  # type: ignore[attr-defined]
-        node, ties = found
-        total = len(self.work.view.nodes)
-        best = ties[0] if ties else node  # place's own pick, first of the top: as its message
-        return node, ties, f'{feasible}/{total} nodes are feasible; "{best}" scores highest'
-
-    def bound(self, node_name: str, pod_key: str) -> None:
-        """A pod was bound: every kept cache scores and filters that node again."""
-        for cycles in self._cycles.values():
-            cycles.bound(node_name, pod_key)  # type: ignore[attr-defined]
-
-    def forget(self) -> None:
-        self._cycles.clear()
-
-    def done(self, pod: Pod) -> None:
-        """``pod`` had its first cycle: its template has one pod fewer to come."""
-        key = self._key.get(pod.key)
-        if key is None:
-            return
-        self._left[key] -= 1
-        if self._left[key] <= 0:
-            self._cycles.pop(key, None)
-
-
 # --- the queue ---------------------------------------------------------------------------
 
 
@@ -668,26 +604,15 @@ def cycle(
     rng: random.Random | None,
     attempt: int = 1,
     keep_outcomes: bool = False,
-    templates: _TemplateCache | None = None,
 ) -> QueueStep:
     """One ScheduleOne for ``pod`` on the working cluster, applied to it: bound, nominated
-    (victims deleted), or unschedulable. ``templates``: pods of one template decided by
-    their kept per-node verdicts and scores when that gives the full cycle's answer."""
+    (victims deleted), or unschedulable."""
     settings = work.settings
-    if templates is not None:
-        found = templates.place(pod, profile, rng)
-        if found is not None:
-            node, ties, message = found
-            work.bind(pod, node)
-            templates.bound(node, pod.key)
-            return QueueStep(pod.key, pod, BOUND, node, [], message, ties, attempt)
     outcome = place(work.cluster, pod, profile=profile, settings=settings, records=keep_outcomes)
     node, ties = select_host(outcome, rng)
     kept = outcome if keep_outcomes else None
     if node is not None:
         work.bind(pod, node)
-        if templates is not None:
-            templates.bound(node, pod.key)
         return QueueStep(pod.key, pod, BOUND, node, [], outcome.message, ties, attempt,
                          placement=kept)  # fmt: skip
     reasons = reason_counts(outcome)
@@ -703,8 +628,6 @@ def cycle(
     result = preempt(work.cluster, pod, profile=profile, settings=settings)
     kept_pre = result if keep_outcomes else None
     if result.nominated_node_name:
-        if templates is not None:
-            templates.forget()  # victims deleted, nominations changed: start afresh
         cleared = [pi.key for pi in result.cleared_nominations]
         nominee = work.nominate(
             pod, result.nominated_node_name, result.victims, result.cleared_nominations
@@ -723,8 +646,6 @@ def cycle(
     nomination = pod.nominated_node_name
     if result.nominated_node_name == "" and nomination:
         work.clear_nomination(pod)
-        if templates is not None:
-            templates.forget()
         message += f' The nomination to "{nomination}" is cleared.'
         nomination = ""
     return QueueStep(pod.key, pod, UNSCHEDULABLE, None, [], message, (), attempt, reasons,
@@ -745,7 +666,6 @@ def run_queue(
     keep_outcomes: bool = False,
     max_seconds: float | None = None,
     fresh_views: bool = False,
-    templates: bool = True,
     between_steps: Callable[[], None] | None = None,
 ) -> QueueRun:
     """The scheduling queue run until it is empty (or ``max_steps`` cycles): ``pods`` in
@@ -758,15 +678,12 @@ def run_queue(
     unschedulable without a cycle. ``max_seconds`` bounds the run's time as ``max_steps``
     its cycles (the pods left are named in ``pending``). ``fresh_views``: build every
     cycle's view from the whole snapshot after the step before (the full recompute the
-    step-by-step views are tested against). ``templates``: pods of one template (the same
-    pod but for name and uid, such as a controller's recreated replicas) keep their per-node
-    verdicts and scores between their cycles (``_TemplateCache``); False (or
-    ``keep_outcomes``, which needs every node's outcome) runs every full cycle.
+    step-by-step views are tested against). ``keep_outcomes``: keep each cycle's
+    PlacementOutcome with every node's record (slower; the queue needs only the choice).
     ``between_steps`` is called before each cycle (the caller's chance to let other work
     run: decisions/cooperative.py)."""
     work = WorkingCluster(cluster, settings, cordoned=cordoned, deleted=deleted, fresh=fresh_views)
     rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
-    cache = _TemplateCache(work, pods) if templates and not keep_outcomes else None
     heap = [(rank, i) for rank, i in enumerate(queue_order(pods))]
     heapq.heapify(heap)
     retries: list[Pod] = []
@@ -791,16 +708,12 @@ def run_queue(
         pod = work.current(pod)
         profile = profile_of(pod, profiles)
         if profile is None:
-            if cache is not None and attempt == 1:
-                cache.done(pod)
             steps.append(QueueStep(pod.key, pod, UNSCHEDULABLE, None, [],
                                    f"no profile has schedulerName {pod.scheduler_name!r}: "
                                    "this scheduler does not schedule the pod", (), attempt))  # fmt: skip
             continue
         step = cycle(work, pod, profile, preemption=preemption, rng=rng, attempt=attempt,
-                     keep_outcomes=keep_outcomes, templates=cache)  # fmt: skip
-        if cache is not None and attempt == 1:
-            cache.done(pod)
+                     keep_outcomes=keep_outcomes)  # fmt: skip
         steps.append(step)
         if step.outcome == NOMINATED and attempt == 1:
             retries.append(step.pod)

@@ -1,9 +1,8 @@
 """The drain's queue on the snapshot's own view (engine/scheduler/queue.py: the drained
 nodes cordoned and the evicted pods deleted on the base view, each step's view derived from
-the one before, pods of one template deciding by their kept per-node verdicts and scores)
-against the full recompute: the cordoned cluster without the evicted pods built anew, every
-cycle's view built from the whole snapshot after the step before (``fresh_views``) and every
-cycle a full one (``templates=False``). Same steps, messages, ties and usage."""
+the one before) against the full recompute: the cordoned cluster without the evicted pods
+built anew and every cycle's view built from the whole snapshot after the step before
+(``fresh_views``). Same steps, messages, ties and usage."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ from service.engine.scheduler.plugins.interpod_affinity import (
     _existing_terms,
 )
 from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, default_profile
-from service.engine.scheduler.queue import BOUND, WorkingCluster, run_queue, template_key
+from service.engine.scheduler.queue import BOUND, WorkingCluster, run_queue
 from service.engine.scheduler.snapshot import has_pod_affinity, scheduler_view
 from tests.conftest import snapshot_from_objects
 from tests.engine.drain.helpers import cluster_of, owned
@@ -65,7 +64,7 @@ def _runs(objects: list[dict], drained: list[str], **kw):
     mine = run_queue(cluster, plan.recreated, profiles=PROFILES, settings=SETTINGS,
                      cordoned=plan.cordoned, deleted=plan.deleted, **kw)  # fmt: skip
     full = run_queue(plan.cluster, plan.recreated, profiles=PROFILES, settings=SETTINGS,
-                     fresh_views=True, templates=False, **kw)  # fmt: skip
+                     fresh_views=True, **kw)  # fmt: skip
     return plan, mine, full
 
 
@@ -83,17 +82,6 @@ def test_recreated_replicas_of_one_template_decide_as_full_cycles(seed: int) -> 
     _, mine, full = _runs(_replicated(objects), drained, tie_break_seed=seed)
     assert _steps(mine) == _steps(full)
     assert _usage(mine) == _usage(full)
-
-
-def test_the_cases_hold_templates_of_several_recreated_pods() -> None:
-    """The test above is worth running: its recreated pods share templates."""
-    shared = 0
-    for seed in range(10):
-        objects, drained = drain_case(seed)
-        cluster = Cluster(snapshot_from_objects(_replicated(objects)))
-        keys = [template_key(p) for p in drain_nodes(cluster, drained, OPTIONS).recreated]
-        shared += len(keys) - len(set(keys))
-    assert shared >= 10
 
 
 def test_the_working_cluster_deletes_and_cordons_on_the_base_view() -> None:
