@@ -478,9 +478,9 @@ class Framework:
         rather than node by node: each plugin runs (at once, FiltersNodes) on the nodes
         every earlier plugin passed, so each node meets the same filters, in the same order,
         as node by node, and gets the same status (its first rejection, else Success). A
-        node with nominated pods gets pass 2 in the batch and pass 1 on its own; a node with
-        pods taken off for the pod (holds) or outside the PreFilter node set is filtered
-        node by node."""
+        node with nominated pods gets pass 2 in the batch and pass 1 on its own
+        (``_first_pass``); a node with pods taken off for the pod (holds) or outside the
+        PreFilter node set is filtered node by node."""
         if state.prefilter_status is not None:
             return [state.prefilter_status] * len(nodes)
         out: list[Status] = [OK] * len(nodes)
@@ -494,8 +494,18 @@ class Framework:
                 out[i] = self.run_filter_plugins_with_nominated(state, nodes[i])
             kept = [not a for a in alone]
             remaining, positions = list(compress(nodes, kept)), list(compress(positions, kept))
-        first = self._first_passes(state, remaining, positions)
-        for name, run in state.filters:
+        nominated = state.nominated
+        # the nodes with nominated pods: position -> the index of the filter that rejected
+        # the node in pass 2 (len(filters) while it passes)
+        pass_two: dict[int, int] = {}
+        if nominated and state.view is not None and remaining is state.view.nodes:
+            by_name = state.view.by_name  # a view's nodes sit at their own index
+            pass_two = {by_name[name].index: len(state.filters)
+                        for name, pods in nominated.items() if pods and name in by_name}  # fmt: skip
+        elif nominated:
+            pass_two = {positions[j]: len(state.filters)
+                        for j, ni in enumerate(remaining) if nominated.get(ni.name)}  # fmt: skip
+        for k, (name, run) in enumerate(state.filters):
             if not remaining:
                 break
             plugin = self._filters_by_name.get(name)
@@ -510,30 +520,45 @@ class Framework:
                 out[positions[j]] = (
                     status if status.plugin else Status(status.code, status.reasons, name)
                 )
+                if positions[j] in pass_two:
+                    pass_two[positions[j]] = k
             passed = [status is None for status in found]
             remaining = list(compress(remaining, passed))
             positions = list(compress(positions, passed))
-        for i, status in first.items():
-            out[i] = status
+        for i, rejected_at in pass_two.items():
+            first = self._first_pass(state, nodes[i], rejected_at)
+            if first is not None:
+                out[i] = first
         return out
 
-    def _first_passes(
-        self, state: CycleState, nodes: Sequence[NodeInfo], positions: Sequence[int]
-    ) -> dict[int, Status]:
-        """Pass 1 (the nominated pods added) on each of ``nodes`` that has nominated pods:
-        the failures, by position (a pass-1 failure is the node's status)."""
-        nominated = state.nominated
-        if not nominated:
-            return {}
-        failed: dict[int, Status] = {}
-        for j in [j for j, ni in enumerate(nodes) if ni.name in nominated]:
-            ni = nodes[j]
-            additions = nominated[ni.name]
-            if additions:
-                status = self._with_nominated(state, ni, ni, additions)
-                if not status.is_success:
-                    failed[positions[j]] = status
-        return failed
+    def _first_pass(self, state: CycleState, ni: NodeInfo, rejected_at: int) -> Status | None:
+        """Pass 1 of RunFilterPluginsWithNominatedPods on ``ni`` (its nominated pods added),
+        given pass 2's answer (the index of the filter that rejected the node, or
+        len(filters)): its failure, or None when it passes. The leading filters that ignore
+        the node's pods (IgnoresNodePods) answer as in pass 2, so they are not run again: a
+        node they rejected gets the same rejection (None: pass 2's status stands). The
+        state is copied for the nominated pods only when a filter still to run follows
+        added pods (an active PreFilterExtensions plugin)."""
+        filters = state.filters
+        lead = 0
+        while lead < len(filters) and filters[lead][0] in self.ignores_node_pods:
+            lead += 1
+        if rejected_at < lead:
+            return None
+        rest = filters[lead:]
+        additions = state.nominated[ni.name]
+        with_them = state
+        names = {name for name, _ in rest}
+        if any(p.name in names for p in self.active_extensions(state)):
+            with_them = state.clone()
+            for pi in additions:
+                self.add_pod(with_them, pi, ni)
+        ns = ni.base_state().with_pods(additions)
+        for name, run in rest:
+            status = run(with_them, ni, ns)
+            if status is not None:
+                return status if status.plugin else Status(status.code, status.reasons, name)
+        return None
 
     def run_pre_score_plugins(
         self, state: CycleState, nodes: Sequence[NodeInfo], carried: Collection[str] = ()
