@@ -219,7 +219,9 @@ def _matches_all(terms: Sequence[AffinityTerm], pod: Pod) -> bool:
 
 class _PreFilterState:
     """preFilterState: the incoming pod's merged required terms, its namespace's labels and
-    the three counts; cloned for each node copy, updated by AddPod / RemovePod."""
+    the three counts; cloned for each node copy, updated by AddPod / RemovePod. A clone
+    shares the counts until either side changes them (``shared``: copy before a change),
+    since most clones (a node's nominated pods) change nothing."""
 
     __slots__ = (
         "affinity",
@@ -229,6 +231,7 @@ class _PreFilterState:
         "existing_anti",
         "ns_labels",
         "pod",
+        "shared",
     )
 
     def __init__(self, pod, affinity, anti, ns_labels, existing_anti, affinity_counts, anti_counts):
@@ -239,23 +242,37 @@ class _PreFilterState:
         self.existing_anti = existing_anti
         self.affinity_counts = affinity_counts
         self.anti_counts = anti_counts
+        self.shared = False
 
     def clone(self) -> _PreFilterState:
-        return _PreFilterState(
+        other = _PreFilterState(
             self.pod, self.affinity, self.anti, self.ns_labels,
-            dict(self.existing_anti), dict(self.affinity_counts), dict(self.anti_counts),
+            self.existing_anti, self.affinity_counts, self.anti_counts,
         )  # fmt: skip
+        self.shared = other.shared = True
+        return other
+
+    def _own(self) -> None:
+        """Copy the counts this state shares with a clone before changing them."""
+        if self.shared:
+            self.existing_anti = dict(self.existing_anti)
+            self.affinity_counts = dict(self.affinity_counts)
+            self.anti_counts = dict(self.anti_counts)
+            self.shared = False
 
     def update_with_pod(self, other: Pod, terms: PodTerms, node: Node, multiplier: int) -> None:
         """preFilterState.updateWithPod."""
         for t in terms.required_anti_affinity:
             if t.matches(self.pod, self.ns_labels):
+                self._own()
                 _add(self.existing_anti, node, t.topology_key, multiplier)
         if _matches_all(self.affinity, other):
+            self._own()
             for t in self.affinity:
                 _add(self.affinity_counts, node, t.topology_key, multiplier)
         for t in self.anti:
             if t.matches(other, None):
+                self._own()
                 _add(self.anti_counts, node, t.topology_key, multiplier)
 
 

@@ -390,3 +390,45 @@ def test_the_random_cases_reject_and_score() -> None:
                 distinct += len(set(plugin.score_nodes(state, view.nodes))) > 2
     assert len(reasons) == 3
     assert distinct >= 10
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_clones_share_counts_until_changed_and_never_see_each_others_changes(seed: int) -> None:
+    """CycleState.clone shares the PreFilter counts copy-on-write: AddPod / RemovePod on a
+    clone, or on the original after it, change that state only: each ends as a state of its
+    own given the same AddPod / RemovePod would."""
+    rng = random.Random(seed)
+    view = scheduler_view(_cluster(rng), DEFAULT_SETTINGS, whole_pods=True)
+    plugin = _plugin(rng)
+    pod = _pod(rng, "new", chance=1)
+    state = CycleState(pod, view, DEFAULT_SETTINGS)
+    if plugin.pre_filter(state, view.nodes)[1].is_skip:
+        return
+
+    def changes() -> list:
+        out = []
+        for _ in range(rng.randint(0, 3)):
+            ni = rng.choice(view.nodes)
+            out.append(
+                (plugin.add_pod, pod_info(_pod(rng, "nom", ni.name, 1), DEFAULT_SETTINGS), ni)
+            )
+            out.extend((plugin.remove_pod, p, ni) for p in ni.pods[:1])
+        return out
+
+    def counts(x: CycleState) -> tuple:
+        s = x.data[plugin.name]
+        return (s.existing_anti, s.affinity_counts, s.anti_counts)
+
+    clones = [(state.clone(), changes()) for _ in range(3)]
+    for clone, steps in clones:
+        for run, pi, ni in steps:
+            run(clone, pi, ni)
+    late = changes()
+    for run, pi, ni in late:
+        run(state, pi, ni)
+    for x, steps in (*clones, (state, late)):
+        alone = CycleState(pod, view, DEFAULT_SETTINGS)
+        plugin.pre_filter(alone, view.nodes)
+        for run, pi, ni in steps:
+            run(alone, pi, ni)
+        assert counts(x) == counts(alone)
