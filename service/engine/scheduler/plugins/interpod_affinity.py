@@ -196,13 +196,11 @@ def _merge_namespaces(
     """mergeAffinityTermNamespacesIfNotEmpty: a namespace selector other than "everything"
     becomes the names of the snapshot's Namespaces it selects (and then selects nothing)."""
     selector = term.namespace_selector
-    if selector == _EVERYTHING:
-        return term
-    names = term.namespaces
-    if selector is not None:
-        names = names | {
-            n for n, labels in namespaces.items() if selector_matches(selector, labels)
-        }
+    if selector is None or selector == _EVERYTHING:
+        return term  # nothing to merge: the term as it is
+    names = term.namespaces | {
+        n for n, labels in namespaces.items() if selector_matches(selector, labels)
+    }
     return replace(term, namespaces=frozenset(names), namespace_selector=None)
 
 
