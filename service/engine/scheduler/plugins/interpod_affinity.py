@@ -784,7 +784,7 @@ _AFFINITY = Status(UNRESOLVABLE, (ERR_REASON_AFFINITY,), InterPodAffinity.name)
 _ANTI = Status(UNSCHEDULABLE, (ERR_REASON_ANTI_AFFINITY,), InterPodAffinity.name)
 _EXISTING_ANTI = Status(UNSCHEDULABLE, (ERR_REASON_EXISTING_ANTI_AFFINITY,), InterPodAffinity.name)
 _INDEX = attrgetter("index")
-_NODE_LABELS = attrgetter("node.labels")
+_NODE = attrgetter("node")
 TOPOLOGY = "InterPodAffinity/topology"  # SchedulerView.derived key of the view's _Topology
 
 
@@ -830,35 +830,35 @@ class _Topology:
 
     They read only the nodes' labels, so a view whose nodes carry the same labels at the
     same indexes shares them: a queue run's successor views replace a few NodeInfos per step
-    and keep their Node objects. ``anchor`` is the last view's node list found to carry them
-    (held, so its objects' identities are not reused)."""
+    and keep their Node objects (a cordon replaces one, with the same labels). ``nodes``:
+    the Node objects by index of the last view found to carry them (held, so that their
+    identities are not reused; the Nodes, not the NodeInfos, so that no pods are held)."""
 
-    __slots__ = ("_keys", "anchor")
+    __slots__ = ("_keys", "nodes")
 
-    def __init__(self, nodes: list[NodeInfo]) -> None:
-        self.anchor = nodes
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self.nodes: list[Node] = [ni.node for ni in nodes]
         self._keys: dict[str, _Domains] = {}
 
     def domains(self, key: str) -> _Domains:
         found = self._keys.get(key)
         if found is None:
-            values = [labels.get(key) for labels in map(_NODE_LABELS, self.anchor)]
+            values = [node.labels.get(key) for node in self.nodes]
             found = self._keys[key] = _Domains(values)
         return found
 
-    def holds(self, nodes: list[NodeInfo]) -> bool:
-        """Whether ``nodes`` carry the anchor's labels index by index (then the anchor
-        becomes ``nodes``): checked only where the NodeInfos differ."""
-        anchor = self.anchor
-        if nodes is anchor:
-            return True
-        if len(nodes) != len(anchor):
+    def holds(self, nodes: Sequence[NodeInfo]) -> bool:
+        """Whether ``nodes`` carry these labels index by index (their Nodes are then kept
+        instead): checked only where the Node objects differ."""
+        kept = self.nodes
+        if len(nodes) != len(kept):
             return False
-        for i in compress(range(len(nodes)), map(is_not, nodes, anchor)):
-            new, old = nodes[i].node, anchor[i].node
-            if new is not old and new.labels != old.labels:
+        changed = list(compress(range(len(nodes)), map(is_not, map(_NODE, nodes), kept)))
+        for i in changed:
+            if nodes[i].node.labels != kept[i].labels:
                 return False
-        self.anchor = nodes
+        for i in changed:
+            kept[i] = nodes[i].node
         return True
 
 
@@ -874,7 +874,7 @@ def _topology(view: SchedulerView) -> _Topology:
     return view.derived(TOPOLOGY, lambda: _find_topology(view.nodes))
 
 
-def _find_topology(nodes: list[NodeInfo]) -> _Topology:
+def _find_topology(nodes: Sequence[NodeInfo]) -> _Topology:
     with _TOPOLOGIES_LOCK:
         for i, topology in enumerate(_TOPOLOGIES):
             if topology.holds(nodes):

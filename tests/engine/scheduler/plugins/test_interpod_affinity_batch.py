@@ -309,9 +309,14 @@ def test_a_successor_view_shares_the_domains() -> None:
     work = WorkingCluster(cluster, DEFAULT_SETTINGS)
     first = ipa._topology(work.view)
     work.bind(_pod(rng, "bound"), work.view.nodes[0].name)
-    assert work.view.nodes is not first.anchor
     assert ipa._topology(work.view) is first
-    assert first.anchor is work.view.nodes
+    assert first.nodes == [ni.node for ni in work.view.nodes]
+    nodes = list(work.view.nodes)  # a node relabelled: not the same domains
+    nodes[0] = ipa.NodeInfo(msgspec.structs.replace(nodes[0].node, labels={"x": "y"}), 0, [])
+    assert not first.holds(nodes)
+    cordoned = WorkingCluster(cluster, DEFAULT_SETTINGS, cordoned=[work.view.nodes[-1].name])
+    assert cordoned.view.nodes[-1].node.unschedulable  # a new Node, the same labels
+    assert ipa._topology(cordoned.view) is first
 
 
 def _hooks(groups) -> dict:
