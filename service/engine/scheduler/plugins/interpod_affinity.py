@@ -72,6 +72,9 @@ __all__ = [
     "AffinityTerm",
     "InterPodAffinity",
     "PodTerms",
+    "existing_term_groups",
+    "existing_terms_after",
+    "matching_groups",
     "pod_terms",
 ]
 
@@ -702,6 +705,18 @@ def _count_terms(
                 del entry[1][pair]
                 if not entry[1]:
                     groups.drop_group(entry[0])
+
+
+def existing_term_groups(view: SchedulerView) -> tuple[AntiGroups, ScoreGroups]:
+    """The view's groups of the existing pods' terms (``EXISTING_ANTI_TERMS``,
+    ``EXISTING_TERMS``), built once per view as PreFilter and PreScore build them. For a
+    caller that wants them on a view kept for long (the snapshot's own, before a queue run
+    derives its views from it): the run's first step then copies them instead of its first
+    cycle building them again over every pod."""
+    return (
+        view.derived(EXISTING_ANTI_TERMS, lambda: _existing_anti_terms(view)),
+        view.derived(EXISTING_TERMS, lambda: _existing_terms(view)),
+    )
 
 
 def existing_terms_after(

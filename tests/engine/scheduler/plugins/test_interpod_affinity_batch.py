@@ -437,3 +437,29 @@ def test_clones_share_counts_until_changed_and_never_see_each_others_changes(see
         for run, pi, ni in steps:
             run(alone, pi, ni)
         assert counts(x) == counts(alone)
+
+
+def test_groups_built_on_the_base_view_are_copied_by_a_run_not_rebuilt() -> None:
+    """existing_term_groups on the snapshot's view: a queue run's first step copies them
+    (the base's stay as they were) and its views hold what is built anew after it."""
+    rng = random.Random(21)
+    cluster = _cluster(rng)
+    base = scheduler_view(cluster, DEFAULT_SETTINGS, whole_pods=True)
+    anti, terms = ipa.existing_term_groups(base)
+    assert ipa.existing_term_groups(base) == (anti, terms)
+    assert base._derived[EXISTING_ANTI_TERMS] is anti and base._derived[EXISTING_TERMS] is terms
+    before = ({k: (dict(c), len(p)) for k, (_, c, p) in anti.items()},
+              {k: {q: list(v) for q, v in c.items()} for k, (_, c) in terms.items()})  # fmt: skip
+    work = WorkingCluster(cluster, DEFAULT_SETTINGS)
+    assert work.view is base
+    for k in range(5):
+        work.bind(_pod(rng, f"b{k}", chance=1), rng.choice(work.view.nodes).name)
+    assert EXISTING_TERMS in work.view._derived  # carried from the base, not built
+    after = ({k: (dict(c), len(p)) for k, (_, c, p) in anti.items()},
+             {k: {q: list(v) for q, v in c.items()} for k, (_, c) in terms.items()})  # fmt: skip
+    assert after == before
+    fresh = scheduler_view(Cluster(work.cluster.snapshot), DEFAULT_SETTINGS, whole_pods=True)
+    carried = work.view._derived
+    assert {k: c for k, (_, c) in carried[EXISTING_TERMS].items()} == {
+        k: c for k, (_, c) in ipa._existing_terms(fresh).items()
+    }
