@@ -49,6 +49,7 @@ from service.engine.scheduler.placement import PlacementOutcome, place
 from service.engine.scheduler.plugins.interpod_affinity import (
     EXISTING_ANTI_TERMS,
     EXISTING_TERMS,
+    existing_term_groups,
     existing_terms_after,
 )
 from service.engine.scheduler.preemption import PreemptionOutcome, preempt
@@ -188,6 +189,10 @@ class WorkingCluster:
         self._nodes: tuple[Node, ...] = base.nodes
         self._view = view
         self._cluster = base
+        if not fresh:
+            # built (once) on the snapshot's own view, which the snapshot cache keeps: each
+            # run's first step then copies them instead of its first cycle building them
+            existing_term_groups(view)
         if cordoned or deleted:
             self._cordon_and_delete(cordoned, deleted)
         self.before = [(ni.requested, ni.pod_count) for ni in self._view.nodes]
