@@ -3,6 +3,7 @@ point of TaintToleration, NodeAffinity, NodeUnschedulable, NodeName, NodePorts,
 ImageLocality and of the volume and DRA plugins, for the pods a drain recreates.
 
     python -m bench.bench_node_plugins --body cluster5000.msgpack [--pods 300] [--repeat 3]
+        [--check]
 
 The cluster is the drain's (bench_drain: the first 50 workers cordoned, their pods
 evicted); the recreated pods go through the cycles in queue order, each bound to its first
@@ -82,9 +83,20 @@ def _score(plugin, state, nodes):
     return [plugin.score(state, ni, ni) for ni in nodes]
 
 
-def one_cycle(fwk, work: WorkingCluster, pod, clock: Clock) -> str | None:
+def _check(plugin, state, nodes) -> None:
+    """The batches equal the per-node forms on these nodes (``--check``)."""
+    if hasattr(plugin, "filter_nodes"):
+        want = [plugin.filter(state, ni, ni) for ni in nodes]
+        assert plugin.filter_nodes(state, nodes) == want, plugin.name
+    if hasattr(plugin, "score_nodes"):
+        want = [plugin.score(state, ni, ni) for ni in nodes]
+        assert plugin.score_nodes(state, nodes) == want, plugin.name
+
+
+def one_cycle(fwk, work: WorkingCluster, pod, clock: Clock, check: bool = False) -> str | None:
     """The plugins' points for ``pod`` on the working cluster's view; the first node passing
-    every filter timed (None: none)."""
+    every filter timed (None: none). ``check``: each batch is also held to its per-node
+    form (untimed)."""
     view = work.view
     state = fwk.cycle_state(pod, view)  # every PreFilter, untimed: timed again below
     mine = set(PLUGINS)
@@ -100,6 +112,8 @@ def one_cycle(fwk, work: WorkingCluster, pod, clock: Clock) -> str | None:
     for plugin in fwk.filter_plugins:
         if plugin.name not in mine or plugin.name not in running:
             continue
+        if check:
+            _check(plugin, state, nodes)
         statuses = clock.run(plugin.name, "Filter", _filter, plugin, state, nodes)
         nodes = [ni for ni, s in zip(nodes, statuses, strict=True) if s is None]
     if not nodes:
@@ -112,6 +126,8 @@ def one_cycle(fwk, work: WorkingCluster, pod, clock: Clock) -> str | None:
     for plugin, _ in fwk.score_plugins:
         if plugin.name not in mine or plugin.name in state.skip_score:
             continue
+        if check:
+            _check(plugin, state, nodes)
         scores = clock.run(plugin.name, "Score", _score, plugin, state, nodes)
         normalize = getattr(plugin, "normalize_score", None)
         if normalize is not None:
@@ -119,12 +135,12 @@ def one_cycle(fwk, work: WorkingCluster, pod, clock: Clock) -> str | None:
     return nodes[0].name
 
 
-def one_run(cluster, plan, pods, fwk) -> tuple[Clock, int]:
+def one_run(cluster, plan, pods, fwk, check: bool = False) -> tuple[Clock, int]:
     work = WorkingCluster(cluster, DEFAULT_SETTINGS, cordoned=plan.cordoned, deleted=plan.deleted)
     clock = Clock()
     cycles = 0
     for pod in pods:
-        node = one_cycle(fwk, work, pod, clock)
+        node = one_cycle(fwk, work, pod, clock, check)
         cycles += 1
         if node is not None:
             work.bind(pod, node)
@@ -137,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drain", type=int, default=50)
     parser.add_argument("--pods", type=int, default=0, help="the first N pods (0: all)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--check", action="store_true", help="hold batches to per-node forms")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     cluster = _cluster(0, 0, 0, Path(args.body))
@@ -156,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[tuple[Clock, int]] = []
     for i in range(args.repeat):
         gc.collect()
-        clock, cycles = one_run(cluster, plan, pods, fwk)
+        clock, cycles = one_run(cluster, plan, pods, fwk, args.check)
         runs.append((clock, cycles))
         total = sum(clock.wall.values()) / cycles * 1e3
         cpu = sum(clock.cpu.values()) / cycles * 1e3
