@@ -28,6 +28,7 @@ import threading
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from service.engine.scheduler.framework import NodeInfo
@@ -35,7 +36,8 @@ from service.engine.scheduler.framework import NodeInfo
 __all__ = ["NodeGroups", "NodeTable", "TableStore", "lineage_of"]
 
 TABLES_KEPT = 32
-_MISSING = object()
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 
 def lineage_of(view: Any) -> object | None:
@@ -58,7 +60,7 @@ class NodeGroups(dict):
 
     def __missing__(self, ni: NodeInfo) -> Hashable:
         key = self.read(ni)
-        self.sample.setdefault(key, ni)
+        self.sample.setdefault(key, ni)  # before the NodeInfo: a group met has a sample
         self[ni] = key
         return key
 
@@ -66,35 +68,49 @@ class NodeGroups(dict):
         """Read every node of ``nodes`` (a view's, on first use), in bulk."""
         infos = list(nodes)
         keys = list(map(self.read, infos))
-        self.update(zip(infos, keys, strict=True))
         deque(map(self.sample.setdefault, keys, infos), maxlen=0)  # the first of each group
+        self.update(zip(infos, keys, strict=True))
 
 
 class NodeTable(dict):
     """NodeInfo -> the plugin's answer on it for one pod key: computed once per group of
-    nodes (``answer`` of the group's sample NodeInfo), filled in bulk from ``groups``."""
+    nodes (``answer`` of the group's sample NodeInfo, when the group is first met), filled
+    in bulk from ``groups``."""
 
-    __slots__ = ("answer", "by_group", "groups")
+    __slots__ = ("by_group", "groups")
 
     def __init__(self, groups: NodeGroups, answer: Callable[[NodeInfo], Any]) -> None:
         super().__init__()
         self.groups = groups
-        self.answer = answer
-        self.by_group = {key: answer(ni) for key, ni in groups.sample.items()}
-        by_group = self.by_group
-        self.update(zip(groups.keys(), map(by_group.__getitem__, groups.values()), strict=True))
+        self.by_group = by_group = _ByGroup(groups.sample, answer)
+        # a copy: other threads' lookups may add NodeInfos to the groups meanwhile
+        items = list(groups.items())
+        self.update(
+            zip(map(_FIRST, items), map(by_group.__getitem__, map(_SECOND, items)), strict=True)
+        )
 
     def __missing__(self, ni: NodeInfo) -> Any:
-        key = self.groups[ni]
-        value = self.by_group.get(key, _MISSING)
-        if value is _MISSING:
-            value = self.by_group[key] = self.answer(self.groups.sample[key])
-        self[ni] = value
+        value = self[ni] = self.by_group[self.groups[ni]]
         return value
 
     def answers(self, nodes: Sequence[NodeInfo]) -> list[Any]:
         """The answer on each of ``nodes``, in order."""
         return list(map(self.__getitem__, nodes))
+
+
+class _ByGroup(dict):
+    """Group key -> the answer, computed on the group's sample NodeInfo when first asked."""
+
+    __slots__ = ("answer", "sample")
+
+    def __init__(self, sample: dict[Hashable, NodeInfo], answer: Callable[[NodeInfo], Any]):
+        super().__init__()
+        self.sample = sample
+        self.answer = answer
+
+    def __missing__(self, key: Hashable) -> Any:
+        value = self[key] = self.answer(self.sample[key])
+        return value
 
 
 class _Lineage:

@@ -14,6 +14,7 @@ from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS
 
 _UNSCHEDULABLE = attrgetter("node.unschedulable")
+_NAME = attrgetter("name")
 
 
 def _view(count: int = 6):
@@ -64,3 +65,41 @@ def test_store_is_bounded_and_goes_with_its_views():
     del view, lineage, table, again
     gc.collect()
     assert len(store._lineages) == 0
+
+
+def test_threads_sharing_the_groups_of_a_lineage():
+    """Decisions in threads share a lineage's groups: tables made while other threads add
+    NodeInfos and groups to them (here a group per node name) are filled from a copy, and
+    every answer is right."""
+    import sys
+    import threading
+
+    view = _view(200)
+    store = TableStore()
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            for round_ in range(30):
+                fresh = [
+                    NodeInfo(Node(name=f"t{seed}-{round_}-{i}", unschedulable=i % 2 == 0), i, [])
+                    for i in range(20)
+                ]
+                nodes = [*view.nodes, *fresh]
+                key = (seed, round_)
+                table = store.table(view, nodes, "name", _NAME, key, _UNSCHEDULABLE)
+                assert table.answers(nodes) == [ni.node.unschedulable for ni in nodes]
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(before)
+    assert errors == []
