@@ -17,6 +17,9 @@ node at Filter (service/engine/dra/allocator.py), and at Score the preference fo
   a request for all devices of an incomplete pool) is an Error: the cycle fails.
 * Score (``computeScore``): per claim, 8 - index of the chosen subrequest for each
   firstAvailable request; normalized (DefaultNormalizeScore). No PreFilterExtensions.
+  There is no PreScore upstream, so Score runs for every pod: for a pod without claims it
+  is 0 on every node, which the batch (ScoresNodes) answers at once, and NormalizeScore
+  then has nothing to scale.
 
 What the allocator chose on each feasible node is what Reserve would persist:
 ``allocation_of`` gives it to the placement result.
@@ -56,6 +59,7 @@ from service.engine.scheduler.framework import (
     PreFilterResult,
     ScoreError,
     ScoreExtensions,
+    ScoresNodes,
     Status,
     prefilter_state_missing,
 )
@@ -184,7 +188,7 @@ def allocation_config_of(
     return out or None
 
 
-class DynamicResources(IgnoresNodePods, PreFilterPlugin, ScoreExtensions):
+class DynamicResources(IgnoresNodePods, PreFilterPlugin, ScoreExtensions, ScoresNodes):
     name = "DynamicResources"
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
@@ -271,10 +275,21 @@ class DynamicResources(IgnoresNodePods, PreFilterPlugin, ScoreExtensions):
                         total += FIRST_AVAILABLE_MAX_SIZE - j
         return total
 
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
+        """0 on every node for a pod without claims (or without the PreFilter state)."""
+        s = state.read(self.name)
+        if s is None or not s.claims:
+            return [0] * len(nodes)
+        return [self.score(state, ni, ni) for ni in nodes]
+
     def normalize_score(
         self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> None:
-        """helper.DefaultNormalizeScore(MaxNodeScore, reverse=false)."""
+        """helper.DefaultNormalizeScore(MaxNodeScore, reverse=false). A pod without claims
+        scores 0 everywhere: nothing to scale, and the scores are not read."""
+        s = state.read(self.name)
+        if s is None or not s.claims:
+            return
         top = max(scores, default=0)
         if top == 0:
             return

@@ -19,13 +19,15 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 
 from service.engine.scheduler.framework import (
     MAX_NODE_SCORE,
     CycleState,
     NodeInfo,
-    ScorePlugin,
+    ScoresNodes,
 )
 
 __all__ = [
@@ -74,60 +76,71 @@ def _go_div(a: int, b: int) -> int:
 @dataclass(frozen=True, slots=True)
 class ImageStates:
     """The cache's image states of one view: per image name its size and the indexes of
-    the nodes reporting it."""
+    the nodes reporting it (in node order, each once); and, per pod key (its images), the
+    scores ``ImageLocality`` computed from them (at most ``PER_POD_KEPT``)."""
 
     total_nodes: int
     size: dict[str, int]
-    nodes: dict[str, frozenset[int]]
+    nodes: dict[str, list[int]]
+    per_pod: dict[tuple[str, ...], tuple[dict[int, int], int]] = field(default_factory=dict)
 
 
+PER_POD_KEPT = 256
 _STATES: weakref.WeakKeyDictionary[object, ImageStates] = weakref.WeakKeyDictionary()
 _STATES_LOCK = threading.Lock()
 
 
 def image_states(nodes: Sequence[NodeInfo], key: object) -> ImageStates:
-    """The image states of ``nodes`` (every node of the view), computed once per ``key``."""
+    """The image states of ``nodes`` (every node of the view), computed once per ``key``.
+
+    One pass over every name of every image of every node (hundreds of thousands on a
+    5,000-node cluster), so kept lean: a name's holders are a list its first holder
+    creates, a node appended once however many of its images carry the name."""
     found = _STATES.get(key)
     if found is not None:
         return found
     size: dict[str, int] = {}
-    holders: dict[str, set[int]] = {}
+    holders: dict[str, list[int]] = {}
+    get = holders.get
     for ni in nodes:
+        index = ni.index
         for image in ni.node.images:
             for name in image.names:
-                if name not in size:
+                held = get(name)
+                if held is None:
+                    holders[name] = [index]
                     size[name] = image.size_bytes
-                holders.setdefault(name, set()).add(ni.index)
-    found = ImageStates(len(nodes), size, {n: frozenset(s) for n, s in holders.items()})
+                elif held[-1] != index:
+                    held.append(index)
+    found = ImageStates(len(nodes), size, holders)
     with _STATES_LOCK:
         _STATES[key] = found
     return found
 
 
-class ImageLocality(ScorePlugin):
+_INDEX = attrgetter("index")
+
+
+class ImageLocality(ScoresNodes):
     name = "ImageLocality"
 
     def _per_node(self, state: CycleState) -> tuple[dict[int, int], int]:
         """Per node index holding any of the pod's images: its score (calculatePriority of
         the summed scaled scores); and the score of a node holding none of them. Computed
-        on the first Score call of the cycle."""
+        on the first Score call of the cycle, kept per pod images with the image states."""
         pod = state.pod
         view = state.view
         states = image_states(view.nodes, view.images_key)
-        sums: dict[int, int] = {}
-        for container in (*pod.init_containers, *pod.containers):
-            name = normalized_image_name(container.image)
-            holders = states.nodes.get(name)
-            if not holders:
-                continue
-            scaled = scaled_image_score(states.size[name], len(holders), states.total_nodes)
-            for index in holders:
-                sums[index] = sums.get(index, 0) + scaled
-        containers = len(pod.init_containers) + len(pod.containers)
-        found = (
-            {index: calculate_priority(total, containers) for index, total in sums.items()},
-            calculate_priority(0, containers),
+        names = tuple(
+            normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers)
         )
+        found = states.per_pod.get(names)
+        if found is None:
+            found = _scores_of(states, names)
+            with _STATES_LOCK:
+                states.per_pod[names] = found
+                while len(states.per_pod) > PER_POD_KEPT:
+                    del states.per_pod[next(iter(states.per_pod))]
         state.data[self.name] = found
         return found
 
@@ -136,3 +149,35 @@ class ImageLocality(ScorePlugin):
         if found is None:
             found = self._per_node(state)
         return found[0].get(ni.index, found[1])
+
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
+        """Score on each node: the default but on the few holding one of the pod's images."""
+        found = state.data.get(self.name)
+        if found is None:
+            found = self._per_node(state)
+        by_index, default = found
+        if not by_index:
+            return [default] * len(nodes)
+        return list(map(by_index.get, map(_INDEX, nodes), repeat(default)))
+
+
+def _scores_of(states: ImageStates, names: tuple[str, ...]) -> tuple[dict[int, int], int]:
+    """The score per node index holding one of ``names`` (the pod's containers' images),
+    and the score of the others: per container, the scaled score of its image on each node
+    holding it, summed per node, then calculatePriority (once per distinct sum)."""
+    sums: dict[int, int] = {}
+    for name in names:
+        holders = states.nodes.get(name)
+        if not holders:
+            continue
+        scaled = scaled_image_score(states.size[name], len(holders), states.total_nodes)
+        if not sums:
+            sums = dict.fromkeys(holders, scaled)
+            continue
+        get = sums.get
+        for index in holders:
+            sums[index] = get(index, 0) + scaled
+    containers = len(names)
+    priority = {total: calculate_priority(total, containers) for total in set(sums.values())}
+    by_index = dict(zip(sums.keys(), map(priority.__getitem__, sums.values()), strict=True))
+    return by_index, calculate_priority(0, containers)

@@ -7,32 +7,40 @@ affinity"), then the pod's nodeSelector and required terms ("node(s) didn't matc
 affinity/selector"), both UnschedulableAndUnresolvable. Score: the sum of the weights of the
 preferred terms (the pod's and the added ones) the node matches, normalized to 0..100 by the
 highest.
+
+Batches (FiltersNodes, ScoresNodes): the terms and the nodeSelector read only some label
+values of the node (the keys they name) and, with matchFields, its name; the answers are
+kept per pod key (its nodeSelector and terms) and NodeInfo, the nodes grouped by those
+values (node_tables.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from service.engine.nodeaffinity import (
     matches_node_selector_and_affinity,
     matches_node_selector_terms,
 )
-from service.engine.objects import Node, PreferredSchedulingTerm
+from service.engine.objects import Node, NodeSelectorTerm, Pod, PreferredSchedulingTerm
 from service.engine.scheduler.framework import (
     MAX_NODE_SCORE,
     OK,
     SKIPPED,
     UNRESOLVABLE,
     CycleState,
+    FiltersNodes,
     IgnoresNodePods,
     NodeInfo,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScoreExtensions,
+    ScoresNodes,
     Status,
 )
 from service.engine.scheduler.plugins.helper import default_normalize_score
+from service.engine.scheduler.plugins.node_tables import TableStore
 from service.engine.scheduler.profile import NodeAffinityArgs
 from service.engine.version import EngineSettings
 
@@ -59,7 +67,28 @@ def preferred_score(terms: Sequence[PreferredSchedulingTerm], node: Node) -> int
     )
 
 
-class NodeAffinity(PreFilterPlugin, IgnoresNodePods, PreScorePlugin, ScoreExtensions):
+def _read_of(terms: Iterable[NodeSelectorTerm], selector_keys: Iterable[str] = ()) -> tuple:
+    """What matching ``terms`` (and a nodeSelector of ``selector_keys``) reads of a node:
+    the label keys (sorted), and whether it reads the node's name (matchFields)."""
+    keys = set(selector_keys)
+    name = False
+    for term in terms:
+        keys.update(req.key for req in term.match_expressions)
+        name = name or bool(term.match_fields)
+    return tuple(sorted(keys)), name
+
+
+def _reader(read: tuple) -> Callable[[NodeInfo], Hashable]:
+    """The node's values of what ``read`` names (None for a missing label)."""
+    keys, name = read
+    if name:
+        return lambda ni: (tuple(map(ni.node.labels.get, keys)), ni.node.name)
+    return lambda ni: tuple(map(ni.node.labels.get, keys))
+
+
+class NodeAffinity(
+    PreFilterPlugin, IgnoresNodePods, FiltersNodes, PreScorePlugin, ScoreExtensions, ScoresNodes
+):
     name = "NodeAffinity"
 
     def __init__(self, args: NodeAffinityArgs | None = None, *, settings: EngineSettings) -> None:
@@ -68,6 +97,7 @@ class NodeAffinity(PreFilterPlugin, IgnoresNodePods, PreScorePlugin, ScoreExtens
         added = args.added_affinity
         self.added_required = added.required if added is not None else None
         self.added_preferred = added.preferred if added is not None and added.preferred else None
+        self._tables = TableStore()
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         """Skip when neither the pod nor the args constrain nodes. When every required term
@@ -94,14 +124,28 @@ class NodeAffinity(PreFilterPlugin, IgnoresNodePods, PreScorePlugin, ScoreExtens
         return (frozenset(names) if names else None), OK
 
     def filter(self, state: CycleState, ni: NodeInfo, ns: object) -> Status | None:
-        node = ni.node
+        return self._filter_node(state.pod, ni.node)
+
+    def _filter_node(self, pod: Pod, node: Node) -> Status | None:
         if self.added_required is not None and not matches_node_selector_terms(
             self.added_required, node
         ):
             return Status(UNRESOLVABLE, (ERR_REASON_ENFORCED,), self.name)
-        if matches_node_selector_and_affinity(state.pod, node):
+        if matches_node_selector_and_affinity(pod, node):
             return None
         return Status(UNRESOLVABLE, (ERR_REASON_POD,), self.name)
+
+    def filter_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """Filter on each node, from the table of the pod's nodeSelector and required terms."""
+        pod = state.pod
+        required = pod.required_node_affinity
+        read = _read_of((*(self.added_required or ()), *(required or ())), pod.node_selector)
+        pod_key = ("filter", tuple(sorted(pod.node_selector.items())), required)
+        table = self._tables.table(
+            state.view, nodes, read, _reader(read), pod_key,
+            lambda ni: self._filter_node(pod, ni.node),
+        )  # fmt: skip
+        return table.answers(nodes)
 
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
         """Skip when there is no preferred term, the pod's (a list, even empty) or added."""
@@ -110,14 +154,28 @@ class NodeAffinity(PreFilterPlugin, IgnoresNodePods, PreScorePlugin, ScoreExtens
         return OK
 
     def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
-        node = ni.node
+        return self._score_node(state.pod, ni.node)
+
+    def _score_node(self, pod: Pod, node: Node) -> int:
         count = 0
         if self.added_preferred is not None:
             count += preferred_score(self.added_preferred, node)
-        terms = state.pod.preferred_node_affinity
+        terms = pod.preferred_node_affinity
         if terms:
             count += preferred_score(terms, node)
         return count
+
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
+        """Score on each node, from the table of the pod's preferred terms."""
+        pod = state.pod
+        terms = pod.preferred_node_affinity
+        preferences = [t.preference for t in (*(self.added_preferred or ()), *(terms or ()))]
+        read = _read_of(preferences)
+        table = self._tables.table(
+            state.view, nodes, read, _reader(read), ("score", terms),
+            lambda ni: self._score_node(pod, ni.node),
+        )  # fmt: skip
+        return table.answers(nodes)
 
     def normalize_score(
         self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]

@@ -126,3 +126,25 @@ def test_preemption_never_frees_devices() -> None:
     out = preempt(cluster, pod_from_object(incoming), settings=settings_for("1.35"))
     assert out.candidates == []
     assert out.nominated_node_name in (None, "")
+
+
+def test_score_batch_and_normalize_for_a_pod_without_claims():
+    """No PreScore upstream: Score runs, 0 on every node, answered at once."""
+    from service.engine.objects import Pod
+    from service.engine.scheduler.framework import CycleState
+    from service.engine.scheduler.plugins.dynamic_resources import DynamicResources
+    from service.engine.scheduler.snapshot import scheduler_view
+
+    settings = settings_for("1.35")
+    view = scheduler_view(Cluster(snapshot_from_objects([node("a"), node("b")])), settings)
+    plugin = DynamicResources(settings=settings)
+    state = CycleState(Pod("d", "p"), view, settings)
+    assert plugin.score_nodes(state, view.nodes) == [0, 0]  # PreFilter did not run
+    _, status = plugin.pre_filter(state, view.nodes)
+    assert status.is_skip
+    assert plugin.score_nodes(state, view.nodes) == [
+        plugin.score(state, ni, ni) for ni in view.nodes
+    ]
+    scores = [0, 0]
+    plugin.normalize_score(state, view.nodes, scores)
+    assert scores == [0, 0]

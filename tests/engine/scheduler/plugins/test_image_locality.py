@@ -119,3 +119,36 @@ def test_calculate_priority_clamps() -> None:
     assert calculate_priority(0, 1) == 0
     assert calculate_priority(10**12, 2) == 100
     assert calculate_priority(23 * MB + (977 * MB) // 2, 1) == 50
+
+
+# --- the batch (ScoresNodes) held to Score node by node, and the image states ---
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_batch_equals_per_node(seed):
+    from tests.engine.scheduler.plugins.node_batches import check_batches
+
+    check_batches("ImageLocality", seed)
+
+
+def test_image_states_count_a_name_once_per_node_and_keep_the_first_size():
+    """A name reported twice by one node counts once; its size is the first node's."""
+    from service.engine.objects import Cluster, Snapshot
+    from service.engine.scheduler.plugins.image_locality import image_states
+    from service.engine.scheduler.snapshot import scheduler_view
+    from service.engine.version import DEFAULT_SETTINGS
+
+    nodes = (
+        _node("a", _images((("x:1", "x:1"), 10), (("x:1",), 20))),
+        _node("b"),
+        _node("c", _images((("x:1", "y:2"), 30))),
+    )
+    view = scheduler_view(Cluster(Snapshot(nodes=nodes)), DEFAULT_SETTINGS)
+
+    class Key:
+        pass
+
+    states = image_states(view.nodes, Key())
+    assert states.nodes == {"x:1": [0, 2], "y:2": [2]}
+    assert states.size == {"x:1": 10 * MB, "y:2": 30 * MB}
+    assert states.total_nodes == 3

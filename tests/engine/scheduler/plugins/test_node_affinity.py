@@ -19,6 +19,7 @@ from service.engine.version import DEFAULT_SETTINGS
 from tests.engine.scheduler.helpers import node
 from tests.engine.scheduler.helpers import pod as make_pod
 from tests.engine.scheduler.plugins.helpers import filter_status, normalized_scores
+from tests.engine.scheduler.plugins.node_batches import check_batches
 
 LABEL1 = {"foo": "bar"}
 LABEL2 = {"key": "value"}
@@ -162,3 +163,37 @@ def test_added_affinity_filter(labels, node_selector, reason) -> None:
             (reason,),
             "NodeAffinity",
         )
+
+
+# --- the batches (FiltersNodes, ScoresNodes) held to Filter and Score node by node ---
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_batches_equal_per_node(seed):
+    check_batches("NodeAffinity", seed)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_batches_equal_per_node_with_added_affinity(seed):
+    """NodeAffinityArgs.addedAffinity: its required terms are read too (and may name fields),
+    its preferred terms scored with the pod's."""
+    import random
+    from dataclasses import replace
+
+    from service.engine.objects import NodeSelectorRequirement as Req
+    from service.engine.objects import NodeSelectorTerm as Term
+    from service.engine.objects import PreferredSchedulingTerm as Pref
+    from service.engine.scheduler.profile import DEFAULT_PROFILE
+
+    rng = random.Random(seed)
+    required = (
+        Term((Req("pool", rng.choice(("In", "NotIn")), ("a", "b")),)),
+        Term(match_fields=(Req("metadata.name", "NotIn", (f"n{rng.randrange(30)}",)),)),
+    )[: rng.randint(1, 2)]
+    preferred = (
+        Pref(7, Term((Req("gpu", "Exists"),))),
+        Pref(3, Term((Req("size", "Gt", ("5",)),))),
+    )
+    args = NodeAffinityArgs(AddedAffinity(required=required, preferred=preferred))
+    profile = replace(DEFAULT_PROFILE, args={**DEFAULT_PROFILE.args, "NodeAffinity": args})
+    check_batches("NodeAffinity", 100 + seed, profile=profile)

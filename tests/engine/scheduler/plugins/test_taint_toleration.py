@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from service.engine.objects import Taint, Toleration
-from service.engine.scheduler.framework import UNRESOLVABLE
+from service.engine.objects import Cluster, Node, Pod, Snapshot, Taint, Toleration
+from service.engine.scheduler.framework import UNRESOLVABLE, CycleState
+from service.engine.scheduler.plugins.taint_toleration import TaintToleration
+from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS, settings_for
 from tests.engine.scheduler.helpers import node, pod
 from tests.engine.scheduler.plugins.helpers import filter_status, normalized_scores
+from tests.engine.scheduler.plugins.node_batches import check_batches
 
 PREFER = "PreferNoSchedule"
 
@@ -154,3 +158,49 @@ def test_taint_toleration_filter(tolerations, taints, rejected) -> None:
         )
     else:
         assert status.is_success
+
+
+# --- the batches (FiltersNodes, ScoresNodes) held to Filter and Score node by node ---
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_batches_equal_per_node(seed):
+    check_batches("TaintToleration", seed)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_batches_equal_per_node_with_the_taint_in_the_reason(seed):
+    settings = settings_for("1.34")
+    assert settings.taint_reason_names_taint
+    check_batches("TaintToleration", seed, settings=settings)
+
+
+def test_toleration_seconds_share_a_table_but_effects_do_not():
+    """The key of a pod's answers is what matching reads of its tolerations: two pods
+    differing in tolerationSeconds share them, pods differing in effect do not."""
+    nodes = (
+        Node(name="a", taints=(Taint(key="k", effect="NoSchedule"),)),
+        Node(name="b", taints=(Taint(key="k", effect="NoExecute"),)),
+        Node(name="c"),
+    )
+    view = scheduler_view(Cluster(Snapshot(nodes=nodes)), DEFAULT_SETTINGS)
+    plugin = TaintToleration(settings=DEFAULT_SETTINGS)
+    answers = []
+    for effect, seconds in (("NoSchedule", 30), ("NoSchedule", 60), ("NoExecute", 30)):
+        tol = Toleration(key="k", operator="Exists", effect=effect, toleration_seconds=seconds)
+        pod = Pod(namespace="d", name="p", tolerations=(tol,))
+        answers.append(
+            [
+                s is None
+                for s in plugin.filter_nodes(CycleState(pod, view, DEFAULT_SETTINGS), view.nodes)
+            ]
+        )
+    assert answers == [[True, False, True], [True, False, True], [False, True, True]]
+
+
+def test_a_pod_tolerating_every_taint_passes_every_node_unfiltered():
+    plugin = TaintToleration(settings=DEFAULT_SETTINGS)
+    every = Pod(namespace="d", name="p", tolerations=(Toleration(operator="Exists"),))
+    some = Pod(namespace="d", name="p", tolerations=(Toleration(key="k", operator="Exists"),))
+    assert not plugin.can_reject(CycleState(every, None, DEFAULT_SETTINGS))
+    assert plugin.can_reject(CycleState(some, None, DEFAULT_SETTINGS))

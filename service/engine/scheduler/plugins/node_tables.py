@@ -1,0 +1,169 @@
+"""Tables of a node-local plugin's answers, per kind of pod and per NodeInfo: the batches
+(FiltersNodes, ScoresNodes) of TaintToleration, NodeAffinity, NodeUnschedulable, NodePorts.
+
+These plugins read only the pod and the node (its Node object; NodePorts the NodeInfo's used
+ports). A drain's recreated pods are few kinds for them (a handful of toleration sets, of
+node selectors), and each cycle of a queue run reads a view sharing every unchanged
+NodeInfo with the one before it (engine/scheduler/queue.py). So a plugin keeps, per pod key
+(exactly what it reads of the pod), a table NodeInfo -> its answer there (``NodeTable``): a
+batch is one lookup per node done by ``map`` in C, and only a NodeInfo not seen before is
+computed, in Python (``__missing__``). Keys are the NodeInfo objects themselves, held by the
+table, so an id is never reused while a key is alive.
+
+A first time is cheap too: the answer depends on the node only through what the plugin
+reads of it (``read``: its taints, a few label values), so the nodes are grouped by that
+(``NodeGroups``), the answer is computed once per group, on a sample NodeInfo of the group, and a
+new table is filled from the groups in bulk. ``read`` must return everything the answer reads
+of the node: the tests hold every batch to the plugin's own per-node form.
+
+Lifetime: a plugin's tables live with the views they were made for, weakly keyed by the
+view's lineage (``view.images_key``: the view a queue run starts from, shared by the views it
+derives), at most ``TABLES_KEPT`` per lineage and plugin (least recently used dropped), and
+all dropped once their NodeInfos far outnumber a view's nodes.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict, deque
+from collections.abc import Callable, Hashable, Sequence
+from operator import itemgetter
+from typing import Any
+
+from service.engine.scheduler.framework import NodeInfo
+
+__all__ = ["NodeGroups", "NodeTable", "TableStore", "lineage_of"]
+
+TABLES_KEPT = 32
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+
+
+def lineage_of(view: Any) -> object | None:
+    """What a view's tables are kept under: its lineage (None: keep nothing)."""
+    if view is None:
+        return None
+    return getattr(view, "images_key", view)
+
+
+class NodeGroups(dict):
+    """NodeInfo -> what the plugin reads of it (the group key); a NodeInfo not seen before
+    is read on first lookup. ``sample``: a NodeInfo of each group."""
+
+    __slots__ = ("read", "sample")
+
+    def __init__(self, read: Callable[[NodeInfo], Hashable]) -> None:
+        super().__init__()
+        self.read = read
+        self.sample: dict[Hashable, NodeInfo] = {}
+
+    def __missing__(self, ni: NodeInfo) -> Hashable:
+        key = self.read(ni)
+        self.sample.setdefault(key, ni)  # before the NodeInfo: a group met has a sample
+        self[ni] = key
+        return key
+
+    def fill(self, nodes: Sequence[NodeInfo]) -> None:
+        """Read every node of ``nodes`` (a view's, on first use), in bulk."""
+        infos = list(nodes)
+        keys = list(map(self.read, infos))
+        deque(map(self.sample.setdefault, keys, infos), maxlen=0)  # the first of each group
+        self.update(zip(infos, keys, strict=True))
+
+
+class NodeTable(dict):
+    """NodeInfo -> the plugin's answer on it for one pod key: computed once per group of
+    nodes (``answer`` of the group's sample NodeInfo, when the group is first met), filled
+    in bulk from ``groups``."""
+
+    __slots__ = ("by_group", "groups")
+
+    def __init__(self, groups: NodeGroups, answer: Callable[[NodeInfo], Any]) -> None:
+        super().__init__()
+        self.groups = groups
+        self.by_group = by_group = _ByGroup(groups.sample, answer)
+        # a copy: other threads' lookups may add NodeInfos to the groups meanwhile
+        items = list(groups.items())
+        self.update(
+            zip(map(_FIRST, items), map(by_group.__getitem__, map(_SECOND, items)), strict=True)
+        )
+
+    def __missing__(self, ni: NodeInfo) -> Any:
+        value = self[ni] = self.by_group[self.groups[ni]]
+        return value
+
+    def answers(self, nodes: Sequence[NodeInfo]) -> list[Any]:
+        """The answer on each of ``nodes``, in order."""
+        return list(map(self.__getitem__, nodes))
+
+
+class _ByGroup(dict):
+    """Group key -> the answer, computed on the group's sample NodeInfo when first asked."""
+
+    __slots__ = ("answer", "sample")
+
+    def __init__(self, sample: dict[Hashable, NodeInfo], answer: Callable[[NodeInfo], Any]):
+        super().__init__()
+        self.sample = sample
+        self.answer = answer
+
+    def __missing__(self, key: Hashable) -> Any:
+        value = self[key] = self.answer(self.sample[key])
+        return value
+
+
+class _Lineage:
+    __slots__ = ("groups", "tables")
+
+    def __init__(self) -> None:
+        self.groups: dict[Hashable, NodeGroups] = {}
+        self.tables: OrderedDict[Hashable, NodeTable] = OrderedDict()
+
+
+class TableStore:
+    """One plugin's tables, per lineage of views (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._lineages: weakref.WeakKeyDictionary[object, _Lineage] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def table(
+        self,
+        view: Any,
+        nodes: Sequence[NodeInfo],
+        read_id: Hashable,
+        read: Callable[[NodeInfo], Hashable],
+        pod_key: Hashable,
+        answer: Callable[[NodeInfo], Any],
+    ) -> NodeTable:
+        """The table of ``pod_key`` (whose answers ``answer`` gives), its nodes grouped by
+        ``read`` (named ``read_id``: one grouping per distinct read); kept for ``view``'s
+        lineage. ``nodes``: the nodes about to be looked up (the view's are read in bulk)."""
+        lineage_key = lineage_of(view)
+        all_nodes = view.nodes if view is not None else nodes
+        if lineage_key is None:
+            groups = NodeGroups(read)
+            groups.fill(all_nodes)
+            return NodeTable(groups, answer)
+        with self._lock:
+            lineage = self._lineages.get(lineage_key)
+            if lineage is None:
+                lineage = self._lineages[lineage_key] = _Lineage()
+            groups = lineage.groups.get(read_id)
+            if groups is not None and len(groups) > 3 * len(all_nodes) + 1024:
+                lineage.groups.clear()  # mostly NodeInfos of views long gone: start afresh
+                lineage.tables.clear()
+                groups = None
+            key = (read_id, pod_key)
+            found = lineage.tables.get(key)
+            if found is not None:
+                lineage.tables.move_to_end(key)
+                return found
+            if groups is None:
+                groups = lineage.groups[read_id] = NodeGroups(read)
+                groups.fill(all_nodes)
+            table = lineage.tables[key] = NodeTable(groups, answer)
+            while len(lineage.tables) > TABLES_KEPT:
+                lineage.tables.popitem(last=False)
+            return table

@@ -1,0 +1,105 @@
+"""The tables the node-local plugins keep (node_tables.py): answers per group, NodeInfos
+read on first sight, kept per lineage of views and bounded."""
+
+from __future__ import annotations
+
+import gc
+from operator import attrgetter
+
+from service.engine.objects import Cluster, Node, Snapshot
+from service.engine.scheduler.framework import NodeInfo
+from service.engine.scheduler.plugins import node_tables
+from service.engine.scheduler.plugins.node_tables import NodeGroups, NodeTable, TableStore
+from service.engine.scheduler.snapshot import scheduler_view
+from service.engine.version import DEFAULT_SETTINGS
+
+_UNSCHEDULABLE = attrgetter("node.unschedulable")
+_NAME = attrgetter("name")
+
+
+def _view(count: int = 6):
+    nodes = tuple(Node(name=f"n{i}", unschedulable=i % 3 == 0) for i in range(count))
+    return scheduler_view(Cluster(Snapshot(nodes=nodes)), DEFAULT_SETTINGS)
+
+
+def test_answers_once_per_group_and_for_new_nodeinfos():
+    view = _view()
+    asked = []
+
+    def answer(ni):
+        asked.append(ni.name)
+        return ni.node.unschedulable
+
+    groups = NodeGroups(_UNSCHEDULABLE)
+    groups.fill(view.nodes)
+    table = NodeTable(groups, answer)
+    assert table.answers(view.nodes) == [True, False, False, True, False, False]
+    assert len(asked) == 2  # one per group
+    fresh = NodeInfo(Node(name="x", unschedulable=True), 0, [])
+    assert table.answers([fresh, view.nodes[1]]) == [True, False]
+    assert len(asked) == 2  # a new NodeInfo of a known group: no new answer
+
+
+def test_store_keeps_tables_per_lineage_and_pod_key():
+    view = _view()
+    store = TableStore()
+    first = store.table(view, view.nodes, "u", _UNSCHEDULABLE, "k", _UNSCHEDULABLE)
+    assert store.table(view, view.nodes, "u", _UNSCHEDULABLE, "k", _UNSCHEDULABLE) is first
+    other = store.table(view, view.nodes, "u", _UNSCHEDULABLE, "k2", _UNSCHEDULABLE)
+    assert other is not first
+    assert store.table(None, view.nodes, "u", _UNSCHEDULABLE, "k", _UNSCHEDULABLE) is not first
+
+
+def test_store_is_bounded_and_goes_with_its_views():
+    view = _view()
+    store = TableStore()
+    for i in range(node_tables.TABLES_KEPT + 5):
+        store.table(view, view.nodes, "u", _UNSCHEDULABLE, i, _UNSCHEDULABLE)
+    lineage = store._lineages[node_tables.lineage_of(view)]
+    assert len(lineage.tables) == node_tables.TABLES_KEPT
+    table = store.table(view, view.nodes, "u", _UNSCHEDULABLE, "k", _UNSCHEDULABLE)
+    many = [NodeInfo(Node(name=f"m{i}"), 0, []) for i in range(3 * len(view.nodes) + 1100)]
+    table.answers(many)  # NodeInfos of views long gone pile up ...
+    again = store.table(view, view.nodes, "u", _UNSCHEDULABLE, "k", _UNSCHEDULABLE)
+    assert again is not table and len(again) == len(view.nodes)  # ... and are dropped
+    del view, lineage, table, again
+    gc.collect()
+    assert len(store._lineages) == 0
+
+
+def test_threads_sharing_the_groups_of_a_lineage():
+    """Decisions in threads share a lineage's groups: tables made while other threads add
+    NodeInfos and groups to them (here a group per node name) are filled from a copy, and
+    every answer is right."""
+    import sys
+    import threading
+
+    view = _view(200)
+    store = TableStore()
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            for round_ in range(30):
+                fresh = [
+                    NodeInfo(Node(name=f"t{seed}-{round_}-{i}", unschedulable=i % 2 == 0), i, [])
+                    for i in range(20)
+                ]
+                nodes = [*view.nodes, *fresh]
+                key = (seed, round_)
+                table = store.table(view, nodes, "name", _NAME, key, _UNSCHEDULABLE)
+                assert table.answers(nodes) == [ni.node.unschedulable for ni in nodes]
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(before)
+    assert errors == []
