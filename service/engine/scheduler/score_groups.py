@@ -288,14 +288,18 @@ class ScoreGroups:
         if self._changed and not self._normalize_constant():
             return None
         groups = self._live
-        spread = self._spread_part(groups)
+        spread = self._spread_part()
         if spread is None:
             return None
         # the live groups are not empty: their tops read without the ``top`` property
         totals = [
-            g.normalized + part - g.members[0][0] for g, part in zip(groups, spread, strict=True)
+            g.normalized + spread[i] - g.members[0][0]
+            for g, i in zip(groups, self._spread_of, strict=True)
         ]
         best = max(totals)
+        if totals.count(best) == 1:  # one group leads: its top, tied with its next or not
+            group = groups[totals.index(best)]
+            return self._nodes[group.members[0][1]].name, group.tied_at_top()
         tied = [g for g, total in zip(groups, totals, strict=True) if total == best]
         first = min(g.members[0][1] for g in tied)
         several = len(tied) > 1 or tied[0].tied_at_top()
@@ -307,6 +311,7 @@ class ScoreGroups:
         again when the feasible nodes' domains changed."""
         groups = self._live = [g for g in self._groups if g.top is not None]
         reps = [self._nodes[g.top[1]] for g in groups]  # type: ignore[index]
+        self._spread_of = [0] * len(groups)  # without PodTopologySpread: its part is 0
         if self._spread is not None:
             if not self._spread_domains_same(groups):
                 self._pre_score_spread()
@@ -353,12 +358,13 @@ class ScoreGroups:
     def _is_feasible(self, index: int) -> bool:
         return self._group_of[index] is not None
 
-    def _spread_part(self, groups: list[_Group]) -> list[int] | None:
-        """Each live group's weighted normalized PodTopologySpread score: the plugin's own
-        Score and NormalizeScore on one node per spread key (the min / max over the keys'
-        values are those over every feasible node)."""
+    def _spread_part(self) -> list[int] | None:
+        """Each spread key's weighted normalized PodTopologySpread score (a live group's is
+        at its ``_spread_of`` position): the plugin's own Score and NormalizeScore on one
+        node per spread key (the min / max over the keys' values are those over every
+        feasible node)."""
         if self._spread is None:
-            return [0] * len(groups)
+            return [0]
         plugin, weight = self._spread
         state, known, reps = self.state, self._spread_raw, self._spread_reps
         scores = [known.get(key) for key in self._spread_keys]
@@ -369,7 +375,7 @@ class ScoreGroups:
         plugin.normalize_score(state, reps, scores)  # type: ignore[arg-type]
         if min(scores) < 0 or max(scores) > MAX_NODE_SCORE:  # type: ignore[type-var]
             return None
-        return [weight * scores[i] for i in self._spread_of]  # type: ignore[operator]
+        return [weight * score for score in scores]  # type: ignore[operator]
 
     def bound(self, pod: Pod, node_name: str) -> bool:
         """The replica ``pod`` bound to ``node_name`` (applied to the cluster at ``flush``):
@@ -381,8 +387,12 @@ class ScoreGroups:
         seen = as_scheduler_sees(bound, self.settings) if bound.init_containers else bound
         info = self._replica_info(seen)
         self.pending.append((bound, info))
+        ni = self._nodes[index]
+        if index in self._touched and not info.has_ports:
+            _add_pod(ni, info)  # made by an earlier bind here: no view holds it yet
+        else:
+            ni = self._nodes[index] = _with_pod(ni, info)
         self._touched[index] = None
-        ni = self._nodes[index] = _with_pod(self._nodes[index], info)
         if self._spread is not None:
             changed = self._spread[0].carry_pre_score(state, state, info, ni)
             if changed:
@@ -445,6 +455,20 @@ def _with_pod(ni: NodeInfo, info: PodInfo) -> NodeInfo:
     new.requested, new.nz_cpu, new.nz_mem = totals
     new.port_pods, new.used_ports = ni.port_pods, ni.used_ports
     return new
+
+
+def _add_pod(ni: NodeInfo, info: PodInfo) -> None:
+    """``_with_pod`` in place, for a NodeInfo this path made and no view holds yet (a node
+    bound to again before ``flush``): the pods list and sums updated, not copied. ``info``
+    has no host ports (those change the node's port sets: ``_with_pod`` builds it anew)."""
+    ni.pods.append(info)
+    ni.pod_count += 1
+    requested = ni.requested
+    for name, value in info.requests.items():
+        requested[name] = wrap_int64(requested.get(name, 0) + value)
+    ni.nz_cpu = wrap_int64(ni.nz_cpu + info.nz_cpu)
+    ni.nz_mem = wrap_int64(ni.nz_mem + info.nz_mem)
+    ni.forget_orders()
 
 
 def _constant_ok(name: str, pod: Pod, terms: bool) -> bool:
