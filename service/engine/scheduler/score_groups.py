@@ -45,12 +45,12 @@ full cycle, which also give a failing replica its stop reason.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from heapq import heappop, heappush
+from heapq import heappop, heappush, heapreplace
 
 import msgspec
 
 from service.engine.objects import Pod
-from service.engine.quantity import wrap_int64, wrap_int64_values
+from service.engine.quantity import MAX_INT64, MIN_INT64, wrap_int64, wrap_int64_values
 from service.engine.scheduler.framework import (
     ERROR,
     MAX_NODE_SCORE,
@@ -125,6 +125,10 @@ class _Group:
 
     def pop_top(self) -> tuple[int, int]:
         return heappop(self.members)
+
+    def replace_top(self, entry: tuple[int, int]) -> tuple[int, int]:
+        """The top popped and ``entry`` pushed, in one pass down the heap."""
+        return heapreplace(self.members, entry)
 
 
 class ScoreGroups:
@@ -398,8 +402,7 @@ class ScoreGroups:
             if changed:
                 self._forget_spread(changed)
         group = self._group_of[index]
-        popped = group.pop_top()  # type: ignore[union-attr]
-        assert popped == (-self._local_of[index], index), "a replica goes to a group's top"
+        top = (-self._local_of[index], index)  # a replica goes to a group's top
         status = self.fwk.run_filter_plugins_with_nominated(state, ni)  # type: ignore[arg-type]
         if status.code == ERROR:
             return False
@@ -407,12 +410,14 @@ class ScoreGroups:
         if local is None:
             if status.is_success:
                 return False
+            popped = group.pop_top()  # type: ignore[union-attr]
             self._feasible -= 1
             self._group_of[index] = None
             self._changed = self._changed or group.top is None  # type: ignore[union-attr]
-            return True
-        self._local_of[index] = local
-        group.add((-local, index))  # type: ignore[union-attr]
+        else:
+            self._local_of[index] = local
+            popped = group.replace_top((-local, index))  # type: ignore[union-attr]
+        assert popped == top, "a replica goes to a group's top"
         return True
 
     def _replica_info(self, seen: Pod) -> PodInfo:
@@ -465,9 +470,12 @@ def _add_pod(ni: NodeInfo, info: PodInfo) -> None:
     ni.pod_count += 1
     requested = ni.requested
     for name, value in info.requests.items():
-        requested[name] = wrap_int64(requested.get(name, 0) + value)
-    ni.nz_cpu = wrap_int64(ni.nz_cpu + info.nz_cpu)
-    ni.nz_mem = wrap_int64(ni.nz_mem + info.nz_mem)
+        total = requested.get(name, 0) + value
+        requested[name] = total if MIN_INT64 <= total <= MAX_INT64 else wrap_int64(total)
+    total = ni.nz_cpu + info.nz_cpu
+    ni.nz_cpu = total if MIN_INT64 <= total <= MAX_INT64 else wrap_int64(total)
+    total = ni.nz_mem + info.nz_mem
+    ni.nz_mem = total if MIN_INT64 <= total <= MAX_INT64 else wrap_int64(total)
     ni.forget_orders()
 
 
