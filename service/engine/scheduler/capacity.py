@@ -14,15 +14,14 @@ the running pods). ``exclude_nodes`` are cordoned first (NodeUnschedulable rejec
 
 from __future__ import annotations
 
-import functools
 import gc
 import hashlib
 import random
 import time
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import msgspec
 
@@ -131,32 +130,26 @@ class _Replicas:
         )
 
 
-_Run = TypeVar("_Run", bound=Callable[..., object])
-
-
-def _collector_paused(run: _Run) -> _Run:
-    """``run`` with Python's cyclic garbage collector paused (and enabled again after, if
-    it was): a capacity run makes a few long-lived objects per replica (the pod, its
-    PodInfo, the node's grown pods) and no cyclic garbage (tests/engine/scheduler/
-    test_capacity.py), so the collections they trigger, each scanning the young objects
-    and now and then every object of the process, find nothing; they were about 5 % of
-    the 5,000-node run (bench/RESULTS.md). Process-wide, as where the service decodes a
-    snapshot (service.store.snapshots)."""
-
-    @functools.wraps(run)
-    def paused(*args, **kwargs):  # type: ignore[no-untyped-def]
-        collecting = gc.isenabled()
+@contextmanager
+def _collector_paused(pause: bool) -> Iterator[None]:
+    """Python's cyclic garbage collector paused (when ``pause``; enabled again after, if it
+    was): a capacity run makes a few long-lived objects per replica (the pod, its PodInfo,
+    the node's grown pods) and no cyclic garbage (tests/engine/scheduler/test_capacity.py),
+    so the collections they trigger, each scanning the young objects and now and then every
+    object of the process, find nothing (about 5 % of the 5,000-node run's CPU,
+    bench/RESULTS.md). Not with ``fresh_views``, whose views built anew every step do
+    leave cyclic garbage. Process-wide, as where the service decodes a snapshot
+    (service.store.snapshots)."""
+    collecting = pause and gc.isenabled()
+    if collecting:
         gc.disable()
-        try:
-            return run(*args, **kwargs)
-        finally:
-            if collecting:
-                gc.enable()
-
-    return paused  # type: ignore[return-value]
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
-@_collector_paused
 def capacity(
     cluster: Cluster,
     templates: Sequence[Pod],
@@ -178,54 +171,55 @@ def capacity(
     ``incremental``: keep each node's node-local filter verdict and scores between
     replicas (incremental.py); False runs every replica's full cycle (what it is tested
     against). ``between_steps`` is called before each cycle, as in ``run_queue``."""
-    work = WorkingCluster(cluster, settings, cordoned=exclude_nodes, fresh=fresh_views)
-    rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
-    deadline = None if max_seconds is None else time.monotonic() + max_seconds
-    answers = [TemplateCapacity(t) for t in templates]
-    placements: list[tuple[int, str, str]] = []
-    steps = ties = fast = grouped = 0
-    truncated = False
-    for index, (template, answer) in enumerate(zip(templates, answers, strict=True)):
-        profile = profile_of(template, profiles)
-        assert profile is not None, "the caller checks every template has a profile"
-        cycles = TemplateCycles(work, profile, settings) if incremental else None
-        replicas = _Replicas(template)
-        if truncated:
-            answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
-            continue
-        while True:
-            if between_steps is not None:
-                between_steps()
-            if max_replicas is not None and answer.replicas >= max_replicas:
-                answer.stop = LIMIT_MAX_REPLICAS
-                break
-            if steps >= max_steps or (deadline is not None and time.monotonic() > deadline):
-                truncated = True
+    with _collector_paused(not fresh_views):
+        work = WorkingCluster(cluster, settings, cordoned=exclude_nodes, fresh=fresh_views)
+        rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        answers = [TemplateCapacity(t) for t in templates]
+        placements: list[tuple[int, str, str]] = []
+        steps = ties = fast = grouped = 0
+        truncated = False
+        for index, (template, answer) in enumerate(zip(templates, answers, strict=True)):
+            profile = profile_of(template, profiles)
+            assert profile is not None, "the caller checks every template has a profile"
+            cycles = TemplateCycles(work, profile, settings) if incremental else None
+            replicas = _Replicas(template)
+            if truncated:
                 answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
-                break
-            pod = replicas(answer.replicas + 1)
-            node, step, how, tied = _cycle(work, cycles, pod, profile, rng)
-            steps += 1
-            fast += how != _FULL
-            grouped += how == _GROUPED
-            if how != _GROUPED and cycles is not None and node is not None:
-                cycles.bound(node, pod.key)
-            if step is not None and step.outcome != BOUND:
-                answer.stop, answer.message, answer.reasons = (
-                    UNSCHEDULABLE,
-                    step.message,
-                    step.reasons,
-                )
-                break
-            ties += tied
-            answer.replicas += 1
-            answer.per_node[node] = answer.per_node.get(node, 0) + 1  # type: ignore[index]
-            placements.append((index, pod.name, node))  # type: ignore[arg-type]
-        if cycles is not None:
-            cycles.finish()
-    return CapacityRun(
-        answers, placements, work.usage(), work.cluster, truncated, ties, fast, grouped
-    )
+                continue
+            while True:
+                if between_steps is not None:
+                    between_steps()
+                if max_replicas is not None and answer.replicas >= max_replicas:
+                    answer.stop = LIMIT_MAX_REPLICAS
+                    break
+                if steps >= max_steps or (deadline is not None and time.monotonic() > deadline):
+                    truncated = True
+                    answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
+                    break
+                pod = replicas(answer.replicas + 1)
+                node, step, how, tied = _cycle(work, cycles, pod, profile, rng)
+                steps += 1
+                fast += how != _FULL
+                grouped += how == _GROUPED
+                if how != _GROUPED and cycles is not None and node is not None:
+                    cycles.bound(node, pod.key)
+                if step is not None and step.outcome != BOUND:
+                    answer.stop, answer.message, answer.reasons = (
+                        UNSCHEDULABLE,
+                        step.message,
+                        step.reasons,
+                    )
+                    break
+                ties += tied
+                answer.replicas += 1
+                answer.per_node[node] = answer.per_node.get(node, 0) + 1  # type: ignore[index]
+                placements.append((index, pod.name, node))  # type: ignore[arg-type]
+            if cycles is not None:
+                cycles.finish()
+        return CapacityRun(
+            answers, placements, work.usage(), work.cluster, truncated, ties, fast, grouped
+        )
 
 
 # how a replica was decided
