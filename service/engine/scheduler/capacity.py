@@ -14,11 +14,13 @@ the running pods). ``exclude_nodes`` are cordoned first (NodeUnschedulable rejec
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import random
 import time
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import msgspec
@@ -58,14 +60,17 @@ _UID_NAMESPACE = uuid.UUID("6f1d3c36-4c0e-4f8e-9a43-2a4f8b2f6a27")
 _UID_PREFIX = _UID_NAMESPACE.bytes
 
 
-def _uuid5(name: str) -> str:
-    """str(uuid.uuid5(_UID_NAMESPACE, name)) without building a UUID (a capacity run makes
-    one per replica): the SHA-1 of namespace and name, version 5, RFC 4122 variant."""
-    digest = bytearray(hashlib.sha1(_UID_PREFIX + name.encode()).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50
-    digest[8] = (digest[8] & 0x3F) | 0x80
-    h = digest.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+def _uuid5_of(digest: hashlib._Hash) -> str:
+    """str(uuid.uuid5(_UID_NAMESPACE, name)) from the SHA-1 of namespace and name, without
+    building a UUID (a capacity run makes one per replica): its first 16 bytes, version 5,
+    RFC 4122 variant (the version's hex digit written over, the variant's two high bits set on
+    the next one: ``_VARIANT``)."""
+    h = digest.hexdigest()
+    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
+
+
+# a hex digit with its two high bits set to 10 (the RFC 4122 variant)
+_VARIANT = {f"{d:x}": f"{d & 0x3 | 0x8:x}" for d in range(16)}
 
 
 @dataclass(slots=True)
@@ -100,11 +105,49 @@ class CapacityRun:
 
 def replica(template: Pod, n: int) -> Pod:
     """The template's n-th replica: a new name and UID, pending, not nominated."""
-    name = f"{template.name}-{n}"
-    uid = _uuid5(f"{template.namespace}/{template.name}/{template.uid}/{n}")
-    return msgspec.structs.replace(
-        template, name=name, uid=uid, node_name="", nominated_node_name="", phase="Pending"
-    )
+    return _Replicas(template)(n)
+
+
+class _Replicas:
+    """``replica`` of one template, what every replica shares made once: the pending pod
+    and the SHA-1 of the UID's namespace and name prefix (each replica's copies it)."""
+
+    __slots__ = ("_hashed", "_pending", "_prefix")
+
+    def __init__(self, template: Pod) -> None:
+        self._prefix = f"{template.name}-"
+        self._pending = msgspec.structs.replace(
+            template, node_name="", nominated_node_name="", phase="Pending"
+        )
+        name = f"{template.namespace}/{template.name}/{template.uid}/"
+        self._hashed = hashlib.sha1(_UID_PREFIX + name.encode())
+
+    def __call__(self, n: int) -> Pod:
+        digest = self._hashed.copy()
+        digest.update(str(n).encode())
+        return msgspec.structs.replace(
+            self._pending, name=f"{self._prefix}{n}", uid=_uuid5_of(digest)
+        )
+
+
+@contextmanager
+def _collector_paused(pause: bool) -> Iterator[None]:
+    """Python's cyclic garbage collector paused (when ``pause``; enabled again after, if it
+    was): a capacity run makes a few long-lived objects per replica (the pod, its PodInfo,
+    the node's grown pods) and no cyclic garbage (tests/engine/scheduler/test_capacity.py),
+    so the collections they trigger, each scanning the young objects and now and then every
+    object of the process, find nothing (about 5 % of the 5,000-node run's CPU,
+    bench/RESULTS.md). Not with ``fresh_views``, whose views built anew every step do
+    leave cyclic garbage. Process-wide, as where the service decodes a snapshot
+    (service.store.snapshots)."""
+    collecting = pause and gc.isenabled()
+    if collecting:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def capacity(
@@ -128,53 +171,55 @@ def capacity(
     ``incremental``: keep each node's node-local filter verdict and scores between
     replicas (incremental.py); False runs every replica's full cycle (what it is tested
     against). ``between_steps`` is called before each cycle, as in ``run_queue``."""
-    work = WorkingCluster(cluster, settings, cordoned=exclude_nodes, fresh=fresh_views)
-    rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
-    deadline = None if max_seconds is None else time.monotonic() + max_seconds
-    answers = [TemplateCapacity(t) for t in templates]
-    placements: list[tuple[int, str, str]] = []
-    steps = ties = fast = grouped = 0
-    truncated = False
-    for index, (template, answer) in enumerate(zip(templates, answers, strict=True)):
-        profile = profile_of(template, profiles)
-        assert profile is not None, "the caller checks every template has a profile"
-        cycles = TemplateCycles(work, profile, settings) if incremental else None
-        if truncated:
-            answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
-            continue
-        while True:
-            if between_steps is not None:
-                between_steps()
-            if max_replicas is not None and answer.replicas >= max_replicas:
-                answer.stop = LIMIT_MAX_REPLICAS
-                break
-            if steps >= max_steps or (deadline is not None and time.monotonic() > deadline):
-                truncated = True
+    with _collector_paused(not fresh_views):
+        work = WorkingCluster(cluster, settings, cordoned=exclude_nodes, fresh=fresh_views)
+        rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        answers = [TemplateCapacity(t) for t in templates]
+        placements: list[tuple[int, str, str]] = []
+        steps = ties = fast = grouped = 0
+        truncated = False
+        for index, (template, answer) in enumerate(zip(templates, answers, strict=True)):
+            profile = profile_of(template, profiles)
+            assert profile is not None, "the caller checks every template has a profile"
+            cycles = TemplateCycles(work, profile, settings) if incremental else None
+            replicas = _Replicas(template)
+            if truncated:
                 answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
-                break
-            pod = replica(template, answer.replicas + 1)
-            step, how, tied = _cycle(work, cycles, pod, profile, rng)
-            steps += 1
-            fast += how != _FULL
-            grouped += how == _GROUPED
-            if how != _GROUPED and cycles is not None and step.node is not None:
-                cycles.bound(step.node, pod.key)
-            if step.outcome != BOUND:
-                answer.stop, answer.message, answer.reasons = (
-                    UNSCHEDULABLE,
-                    step.message,
-                    step.reasons,
-                )
-                break
-            ties += tied
-            answer.replicas += 1
-            answer.per_node[step.node] = answer.per_node.get(step.node, 0) + 1  # type: ignore[index]
-            placements.append((index, pod.name, step.node))  # type: ignore[arg-type]
-        if cycles is not None:
-            cycles.finish()
-    return CapacityRun(
-        answers, placements, work.usage(), work.cluster, truncated, ties, fast, grouped
-    )
+                continue
+            while True:
+                if between_steps is not None:
+                    between_steps()
+                if max_replicas is not None and answer.replicas >= max_replicas:
+                    answer.stop = LIMIT_MAX_REPLICAS
+                    break
+                if steps >= max_steps or (deadline is not None and time.monotonic() > deadline):
+                    truncated = True
+                    answer.stop = LIMIT_MAX_STEPS if steps >= max_steps else LIMIT_TIME
+                    break
+                pod = replicas(answer.replicas + 1)
+                node, step, how, tied = _cycle(work, cycles, pod, profile, rng)
+                steps += 1
+                fast += how != _FULL
+                grouped += how == _GROUPED
+                if how != _GROUPED and cycles is not None and node is not None:
+                    cycles.bound(node, pod.key)
+                if step is not None and step.outcome != BOUND:
+                    answer.stop, answer.message, answer.reasons = (
+                        UNSCHEDULABLE,
+                        step.message,
+                        step.reasons,
+                    )
+                    break
+                ties += tied
+                answer.replicas += 1
+                answer.per_node[node] = answer.per_node.get(node, 0) + 1  # type: ignore[index]
+                placements.append((index, pod.name, node))  # type: ignore[arg-type]
+            if cycles is not None:
+                cycles.finish()
+        return CapacityRun(
+            answers, placements, work.usage(), work.cluster, truncated, ties, fast, grouped
+        )
 
 
 # how a replica was decided
@@ -187,20 +232,19 @@ def _cycle(
     pod: Pod,
     profile: Profile,
     rng: random.Random | None,
-) -> tuple[QueueStep, int, bool]:
-    """One replica's cycle, bound if it fits, how it was decided, and whether several
-    nodes tied at the top: by incremental.py's group path (its bind kept there until
-    ``finish``; its step lists no tied nodes) or its incremental cycle when they answer,
-    else by the full cycle (queue.cycle), which also gives an unschedulable replica its
-    message."""
+) -> tuple[str | None, QueueStep | None, int, bool]:
+    """One replica's cycle, bound if it fits: the node, the full cycle's step (None when
+    incremental.py answered: the replica is then bound), how it was decided, and whether
+    several nodes tied at the top. By incremental.py's group path (its bind kept there
+    until ``finish``) or its incremental cycle when they answer, else by the full cycle
+    (queue.cycle), which also gives an unschedulable replica its message."""
     found = cycles.place(pod, rng) if cycles is not None else None
     if found is None:
         step = cycle(work, pod, profile, preemption=False, rng=rng)
-        return step, _FULL, bool(step.ties)
-    node, ties = found
-    step = QueueStep(pod.key, pod, BOUND, node, [], "", ties)
+        return step.node, step, _FULL, bool(step.ties)
+    node = found[0]
     if cycles.deferred:  # type: ignore[union-attr]
         cycles.defer(pod, node)  # type: ignore[union-attr]
-        return step, _GROUPED, cycles.tied  # type: ignore[union-attr]
+        return node, None, _GROUPED, cycles.tied  # type: ignore[union-attr]
     work.bind(pod, node)
-    return step, _INCREMENTAL, cycles.tied  # type: ignore[union-attr]
+    return node, None, _INCREMENTAL, cycles.tied  # type: ignore[union-attr]

@@ -618,6 +618,11 @@ class NodeInfo:
             self.port_pods = ()
             self.used_ports = None
 
+    def forget_orders(self) -> None:
+        """Drop the lazy per-node indexes below (after the pods changed in place)."""
+        self._by_importance = self._neg_priority = self._cum = None
+        self._pdb_positions = self._port_positions = self._ports_before = None
+
     # Lazy per-node indexes over pods_by_importance(), for preemption (computed at most once
     # per node and Cluster; concurrent first use computes the same values). The importance
     # order, the priorities, the cpu and memory prefix sums and the host-port positions are

@@ -45,12 +45,12 @@ full cycle, which also give a failing replica its stop reason.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from heapq import heappop, heappush
+from heapq import heappop, heappush, heapreplace
 
 import msgspec
 
 from service.engine.objects import Pod
-from service.engine.quantity import wrap_int64, wrap_int64_values
+from service.engine.quantity import MAX_INT64, MIN_INT64, wrap_int64, wrap_int64_values
 from service.engine.scheduler.framework import (
     ERROR,
     MAX_NODE_SCORE,
@@ -125,6 +125,10 @@ class _Group:
 
     def pop_top(self) -> tuple[int, int]:
         return heappop(self.members)
+
+    def replace_top(self, entry: tuple[int, int]) -> tuple[int, int]:
+        """The top popped and ``entry`` pushed, in one pass down the heap."""
+        return heapreplace(self.members, entry)
 
 
 class ScoreGroups:
@@ -288,14 +292,18 @@ class ScoreGroups:
         if self._changed and not self._normalize_constant():
             return None
         groups = self._live
-        spread = self._spread_part(groups)
+        spread = self._spread_part()
         if spread is None:
             return None
         # the live groups are not empty: their tops read without the ``top`` property
         totals = [
-            g.normalized + part - g.members[0][0] for g, part in zip(groups, spread, strict=True)
+            g.normalized + spread[i] - g.members[0][0]
+            for g, i in zip(groups, self._spread_of, strict=True)
         ]
         best = max(totals)
+        if totals.count(best) == 1:  # one group leads: its top, tied with its next or not
+            group = groups[totals.index(best)]
+            return self._nodes[group.members[0][1]].name, group.tied_at_top()
         tied = [g for g, total in zip(groups, totals, strict=True) if total == best]
         first = min(g.members[0][1] for g in tied)
         several = len(tied) > 1 or tied[0].tied_at_top()
@@ -307,6 +315,7 @@ class ScoreGroups:
         again when the feasible nodes' domains changed."""
         groups = self._live = [g for g in self._groups if g.top is not None]
         reps = [self._nodes[g.top[1]] for g in groups]  # type: ignore[index]
+        self._spread_of = [0] * len(groups)  # without PodTopologySpread: its part is 0
         if self._spread is not None:
             if not self._spread_domains_same(groups):
                 self._pre_score_spread()
@@ -353,12 +362,13 @@ class ScoreGroups:
     def _is_feasible(self, index: int) -> bool:
         return self._group_of[index] is not None
 
-    def _spread_part(self, groups: list[_Group]) -> list[int] | None:
-        """Each live group's weighted normalized PodTopologySpread score: the plugin's own
-        Score and NormalizeScore on one node per spread key (the min / max over the keys'
-        values are those over every feasible node)."""
+    def _spread_part(self) -> list[int] | None:
+        """Each spread key's weighted normalized PodTopologySpread score (a live group's is
+        at its ``_spread_of`` position): the plugin's own Score and NormalizeScore on one
+        node per spread key (the min / max over the keys' values are those over every
+        feasible node)."""
         if self._spread is None:
-            return [0] * len(groups)
+            return [0]
         plugin, weight = self._spread
         state, known, reps = self.state, self._spread_raw, self._spread_reps
         scores = [known.get(key) for key in self._spread_keys]
@@ -369,7 +379,7 @@ class ScoreGroups:
         plugin.normalize_score(state, reps, scores)  # type: ignore[arg-type]
         if min(scores) < 0 or max(scores) > MAX_NODE_SCORE:  # type: ignore[type-var]
             return None
-        return [weight * scores[i] for i in self._spread_of]  # type: ignore[operator]
+        return [weight * score for score in scores]  # type: ignore[operator]
 
     def bound(self, pod: Pod, node_name: str) -> bool:
         """The replica ``pod`` bound to ``node_name`` (applied to the cluster at ``flush``):
@@ -381,15 +391,18 @@ class ScoreGroups:
         seen = as_scheduler_sees(bound, self.settings) if bound.init_containers else bound
         info = self._replica_info(seen)
         self.pending.append((bound, info))
+        ni = self._nodes[index]
+        if index in self._touched and not info.has_ports:
+            _add_pod(ni, info)  # made by an earlier bind here: no view holds it yet
+        else:
+            ni = self._nodes[index] = _with_pod(ni, info)
         self._touched[index] = None
-        ni = self._nodes[index] = _with_pod(self._nodes[index], info)
         if self._spread is not None:
             changed = self._spread[0].carry_pre_score(state, state, info, ni)
             if changed:
                 self._forget_spread(changed)
         group = self._group_of[index]
-        popped = group.pop_top()  # type: ignore[union-attr]
-        assert popped == (-self._local_of[index], index), "a replica goes to a group's top"
+        top = (-self._local_of[index], index)  # a replica goes to a group's top
         status = self.fwk.run_filter_plugins_with_nominated(state, ni)  # type: ignore[arg-type]
         if status.code == ERROR:
             return False
@@ -397,12 +410,14 @@ class ScoreGroups:
         if local is None:
             if status.is_success:
                 return False
+            popped = group.pop_top()  # type: ignore[union-attr]
             self._feasible -= 1
             self._group_of[index] = None
             self._changed = self._changed or group.top is None  # type: ignore[union-attr]
-            return True
-        self._local_of[index] = local
-        group.add((-local, index))  # type: ignore[union-attr]
+        else:
+            self._local_of[index] = local
+            popped = group.replace_top((-local, index))  # type: ignore[union-attr]
+        assert popped == top, "a replica goes to a group's top"
         return True
 
     def _replica_info(self, seen: Pod) -> PodInfo:
@@ -445,6 +460,23 @@ def _with_pod(ni: NodeInfo, info: PodInfo) -> NodeInfo:
     new.requested, new.nz_cpu, new.nz_mem = totals
     new.port_pods, new.used_ports = ni.port_pods, ni.used_ports
     return new
+
+
+def _add_pod(ni: NodeInfo, info: PodInfo) -> None:
+    """``_with_pod`` in place, for a NodeInfo this path made and no view holds yet (a node
+    bound to again before ``flush``): the pods list and sums updated, not copied. ``info``
+    has no host ports (those change the node's port sets: ``_with_pod`` builds it anew)."""
+    ni.pods.append(info)
+    ni.pod_count += 1
+    requested = ni.requested
+    for name, value in info.requests.items():
+        total = requested.get(name, 0) + value
+        requested[name] = total if MIN_INT64 <= total <= MAX_INT64 else wrap_int64(total)
+    total = ni.nz_cpu + info.nz_cpu
+    ni.nz_cpu = total if MIN_INT64 <= total <= MAX_INT64 else wrap_int64(total)
+    total = ni.nz_mem + info.nz_mem
+    ni.nz_mem = total if MIN_INT64 <= total <= MAX_INT64 else wrap_int64(total)
+    ni.forget_orders()
 
 
 def _constant_ok(name: str, pod: Pod, terms: bool) -> bool:

@@ -244,3 +244,57 @@ def test_a_pod_added_to_a_node_sums_as_the_node_summed_anew() -> None:
         anew.pod_count,
     )
     assert grown.used_ports == anew.used_ports
+
+
+def _summed(ni) -> tuple:
+    return (
+        [pi.key for pi in ni.pods],
+        list(ni.requested.items()),
+        ni.nz_cpu,
+        ni.nz_mem,
+        ni.pod_count,
+        None if ni.used_ports is None else ni.used_ports._by_ip,
+        [pi.key for pi in ni.port_pods],
+    )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pods_added_in_place_sum_as_the_node_summed_anew(seed: int) -> None:
+    """score_groups._add_pod (a second bind to a node before flush, in place) after
+    _with_pod against NodeInfo built from all its pods, on random requests around the
+    int64 limits, extended resources, pods without requests and host ports; the NodeInfo
+    the first bind copied (the view's) is left as it was, and the lazy orders are redone."""
+    from service.engine.scheduler.framework import NodeInfo, pod_info
+    from service.engine.scheduler.score_groups import _add_pod, _with_pod
+    from tests.engine.scheduler.helpers import node, pod
+
+    rng = random.Random(seed)
+    edges = (0, 1, 500, 2**62, 2**63 - 1, 2**63 - 2, 2**64)
+
+    def some_pod(i: int):
+        cpu = rng.choice((*edges, rng.randrange(1, 2**63)))
+        memory = rng.choice((*edges, rng.randrange(1, 2**63)))
+        extra = {"example.com/gpu": rng.choice(edges)} if rng.random() < 0.3 else None
+        ports = (8000 + i,) if rng.random() < 0.1 else ()
+        made = pod(f"p{i}", cpu, memory, extra=extra, host_ports=ports, priority=rng.randint(0, 3))
+        return pod_info(made, DEFAULT_SETTINGS)
+
+    n = node("a", 4000)
+    base = NodeInfo(n, 0, [some_pod(i) for i in range(rng.randint(0, 4))])
+    before = _summed(base)
+    base.pods_by_importance()
+    added = [some_pod(100 + i) for i in range(rng.randint(1, 12))]
+    grown = _with_pod(base, added[0])
+    for info in added[1:]:
+        grown.pods_by_importance()  # computed, then stale after the add
+        if info.has_ports:
+            grown = _with_pod(grown, info)
+        else:
+            _add_pod(grown, info)
+    anew = NodeInfo(n, 0, [*base.pods, *added])
+    assert _summed(grown) == _summed(anew)
+    assert [pi.key for pi in grown.pods_by_importance()] == [
+        pi.key for pi in anew.pods_by_importance()
+    ]
+    assert grown.cumulative("cpu") == anew.cumulative("cpu")
+    assert _summed(base) == before
