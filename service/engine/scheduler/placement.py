@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import add, attrgetter, mul
 
 from service.engine.objects import (
     AllocatedDevice,
@@ -100,6 +101,12 @@ class PlacementOutcome:
     # next cycle starts
     num_nodes_to_find: int | None = None
     next_start_index: int | None = None
+    # the scored feasible nodes in snapshot order and their totals (empty when the cycle
+    # failed), and the status of each examined node that did not pass: what selectHost and
+    # the FitError read, without ``nodes`` (``place(records=False)`` leaves it empty)
+    feasible_nodes: list[str] = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
+    statuses: dict[str, Status] = field(default_factory=dict)
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -122,8 +129,11 @@ def place(
     start_index: int | None = None,
     hold_statefulset_upgrades: bool = False,
     holds: Sequence[Hold] = (),
+    records: bool = True,
 ) -> PlacementOutcome:
-    """Filter and score ``pod`` on the snapshot's nodes; see the module docstring."""
+    """Filter and score ``pod`` on the snapshot's nodes; see the module docstring.
+    ``records``: build every node's NodePlacement (``nodes``); a caller that needs only the
+    choice, the message and the reasons (the scheduling queue) passes False."""
     pod = as_scheduler_sees(pod, settings)
     view = scheduler_view(cluster, settings)
     fwk = framework_for(profile, settings)
@@ -144,20 +154,24 @@ def place(
         order = order[start:] + order[:start]
 
     placed: list[NodePlacement | None] = [None] * len(view.nodes)  # by node index
+    examined, found = _filter(fwk, state, order, to_find)
+    passed = [status.code == SUCCESS for status in found]
+    feasible: list[NodeInfo] = list(compress(examined, passed))
     cycle_error: CycleError | None = None
     statuses: dict[str, Status] = {}
-    feasible: list[NodeInfo] = []
-    run_filters = fwk.run_filter_plugins_with_nominated
-    allocates = allocating(state)
-    processed = 0
-    for ni in order:
-        if to_find is not None and len(feasible) >= to_find:
-            break
-        processed += 1
-        status = run_filters(state, ni)
+    for ni, status in compress(zip(examined, found, strict=True), (not ok for ok in passed)):
         code = status.code
-        if code == SUCCESS:
-            feasible.append(ni)
+        if code == ERROR and cycle_error is None:
+            cycle_error = filter_error(ni.name, status)
+        if hold_nodes and ni.name in hold_nodes:
+            extra = hold_reasons(fwk, state, ni, status, plan)
+            status = Status(code, status.reasons + tuple(extra), status.plugin)
+        statuses[ni.name] = status
+        if records:
+            placed[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
+    if records:
+        allocates = allocating(state)
+        for ni, status in zip(feasible, compress(found, passed), strict=True):
             placed[ni.index] = (
                 NodePlacement(
                     ni.name,
@@ -169,33 +183,32 @@ def place(
                 if allocates
                 else NodePlacement(ni.name, status, [])
             )
-            continue
-        if code == ERROR and cycle_error is None:
-            cycle_error = filter_error(ni.name, status)
-        if hold_nodes and ni.name in hold_nodes:
-            extra = hold_reasons(fwk, state, ni, status, plan)
-            status = Status(code, status.reasons + tuple(extra), status.plugin)
-        statuses[ni.name] = status
-        placed[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
+    processed = len(examined)
 
     # evaluateNominatedNode: a nominated node that passes is taken before any other node is
     # filtered or scored, so no other node's error can fail the cycle.
     nominated = pod.nominated_node_name
-    nominated_entry = placed[view.by_name[nominated].index] if nominated in view.by_name else None
-    nominated_chosen = nominated_entry is not None and nominated_entry.feasible
+    nominated_chosen = bool(nominated) and any(ni.name == nominated for ni in feasible)
     scores = _score(fwk, state, feasible)
+    feasible_names = [ni.name for ni in feasible]
     if nominated_chosen:
         cycle_error = None
     elif cycle_error is None and len(feasible) > 1:
         # schedulePod takes a lone feasible node as it is: it never scores it.
-        cycle_error = scores.error or invalid_score(scores, [ni.name for ni in feasible])
-    totals = _record_scores(scores, feasible, placed, with_totals=cycle_error is None)
+        cycle_error = scores.error or invalid_score(scores, feasible_names)
+    totals = _totals(scores, len(feasible))
+    if records:
+        _record_scores(scores, feasible, placed, totals, with_totals=cycle_error is None)
     best_name = _select_host(feasible, totals)
 
-    nodes = [
-        entry or NodePlacement(ni.name, Status(), [], examined=False)
-        for ni, entry in zip(view.nodes, placed, strict=True)
-    ]
+    nodes = (
+        [
+            entry or NodePlacement(ni.name, Status(), [], examined=False)
+            for ni, entry in zip(view.nodes, placed, strict=True)
+        ]
+        if records
+        else []
+    )
     if nominated_chosen:
         best_name = nominated
     elif cycle_error is not None:
@@ -207,7 +220,7 @@ def place(
         message=_message(
             state.prefilter_status,
             best_name,
-            (len(feasible), processed, len(nodes)),
+            (len(feasible), processed, len(view.nodes)),
             statuses,
             nominated_chosen,
             cycle_error,
@@ -218,6 +231,9 @@ def place(
         nominated_node_chosen=nominated_chosen,
         holds_freed=plan.freed,
         cycle_error=cycle_error,
+        feasible_nodes=feasible_names if cycle_error is None else [],
+        totals=totals if cycle_error is None else [],
+        statuses=statuses,
     )
     if to_find is not None:
         outcome.num_nodes_to_find = to_find
@@ -225,22 +241,49 @@ def place(
     return outcome
 
 
+def _filter(
+    fwk: Framework, state, order: Sequence[NodeInfo], to_find: int | None
+) -> tuple[Sequence[NodeInfo], list[Status]]:
+    """The nodes examined, in ``order``, and their filter statuses: every node, plugin by
+    plugin (Framework.filter_all); with ``to_find``, node by node until that many are
+    feasible (findNodesThatPassFilters' early stop)."""
+    if to_find is None:
+        return order, fwk.filter_all(state, order)
+    examined: list[NodeInfo] = []
+    found: list[Status] = []
+    feasible = 0
+    for ni in order:
+        if feasible >= to_find:
+            break
+        status = fwk.run_filter_plugins_with_nominated(state, ni)
+        examined.append(ni)
+        found.append(status)
+        feasible += status.code == SUCCESS
+    return examined, found
+
+
+def _totals(scores: NodeScores, count: int) -> list[int]:
+    """The weighted sum of the normalized scores, per feasible node."""
+    totals = [0] * count
+    for p in scores.plugins:
+        column, weight = scores.normalized[p], scores.weights[p]
+        weighted = column if weight == 1 else map(mul, column, repeat(weight))
+        totals = list(map(add, totals, weighted))
+    return totals
+
+
 def _record_scores(
     scores: NodeScores,
     feasible: list[NodeInfo],
     placed: list[NodePlacement | None],
+    totals: list[int],
     *,
     with_totals: bool,
-) -> list[int]:
+) -> None:
     """Each feasible node's scores onto its NodePlacement: the normalized score per plugin,
-    the raw scores that normalization changed, and (``with_totals``) the weighted total.
-    Returns the totals, parallel to ``feasible``."""
+    the raw scores that normalization changed, and (``with_totals``) the weighted total."""
     plugins = scores.plugins
     columns = [scores.normalized[p] for p in plugins]
-    totals = [0] * len(feasible)
-    for p, column in zip(plugins, columns, strict=True):
-        weight = scores.weights[p]
-        totals = [t + weight * v for t, v in zip(totals, column, strict=True)]
     # the plugins whose normalization changed some score: only they get rawScores
     renormalized = [(p, scores.raw[p], scores.normalized[p]) for p in plugins
                     if scores.raw[p] != scores.normalized[p]]  # fmt: skip
@@ -254,7 +297,6 @@ def _record_scores(
             else {}
         )
         entry.total = total if with_totals else None  # type: ignore[union-attr]
-    return totals
 
 
 def _select_host(feasible: list[NodeInfo], totals: list[int]) -> str | None:

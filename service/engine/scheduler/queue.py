@@ -617,9 +617,7 @@ def select_host(outcome: PlacementOutcome, rng: random.Random | None) -> tuple[s
     chosen = outcome.selected_node
     if chosen is None or outcome.nominated_node_chosen:
         return chosen, ()
-    feasible = [n for n in outcome.nodes if n.feasible and n.total is not None]
-    names = [n.node_name for n in feasible]
-    return pick_host(names, [n.total for n in feasible], rng)  # type: ignore[misc]
+    return pick_host(outcome.feasible_nodes, outcome.totals, rng)
 
 
 def pick_host(
@@ -651,9 +649,8 @@ def pick_host(
 def reason_counts(outcome: PlacementOutcome) -> dict[str, int]:
     """Each filter reason with the number of nodes that gave it (the FitError histogram)."""
     counts: Counter[str] = Counter()
-    for n in outcome.nodes:
-        if n.examined and not n.feasible:
-            counts.update(n.reasons)
+    for status in outcome.statuses.values():
+        counts.update(status.reasons)
     return dict(sorted(counts.items()))
 
 
@@ -684,7 +681,7 @@ def cycle(
             work.bind(pod, node)
             templates.bound(node, pod.key)
             return QueueStep(pod.key, pod, BOUND, node, [], message, ties, attempt)
-    outcome = place(work.cluster, pod, profile=profile, settings=settings)
+    outcome = place(work.cluster, pod, profile=profile, settings=settings, records=keep_outcomes)
     node, ties = select_host(outcome, rng)
     kept = outcome if keep_outcomes else None
     if node is not None:

@@ -23,6 +23,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from service.engine.objects import UNMODELLED_USES, Pod
@@ -34,6 +35,7 @@ from service.engine.scheduler.framework import (
     CountsPods,
     CycleState,
     FilterPlugin,
+    FiltersNodes,
     IgnoresNodePods,
     KeepsVerdict,
     NodeInfo,
@@ -459,6 +461,48 @@ class Framework:
         if not first.is_success:
             return first
         return self.run_filter_plugins(state, ni, ns)
+
+    def filter_all(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[Status]:
+        """RunFilterPluginsWithNominatedPods on every node of ``nodes``, plugin by plugin
+        rather than node by node: each plugin runs (at once, FiltersNodes) on the nodes
+        every earlier plugin passed, so each node meets the same filters, in the same order,
+        as node by node, and gets the same status (its first rejection, else Success). The
+        nodes with nominated pods, with pods taken off for the pod (holds) or outside the
+        PreFilter node set take the node-by-node path."""
+        if state.prefilter_status is not None:
+            return [state.prefilter_status] * len(nodes)
+        out: list[Status] = [OK] * len(nodes)
+        special = set(state.nominated) | set(state.removed)
+        names = state.node_names
+        remaining: Sequence[NodeInfo] = nodes
+        positions: Sequence[int] = range(len(nodes))
+        if special or names is not None:
+            at_once: list[int] = []
+            for i, ni in enumerate(nodes):
+                if ni.name in special or (names is not None and ni.name not in names):
+                    out[i] = self.run_filter_plugins_with_nominated(state, ni)
+                else:
+                    at_once.append(i)
+            remaining, positions = [nodes[i] for i in at_once], at_once
+        for name, run in state.filters:
+            if not remaining:
+                break
+            plugin = self._filters_by_name.get(name)
+            if isinstance(plugin, FiltersNodes):
+                found = plugin.filter_nodes(state, remaining)
+            else:
+                found = [run(state, ni, ni) for ni in remaining]
+            if found.count(None) == len(found):
+                continue
+            for j, status in enumerate(found):
+                if status is not None:
+                    out[positions[j]] = (
+                        status if status.plugin else Status(status.code, status.reasons, name)
+                    )
+            passed = [status is None for status in found]
+            remaining = list(compress(remaining, passed))
+            positions = list(compress(positions, passed))
+        return out
 
     def run_pre_score_plugins(
         self, state: CycleState, nodes: Sequence[NodeInfo], carried: Collection[str] = ()

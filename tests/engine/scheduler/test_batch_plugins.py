@@ -1,0 +1,73 @@
+"""Every plugin that filters or scores many nodes at once (framework.FiltersNodes,
+ScoresNodes) against its own node-by-node Filter and Score, and Framework.filter_all
+(plugin by plugin) against RunFilterPluginsWithNominatedPods node by node: on the random
+clusters of the differential tests (taints, affinity, spread, volumes, workloads), for the
+default profile of every release."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.engine.objects import Cluster
+from service.engine.scheduler.framework import FiltersNodes, ScoreError, ScoresNodes
+from service.engine.scheduler.nominated import prepare_nominated
+from service.engine.scheduler.profile import default_profile
+from service.engine.scheduler.runtime import Framework
+from service.engine.scheduler.snapshot import as_scheduler_sees, scheduler_view
+from service.engine.version import KNOWN_VERSIONS, settings_for
+from service.ingest.kube import pod_from_object
+from tests.conftest import snapshot_from_objects
+from tests.engine.scheduler.random_clusters import random_case, random_workload_case
+from tests.oracles import seeds
+
+FAMILIES = {
+    "plain": lambda seed: random_case(seed),
+    "spread": lambda seed: random_case(seed, spread=True),
+    "volumes": lambda seed: random_case(seed, volumes=True),
+    "preemption": lambda seed: random_case(seed, "preemption"),
+    "workloads": lambda seed: random_workload_case(seed),
+}
+
+
+def _cycle(case: dict, version: str):
+    settings = settings_for(version)
+    cluster = Cluster(snapshot_from_objects(case["objects"]))
+    view = scheduler_view(cluster, settings, whole_pods=True)
+    fwk = Framework(default_profile(settings), settings)
+    pod = as_scheduler_sees(pod_from_object(case["pod"]), settings)
+    state = fwk.cycle_state(pod, view)
+    prepare_nominated(state, view)
+    return fwk, state, view
+
+
+def _scores(run, nodes) -> list | str:
+    try:
+        return run(nodes)
+    except ScoreError as exc:
+        return f"ScoreError: {exc}"
+
+
+@pytest.mark.parametrize("version", KNOWN_VERSIONS)
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("seed", seeds(12))
+def test_batches_equal_their_plugins_node_by_node(family: str, seed: int, version: str) -> None:
+    fwk, state, view = _cycle(FAMILIES[family](seed), version)
+    if state.prefilter_status is not None:
+        return
+    nodes = view.nodes
+    for name, run in state.filters:
+        plugin = fwk._filters_by_name[name]
+        if isinstance(plugin, FiltersNodes):
+            assert plugin.filter_nodes(state, nodes) == [run(state, ni, ni) for ni in nodes], name
+    plain = [fwk.run_filter_plugins_with_nominated(state, ni) for ni in nodes]
+    assert fwk.filter_all(state, nodes) == plain
+    feasible = [ni for ni, status in zip(nodes, plain, strict=True) if status.is_success]
+    if not feasible:
+        return
+    fwk.run_pre_score_plugins(state, feasible)
+    for plugin, _ in fwk.score_plugins:
+        if plugin.name in state.skip_score or not isinstance(plugin, ScoresNodes):
+            continue
+        batch = _scores(lambda ns, p=plugin: p.score_nodes(state, ns), feasible)
+        one_by_one = _scores(lambda ns, p=plugin: [p.score(state, ni, ni) for ni in ns], feasible)
+        assert batch == one_by_one, plugin.name
