@@ -496,11 +496,11 @@ class _PreScoreState:
     # score_nodes' last answer for ``nodes`` (a copy) and its distinct values, for
     # NormalizeScore over the same nodes and scores
     scored: tuple[list[int], set[int]] | None = None
-    # carry_pre_score's memos: the last added pod's labels and namespace and whether each
-    # constraint's selector matched them; per Node (by id, the Node held) the constraints
-    # whose inclusion policies it passes
-    last_match: tuple[dict[str, str], str, tuple[bool, ...]] | None = None
-    included: dict[int, tuple[Node, tuple, bool, tuple[bool, ...]]] = field(default_factory=dict)
+    # carry_pre_score's memos: the last added pod's labels and whether each constraint's
+    # selector matched them; per Node (by id, the Node held) what adding such a pod there
+    # does (_carried_effect)
+    last_match: tuple[dict[str, str], tuple[bool, ...]] | None = None
+    effects: dict[int, tuple[Node, tuple, tuple]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.keys = tuple(c.topology_key for c in self.constraints)
@@ -843,27 +843,26 @@ class PodTopologySpread(
         if s is None:
             return None
         state.write(_SCORE_KEY, s)
-        pod, node = added.pod, ni.node
+        pod = added.pod
         if pod is None or pod.deletion_timestamp is not None:
-            return frozenset()
+            return _NOTHING
         if pod.namespace != state.pod.namespace:
-            return frozenset()
-        matches = _carried_matches(s, pod)
-        if not any(matches):
-            return frozenset()
+            return _NOTHING
         require_all = bool(state.pod.topology_spread_constraints) or not self.system_defaulted
-        counted, included = _carried_inclusion(s, state.pod, node, require_all)
-        changed: set[tuple[str, str]] = set()
-        for i, c in enumerate(s.constraints):
-            if not matches[i]:
-                continue
-            s.matching[i][ni.name] = s.matching[i].get(ni.name, 0) + 1
-            value = node.labels.get(c.topology_key, "")
-            changed.add((c.topology_key, value))
-            if counted and included[i] and value in s.counts[i]:
-                s.counts[i][value] += 1
-                s.counts_changed()
-        return frozenset(changed)
+        changed, terms = _carried_effect(s, pod, state.pod, ni.node, require_all)
+        name = ni.name
+        counted = False
+        for i, value, counts_it in terms:
+            per_node = s.matching[i]
+            per_node[name] = per_node.get(name, 0) + 1
+            if counts_it:
+                domain_counts = s.counts[i]
+                if value in domain_counts:
+                    domain_counts[value] += 1
+                    counted = True
+        if counted:
+            s.counts_changed()
+        return changed
 
     def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
@@ -958,39 +957,66 @@ def _normalize_by_value(scores: list[int], values: set[int] | None = None) -> No
     scores[:] = map(normalized.__getitem__, scores)
 
 
+_NOTHING: frozenset[tuple[str, str]] = frozenset()
+_NO_EFFECT: tuple[frozenset[tuple[str, str]], tuple] = (_NOTHING, ())
+
+
+def _carried_effect(
+    s: _PreScoreState, pod: Pod, incoming: Pod, node: Node, require_all: bool
+) -> tuple[frozenset[tuple[str, str]], tuple[tuple[int, str, bool], ...]]:
+    """What counting ``pod`` (of the incoming pod's namespace) on ``node`` does to the
+    carried state: the domains (key, value) it changes, and per constraint whose selector
+    matches it, (the constraint, the node's domain, whether the domain's count takes it:
+    the node carries every key when all are required, and passes the constraint's
+    inclusion policies for ``incoming``). Kept per Node while the pods carried have the
+    same labels and the incoming pod the same fields the policies read (a template's
+    replicas share both)."""
+    matches = _carried_matches(s, pod)
+    if not any(matches):
+        return _NO_EFFECT
+    fields = (
+        incoming.node_selector,
+        incoming.required_node_affinity,
+        incoming.tolerations,
+        require_all,
+    )
+    kept = s.effects.get(id(node))
+    if kept is not None and kept[0] is node and kept[1] == fields:
+        return kept[2]
+    labels = node.labels
+    counted = not require_all or _has_all_keys(labels, s.constraints)
+    changed: set[tuple[str, str]] = set()
+    terms = []
+    for i, c in enumerate(s.constraints):
+        if not matches[i]:
+            continue
+        value = labels.get(c.topology_key, "")
+        changed.add((c.topology_key, value))
+        terms.append((i, value, counted and c.includes(incoming, node)))
+    effect = (frozenset(changed), tuple(terms))
+    if len(s.effects) >= 4096:
+        s.effects.clear()
+    s.effects[id(node)] = (node, fields, effect)
+    return effect
+
+
 def _carried_matches(s: _PreScoreState, pod: Pod) -> tuple[bool, ...]:
     """Whether each constraint's (non-empty) selector matches ``pod``'s labels: kept for the
-    last pod's labels, as the replicas of a template carry the same ones."""
+    last pod's labels, as the replicas of a template carry the same ones (other labels
+    drop the effects kept per node)."""
     last = s.last_match
     labels = pod.labels
     if last is not None and (last[0] is labels or last[0] == labels):
-        return last[2]
+        return last[1]
     found = tuple(
         c.selector is not None
         and bool(c.selector.match_labels or c.selector.match_expressions)
         and selector_matches(c.selector, labels)
         for c in s.constraints
     )
-    s.last_match = (labels, pod.namespace, found)
+    s.last_match = (labels, found)
+    s.effects.clear()
     return found
-
-
-def _carried_inclusion(
-    s: _PreScoreState, pod: Pod, node: Node, require_all: bool
-) -> tuple[bool, tuple[bool, ...]]:
-    """Whether ``node`` is counted at all (every key, when all are required) and passes
-    each constraint's inclusion policies for ``pod``: kept per Node and the pod's fields
-    the policies read (a template's replicas share them)."""
-    fields = (pod.node_selector, pod.required_node_affinity, pod.tolerations, require_all)
-    kept = s.included.get(id(node))
-    if kept is not None and kept[0] is node and kept[1] == fields:
-        return kept[2], kept[3]
-    counted = not require_all or _has_all_keys(node.labels, s.constraints)
-    included = tuple(c.includes(pod, node) for c in s.constraints)
-    if len(s.included) > 4096:
-        s.included.clear()
-    s.included[id(node)] = (node, fields, counted, included)
-    return counted, included
 
 
 def _go_round(x: float) -> int:
