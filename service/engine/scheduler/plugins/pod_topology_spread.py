@@ -500,7 +500,7 @@ class _PreScoreState:
     # selector matched them; per Node (by id, the Node held) what adding such a pod there
     # does (_carried_effect)
     last_match: tuple[dict[str, str], tuple[bool, ...]] | None = None
-    effects: dict[int, tuple[Node, tuple, tuple]] = field(default_factory=dict)
+    effects: dict[int, tuple[Node, Pod, tuple]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.keys = tuple(c.topology_key for c in self.constraints)
@@ -547,8 +547,9 @@ class _PreScoreState:
 
     def counts_changed(self) -> None:
         """A carried cycle changed a domain's count: the scores by class are stale."""
-        self.class_scores.clear()
-        self.group_scores.clear()
+        if self.class_scores:
+            self.class_scores.clear()
+            self.group_scores.clear()
         self.scored = None
 
     def alone(self) -> set[str]:
@@ -848,8 +849,19 @@ class PodTopologySpread(
             return _NOTHING
         if pod.namespace != state.pod.namespace:
             return _NOTHING
-        require_all = bool(state.pod.topology_spread_constraints) or not self.system_defaulted
-        changed, terms = _carried_effect(s, pod, state.pod, ni.node, require_all)
+        node = ni.node
+        last, kept = s.last_match, s.effects.get(id(node))
+        if (
+            kept is not None
+            and last is not None
+            and last[0] is pod.labels
+            and kept[0] is node
+            and kept[1] is state.pod
+        ):
+            changed, terms = kept[2]  # the last replica's labels, pod and node
+        else:
+            require_all = bool(state.pod.topology_spread_constraints) or not (self.system_defaulted)
+            changed, terms = _carried_effect(s, pod, state.pod, node, require_all)
         name = ni.name
         counted = False
         for i, value, counts_it in terms:
@@ -906,38 +918,44 @@ class PodTopologySpread(
             s.scored = (list(out), values)  # type: ignore[arg-type]
         return out  # type: ignore[return-value]
 
-    @staticmethod
-    def _ignored_among(s: _PreScoreState, nodes: Sequence[NodeInfo]) -> bool:
-        """Whether a node PreScore ignored is among ``nodes``."""
-        if nodes is s.nodes and s.tokens is not None and s.present is not None:
-            return bool(_positions(s.tokens, s.present, s.ignored))
-        tokens, classes = _tokens_of(nodes)
-        return bool(_positions(tokens, set(classes), s.ignored))
-
     def normalize_score(
         self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> None:
+        """Ignored nodes score 0 and bound neither the lowest nor the highest score; the
+        arithmetic runs once per distinct score of the others."""
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
         if s is None:
             return
-        if not s.ignored or not self._ignored_among(s, nodes):
+        ignored_at = _ignored_positions(s, nodes)
+        if not ignored_at:
             values = None
             if nodes is s.nodes and s.scored is not None and scores == s.scored[0]:
                 values = s.scored[1]
             _normalize_by_value(scores, values)
             return
-        # ignored nodes score 0 and bound neither min nor max (one flag per node, the sums
-        # at C speed)
-        ignored = s.ignored
-        skip = [ni.name in ignored for ni in nodes]
-        counted = [v for v, out in zip(scores, skip, strict=True) if not out]
+        kept = [True] * len(scores)
+        for p in ignored_at:
+            kept[p] = False
+        counted = list(compress(scores, kept))
         low, high = min(counted, default=2**63 - 1), max(0, max(counted, default=0))
         if high == 0:
-            scores[:] = [0 if out else MAX_NODE_SCORE for out in skip]
+            normalized = dict.fromkeys(counted, MAX_NODE_SCORE)
         else:
             top, most = high + low, MAX_NODE_SCORE
-            pairs = zip(scores, skip, strict=True)
-            scores[:] = [0 if out else (top - v) * most // high for v, out in pairs]
+            normalized = {v: (top - v) * most // high for v in set(counted)}
+        scores[:] = map(normalized.get, scores)  # type: ignore[arg-type]
+        for p in ignored_at:
+            scores[p] = 0
+
+
+def _ignored_positions(s: _PreScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
+    """The positions in ``nodes`` of the nodes PreScore ignored."""
+    ignored = s.ignored
+    if not ignored:
+        return []
+    if nodes is s.nodes and s.tokens is not None and s.present is not None:
+        return _positions(s.tokens, s.present, ignored)
+    return list(compress(range(len(nodes)), map(ignored.__contains__, map(_NAME, nodes))))
 
 
 def _normalize_by_value(scores: list[int], values: set[int] | None = None) -> None:
@@ -974,14 +992,10 @@ def _carried_effect(
     matches = _carried_matches(s, pod)
     if not any(matches):
         return _NO_EFFECT
-    fields = (
-        incoming.node_selector,
-        incoming.required_node_affinity,
-        incoming.tolerations,
-        require_all,
-    )
+    fields = _fields(incoming)
     kept = s.effects.get(id(node))
-    if kept is not None and kept[0] is node and kept[1] == fields:
+    if kept is not None and kept[0] is node and (kept[1] is incoming or _fields(kept[1]) == fields):
+        s.effects[id(node)] = (node, incoming, kept[2])
         return kept[2]
     labels = node.labels
     counted = not require_all or _has_all_keys(labels, s.constraints)
@@ -996,8 +1010,19 @@ def _carried_effect(
     effect = (frozenset(changed), tuple(terms))
     if len(s.effects) >= 4096:
         s.effects.clear()
-    s.effects[id(node)] = (node, fields, effect)
+    s.effects[id(node)] = (node, incoming, effect)
     return effect
+
+
+def _fields(incoming: Pod) -> tuple:
+    """What the inclusion policies read of the incoming pod, and whether every key is
+    required (which reads its constraints)."""
+    return (
+        incoming.node_selector,
+        incoming.required_node_affinity,
+        incoming.tolerations,
+        bool(incoming.topology_spread_constraints),
+    )
 
 
 def _carried_matches(s: _PreScoreState, pod: Pod) -> tuple[bool, ...]:
