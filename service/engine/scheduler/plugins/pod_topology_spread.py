@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
@@ -312,11 +313,12 @@ class _Generation:
 
 
 class _Tokens(dict):
-    """NodeInfo -> its _NodeToken, made on first sight (``__missing__``) and shared by every
-    view and request: a NodeInfo's node never changes, and the dict holds its keys alive,
-    so an id is never reused for another. Bounded: emptied, and a new generation of
-    classes begun, when it grows past ``LIMIT`` entries (a successor view's new NodeInfos
-    add one each); tokens already handed out stay whole in their generation."""
+    """NodeInfo -> its _NodeToken, made on first sight (``__missing__``): a NodeInfo's node
+    never changes, and the dict holds its keys alive, so an id is never reused for another.
+    One per base view, shared by the views derived from it (``_tokens_for``). Bounded:
+    emptied, and a new generation of classes begun, when it grows past ``LIMIT`` entries
+    (a successor view's new NodeInfos add one each); tokens already handed out stay whole
+    in their generation."""
 
     LIMIT = 40_000
 
@@ -348,17 +350,38 @@ class _Tokens(dict):
         return token
 
 
-_TOKENS = _Tokens()
-_token_of = _TOKENS.__getitem__
+# The token maps, by the object a view and the views derived from it share (the base
+# view, ``images_key``): a map lives as long as that view, and holds no NodeInfo beyond it.
+_TOKEN_MAPS: weakref.WeakKeyDictionary[object, _Tokens] = weakref.WeakKeyDictionary()
+_TOKEN_MAPS_LOCK = threading.Lock()
+
+
+def _tokens_for(view: SchedulerView | None) -> _Tokens:
+    """The token map of ``view`` and of the views derived from it (a new one without a
+    view)."""
+    anchor = getattr(view, "images_key", None)
+    if anchor is None:
+        return _Tokens()
+    found = _TOKEN_MAPS.get(anchor)
+    if found is None:
+        with _TOKEN_MAPS_LOCK:
+            found = _TOKEN_MAPS.get(anchor)
+            if found is None:
+                found = _TOKEN_MAPS[anchor] = _Tokens()
+    return found
+
+
 _CLASS = attrgetter("cls")
 _NAME = attrgetter("name")
 _FIRST = itemgetter(0)
 
 
-def _tokens_of(nodes: Sequence[NodeInfo]) -> tuple[list[_NodeToken], list[_NodeClass]]:
+def _tokens_of(
+    nodes: Sequence[NodeInfo], view: SchedulerView | None
+) -> tuple[list[_NodeToken], list[_NodeClass]]:
     """The token and the class of each node (one pass over the nodes, one over the
-    tokens)."""
-    tokens = list(map(_token_of, nodes))
+    tokens), from ``view``'s token map."""
+    tokens = list(map(_tokens_for(view).__getitem__, nodes))
     return tokens, list(map(_CLASS, tokens))
 
 
@@ -628,7 +651,8 @@ def _domain_counts_by_class(
     every = [c.includes_every_node(pod) for c in constraints]
     if not all(every) and not _class_reads_pod_labels_only(pod):
         return None
-    _, classes = _tokens_of(view.nodes)
+    token_map = _tokens_for(view)
+    classes = list(map(_CLASS, map(token_map.__getitem__, view.nodes)))
     counts: list[dict[str, int]] = [{} for _ in constraints]
     # per class: its domain per constraint, None where the constraint leaves it out
     rows: dict[_NodeClass, tuple | None] = {}
@@ -652,7 +676,7 @@ def _domain_counts_by_class(
             ni = by_name.get(name)
             if ni is None:
                 continue
-            row = rows[_token_of(ni).cls]
+            row = rows[token_map[ni].cls]
             if row is not None and row[i] is not None:
                 domain_counts[row[i]] += count
     return counts
@@ -761,7 +785,7 @@ class PodTopologySpread(
         s: _PreFilterState | None = state.data.get(self.name)
         if s is None or not s.constraints:
             return [None] * len(nodes)
-        tokens, classes = _tokens_of(nodes)
+        tokens, classes = _tokens_of(nodes, state.view)
         present = set(classes)
         verdicts = {k: self._class_verdict(state, s, k) for k in present}
         out = list(map(verdicts.__getitem__, classes))
@@ -800,7 +824,7 @@ class PodTopologySpread(
         if not constraints:
             return SKIPPED
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
-        tokens, classes = _tokens_of(nodes)
+        tokens, classes = _tokens_of(nodes, state.view)
         present = set(classes)
         ignored, counts = _score_domains(constraints, nodes, classes, present, require_all)
         weights = []
@@ -902,7 +926,7 @@ class PodTopologySpread(
         if same:
             tokens, classes, present = s.tokens, s.classes, s.present
         else:
-            tokens, classes = _tokens_of(nodes)
+            tokens, classes = _tokens_of(nodes, state.view)
             present = set(classes)
         scores = {k: s.class_score(k) for k in present}  # type: ignore[union-attr]
         out = list(map(scores.__getitem__, classes))  # type: ignore[arg-type]

@@ -221,11 +221,29 @@ def test_score_nodes_after_the_token_registry_is_emptied(monkeypatch) -> None:
         state = CycleState(pod, view, DEFAULT_SETTINGS)
         if plugin.pre_score(state, view.nodes).is_skip:
             continue
-        pts._TOKENS.clear()
-        pts._TOKENS.generation = pts._Generation()
+        token_map = pts._tokens_for(view)
+        token_map.clear()
+        token_map.generation = pts._Generation()
         nodes = view.nodes
         assert plugin.score_nodes(state, nodes) == [plugin.score(state, n, n) for n in nodes]
         assert plugin.score_nodes(state, list(nodes)) == [plugin.score(state, n, n) for n in nodes]
+
+
+def test_token_maps_live_as_long_as_their_base_view() -> None:
+    """A view's token map is shared by the views derived from it (the same images_key) and
+    goes with its base view: it holds no NodeInfo beyond it."""
+    import gc
+
+    view, _, _ = _setup(3)
+    pts._tokens_of(view.nodes, view)
+    derived = type(view).__new__(type(view))
+    derived.__dict__.update(view.__dict__)
+    assert pts._tokens_for(derived) is pts._tokens_for(view)
+    assert len(pts._tokens_for(view)) == len(view.nodes)
+    before = len(pts._TOKEN_MAPS)
+    del view, derived
+    gc.collect()
+    assert len(pts._TOKEN_MAPS) < before
 
 
 def test_carried_pre_score_memos_follow_the_pod() -> None:
