@@ -303,13 +303,34 @@ class _NodeToken:
 
 class _Generation:
     """The classes and tokens made since the registry was last emptied: classes by what
-    tells them apart, tokens by node name."""
+    tells them apart, tokens by node name, and per tuple of topology keys each class's
+    values of them."""
 
-    __slots__ = ("by_key", "by_name")
+    __slots__ = ("by_key", "by_name", "values")
 
     def __init__(self) -> None:
         self.by_key: dict[tuple, _NodeClass] = {}
         self.by_name: dict[str, list[_NodeToken]] = {}
+        self.values: dict[tuple[str, ...], _ValuesByClass] = {}
+
+    def values_of(self, keys: tuple[str, ...]) -> _ValuesByClass:
+        found = self.values.get(keys)
+        if found is None:
+            found = self.values[keys] = _ValuesByClass(keys)
+        return found
+
+
+class _ValuesByClass(dict):
+    """_NodeClass -> its values of ``keys`` (``_NodeClass.values``), a dict so that many
+    classes are looked up at C speed."""
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        super().__init__()
+        self.keys = keys
+
+    def __missing__(self, k: _NodeClass) -> tuple:
+        found = self[k] = k.values(self.keys)
+        return found
 
 
 class _Tokens(dict):
@@ -507,14 +528,14 @@ class _PreScoreState:
     # update them in place).
     terms: list[tuple[str, dict[str, int] | None, dict[str, int], float, float]] = field(init=False)
     keys: tuple[str, ...] = field(init=False)  # the constraints' topology keys
-    # The nodes PreScore ran on and their classes (score_nodes reuses them for that list),
-    # the raw score of a node of each class that has no matching pod of its own (None: a
-    # node of it must be scored alone), valid until a carried cycle changes the counts.
+    # The nodes PreScore ran on, their tokens and classes (score_nodes reuses them for that
+    # list), and the raw score of a node with no matching pod of its own per combination of
+    # domains (None: such nodes are scored alone), valid until a carried cycle changes the
+    # counts.
     nodes: Sequence[NodeInfo] | None = None
     tokens: list[_NodeToken] | None = None
     classes: list[_NodeClass] | None = None
     present: set[_NodeClass] | None = None
-    class_scores: dict[_NodeClass, int | None] = field(default_factory=dict)
     group_scores: dict[tuple, int | None] = field(default_factory=dict)
     # score_nodes' last answer for ``nodes`` (a copy) and its distinct values, for
     # NormalizeScore over the same nodes and scores
@@ -540,19 +561,18 @@ class _PreScoreState:
             )
         ]
 
-    def class_score(self, k: _NodeClass) -> int | None:
-        """Score's arithmetic for a node of class ``k`` with no matching pod of its own (a
+    def class_scores(
+        self, present: Collection[_NodeClass], values_of: _ValuesByClass
+    ) -> dict[_NodeClass, int | None]:
+        """Score's arithmetic for a node of each class with no matching pod of its own (a
         hostname constraint counts 0 for it), once per combination of domains; None when
         a domain of the class was not counted (its nodes are scored alone)."""
-        known = self.class_scores
-        if k in known:
-            return known[k]
-        values = k.values(self.keys)
-        found = self.group_scores.get(values, self)
-        if found is self:
-            found = self.group_scores[values] = self._group_score(values)
-        known[k] = found  # type: ignore[assignment]
-        return found  # type: ignore[return-value]
+        listed = list(present)
+        values = list(map(values_of.__getitem__, listed))
+        known = self.group_scores
+        for found in set(values).difference(known):
+            known[found] = self._group_score(found)
+        return dict(zip(listed, map(known.__getitem__, values), strict=True))
 
     def _group_score(self, values: tuple) -> int | None:
         total = 0.0
@@ -570,8 +590,7 @@ class _PreScoreState:
 
     def counts_changed(self) -> None:
         """A carried cycle changed a domain's count: the scores by class are stale."""
-        if self.class_scores:
-            self.class_scores.clear()
+        if self.group_scores:
             self.group_scores.clear()
         self.scored = None
 
@@ -590,25 +609,28 @@ def _score_domains(
     nodes: Sequence[NodeInfo],
     classes: Sequence[_NodeClass],
     present: set[_NodeClass],
+    values_of: _ValuesByClass,
     require_all: bool,
 ) -> tuple[set[str], list[dict[str, int]]]:
     """initPreScoreState's first half, one node class at a time: the nodes ignored (lacking
     a key, when every key is required) and, per constraint but the hostname ones, each
     domain of the other nodes with a zero count (a missing key is the domain ""; the
-    order of the domains matters to nothing). ``present``: the distinct ``classes``."""
-    keys = tuple(c.topology_key for c in constraints)
-    lacking = {k for k in present if None in k.values(keys)} if require_all else set()
+    order of the domains matters to nothing). ``present``: the distinct ``classes``;
+    ``values_of``: a class's values of the constraints' keys."""
+    listed = list(present)
+    values = list(map(values_of.__getitem__, listed))
+    lacking: set[_NodeClass] = set()
+    if require_all:
+        lacking = {k for k, found in zip(listed, values, strict=True) if None in found}
     ignored: set[str] = set()
     if lacking:
         ignored = set(map(_NAME, compress(nodes, map(lacking.__contains__, classes))))
+        values = list(compress(values, [k not in lacking for k in listed]))
     counts: list[dict[str, int]] = [{} for _ in constraints]
-    spread = [i for i, key in enumerate(keys) if key != LABEL_HOSTNAME]
-    for k in present:
-        if k in lacking:
-            continue
-        values = k.values(keys)
+    spread = [i for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
+    for found in set(values):
         for i in spread:
-            value = values[i]
+            value = found[i]
             counts[i].setdefault("" if value is None else value, 0)
     return ignored, counts
 
@@ -826,7 +848,12 @@ class PodTopologySpread(
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
         tokens, classes = _tokens_of(nodes, state.view)
         present = set(classes)
-        ignored, counts = _score_domains(constraints, nodes, classes, present, require_all)
+        values_of = _tokens_for(view).generation.values_of(
+            tuple(c.topology_key for c in constraints)
+        )
+        ignored, counts = _score_domains(
+            constraints, nodes, classes, present, values_of, require_all
+        )
         weights = []
         for c, domain_counts in zip(constraints, counts, strict=True):
             hostname = c.topology_key == LABEL_HOSTNAME
@@ -928,7 +955,8 @@ class PodTopologySpread(
         else:
             tokens, classes = _tokens_of(nodes, state.view)
             present = set(classes)
-        scores = {k: s.class_score(k) for k in present}  # type: ignore[union-attr]
+        values_of = _tokens_for(state.view).generation.values_of(s.keys)
+        scores = s.class_scores(present, values_of)  # type: ignore[arg-type]
         out = list(map(scores.__getitem__, classes))  # type: ignore[arg-type]
         alone = _positions(tokens, present, s.alone())  # type: ignore[arg-type]
         if None in scores.values():
