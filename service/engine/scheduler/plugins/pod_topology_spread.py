@@ -673,21 +673,28 @@ def _domain_counts_by_class(
     every = [c.includes_every_node(pod) for c in constraints]
     if not all(every) and not _class_reads_pod_labels_only(pod):
         return None
+    nodes = view.nodes
     token_map = _tokens_for(view)
-    classes = list(map(_CLASS, map(token_map.__getitem__, view.nodes)))
+    classes = list(map(_CLASS, map(token_map.__getitem__, nodes)))
     counts: list[dict[str, int]] = [{} for _ in constraints]
     # per class: its domain per constraint, None where the constraint leaves it out
     rows: dict[_NodeClass, tuple | None] = {}
-    for k in dict.fromkeys(classes):
+
+    def row_of(k: _NodeClass) -> tuple | None:
         values = k.values(keys)
-        if None in values:
-            rows[k] = None
-            continue
-        row = tuple(
-            value if every[i] or c.includes(pod, k.node) else None
-            for i, (c, value) in enumerate(zip(constraints, values, strict=True))
-        )
+        row = None
+        if None not in values:
+            row = tuple(
+                value if every[i] or c.includes(pod, k.node) else None
+                for i, (c, value) in enumerate(zip(constraints, values, strict=True))
+            )
         rows[k] = row
+        return row
+
+    for k in dict.fromkeys(classes):
+        row = row_of(k)
+        if row is None:
+            continue
         for domain_counts, value in zip(counts, row, strict=True):
             if value is not None and value not in domain_counts:
                 domain_counts[value] = 0
@@ -698,7 +705,11 @@ def _domain_counts_by_class(
             ni = by_name.get(name)
             if ni is None:
                 continue
-            row = rows[token_map[ni].cls]
+            # the class read by the node's position (the token map may have been emptied
+            # since by another request: a new lookup would give a new class)
+            at = ni.index
+            k = classes[at] if at < len(nodes) and nodes[at] is ni else token_map[ni].cls
+            row = rows[k] if k in rows else row_of(k)
             if row is not None and row[i] is not None:
                 domain_counts[row[i]] += count
     return counts
