@@ -17,8 +17,12 @@ of other namespaces do not count. The global minimum is tracked as upstream trac
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import threading
+import weakref
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import attrgetter, itemgetter
 
 from service.engine.labels import selector_matches
 from service.engine.nodeaffinity import matches_node_selector_and_affinity
@@ -38,12 +42,13 @@ from service.engine.scheduler.framework import (
     CarriesPreScore,
     CountsPods,
     CycleState,
-    FilterPlugin,
+    FiltersNodes,
     NodeInfo,
     PodInfo,
     PreFilterResult,
     ReadsWholePods,
     ScoreExtensions,
+    ScoresNodes,
     Status,
 )
 from service.engine.scheduler.profile import SYSTEM_DEFAULT_CONSTRAINTS, PodTopologySpreadArgs
@@ -145,12 +150,8 @@ def default_selector(pod: Pod, view) -> LabelSelector | None:
     the requirements of its controller (ReplicaSet, StatefulSet, ReplicationController); None
     when that selects on nothing."""
     labels: dict[str, str] = {}
-    for service in view.services_of(pod.namespace):
-        selector = service.selector
-        if selector is None:
-            continue
-        if all(pod.labels.get(k) == v for k, v in selector.items()):
-            labels.update(selector)
+    for selector in _selecting_services(view.services_of(pod.namespace), pod.labels):
+        labels.update(selector)
     expressions: tuple[LabelSelectorRequirement, ...] = ()
     owner = pod.controller
     if owner is not None and (owner.api_version, owner.kind) in _OWNER_KINDS:
@@ -169,6 +170,40 @@ def default_selector(pod: Pod, view) -> LabelSelector | None:
     if not labels and not expressions:
         return None
     return LabelSelector(match_labels=labels, match_expressions=expressions)
+
+
+# Services lists (a view's per namespace, shared by its successor views) -> the list and
+# its non-empty selectors filed by their first (key, value) pair, as (position, selector).
+_SERVICE_INDEX: dict[int, tuple[list, dict[tuple[str, str], list[tuple[int, dict]]]]] = {}
+_SERVICE_INDEX_KEPT = 256
+
+
+def _selecting_services(services: list, labels: Mapping[str, str]) -> list[dict[str, str]]:
+    """The selectors of the Services selecting a pod with ``labels``, in the Services'
+    order (None selects nothing; an empty one, though it selects every pod, adds nothing to
+    the merge and is left out): only those filed under one of the pod's labels are tried."""
+    if not services or not labels:
+        return []
+    kept = _SERVICE_INDEX.get(id(services))
+    if kept is None or kept[0] is not services:
+        index: dict[tuple[str, str], list[tuple[int, dict]]] = {}
+        for position, service in enumerate(services):
+            selector = service.selector
+            if selector:
+                index.setdefault(next(iter(selector.items())), []).append((position, selector))
+        if len(_SERVICE_INDEX) >= _SERVICE_INDEX_KEPT:
+            _SERVICE_INDEX.clear()
+        kept = _SERVICE_INDEX[id(services)] = (services, index)
+    index = kept[1]
+    found = [entry for pair in labels.items() for entry in index.get(pair, ())]
+    if len(found) > 1:
+        found.sort(key=_FIRST)
+    get = labels.get
+    return [
+        selector
+        for _, selector in found
+        if all(get(key) == value for key, value in selector.items())
+    ]
 
 
 def _count_matching(pods: Sequence[PodInfo], selector: LabelSelector | None, namespace: str) -> int:
@@ -214,6 +249,195 @@ def _has_all_keys(labels: Mapping[str, str], constraints: Sequence[_Constraint])
     return all(c.topology_key in labels for c in constraints)
 
 
+# --- nodes alike: what lets Filter and Score run per domain instead of per node ---
+
+
+class _OwnName:
+    """The value a node class records for the hostname label when it is the node's own name
+    (the usual case): each such node is its own hostname domain."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return "<own name>"
+
+
+_OWN_NAME = _OwnName()
+
+
+class _NodeClass:
+    """Nodes PodTopologySpread cannot tell apart but by name: the same labels (the hostname
+    label's value recorded as ``_OWN_NAME`` when it is the node's name) and the same taints.
+    ``node`` is one of them, to ask what reads only labels and taints (inclusion policies);
+    ``tokens`` its nodes by name."""
+
+    __slots__ = ("_values", "generation", "labels", "node", "tokens")
+
+    def __init__(self, labels: dict, node: Node, generation: _Generation) -> None:
+        self.labels = labels
+        self.node = node
+        self.generation = generation
+        self.tokens: dict[str, _NodeToken] = {}
+        self._values: dict[tuple[str, ...], tuple] = {}
+
+    def values(self, keys: tuple[str, ...]) -> tuple:
+        """The class's value of each key (None: the label is missing), computed once."""
+        found = self._values.get(keys)
+        if found is None:
+            labels = self.labels
+            found = self._values[keys] = tuple(labels.get(key) for key in keys)
+        return found
+
+
+class _NodeToken:
+    """A node as PodTopologySpread sees it, its class and its name: one per (class, name),
+    shared by every NodeInfo of that node, so that the nodes of a list named in a set are
+    found by a pass over their tokens (``_positions``)."""
+
+    __slots__ = ("cls", "name")
+
+    def __init__(self, cls: _NodeClass, name: str) -> None:
+        self.cls = cls
+        self.name = name
+
+
+class _Generation:
+    """The classes and tokens made since the registry was last emptied: classes by what
+    tells them apart, tokens by node name, and per tuple of topology keys each class's
+    values of them."""
+
+    __slots__ = ("by_key", "by_name", "values")
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple, _NodeClass] = {}
+        self.by_name: dict[str, list[_NodeToken]] = {}
+        self.values: dict[tuple[str, ...], _ValuesByClass] = {}
+
+    def values_of(self, keys: tuple[str, ...]) -> _ValuesByClass:
+        found = self.values.get(keys)
+        if found is None:
+            found = self.values[keys] = _ValuesByClass(keys)
+        return found
+
+
+class _ValuesByClass(dict):
+    """_NodeClass -> its values of ``keys`` (``_NodeClass.values``), a dict so that many
+    classes are looked up at C speed."""
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        super().__init__()
+        self.keys = keys
+
+    def __missing__(self, k: _NodeClass) -> tuple:
+        found = self[k] = k.values(self.keys)
+        return found
+
+
+class _Tokens(dict):
+    """NodeInfo -> its _NodeToken, made on first sight (``__missing__``): a NodeInfo's node
+    never changes, and the dict holds its keys alive, so an id is never reused for another.
+    One per base view, shared by the views derived from it (``_tokens_for``). Bounded:
+    emptied, and a new generation of classes begun, when it grows past ``LIMIT`` entries
+    (a successor view's new NodeInfos add one each); tokens already handed out stay whole
+    in their generation."""
+
+    LIMIT = 40_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.generation = _Generation()
+        self._lock = threading.Lock()
+
+    def __missing__(self, ni: NodeInfo) -> _NodeToken:
+        node = ni.node
+        labels = dict(node.labels)
+        if labels.get(LABEL_HOSTNAME) == node.name:
+            labels[LABEL_HOSTNAME] = _OWN_NAME
+        key = (tuple(sorted(labels.items(), key=_FIRST)), node.taints)
+        name = ni.name
+        with self._lock:
+            if len(self) >= self.LIMIT:
+                self.clear()
+                self.generation = _Generation()
+            generation = self.generation
+            cls = generation.by_key.get(key)
+            if cls is None:
+                cls = generation.by_key[key] = _NodeClass(labels, node, generation)
+            token = cls.tokens.get(name)
+            if token is None:
+                token = cls.tokens[name] = _NodeToken(cls, name)
+                generation.by_name.setdefault(name, []).append(token)
+            self[ni] = token
+        return token
+
+
+# The token maps, by the object a view and the views derived from it share (the base
+# view, ``images_key``): a map lives as long as that view, and holds no NodeInfo beyond it.
+_TOKEN_MAPS: weakref.WeakKeyDictionary[object, _Tokens] = weakref.WeakKeyDictionary()
+_TOKEN_MAPS_LOCK = threading.Lock()
+
+
+def _tokens_for(view: SchedulerView | None) -> _Tokens:
+    """The token map of ``view`` and of the views derived from it (a new one without a
+    view)."""
+    anchor = getattr(view, "images_key", None)
+    if anchor is None:
+        return _Tokens()
+    found = _TOKEN_MAPS.get(anchor)
+    if found is None:
+        with _TOKEN_MAPS_LOCK:
+            found = _TOKEN_MAPS.get(anchor)
+            if found is None:
+                found = _TOKEN_MAPS[anchor] = _Tokens()
+    return found
+
+
+_CLASS = attrgetter("cls")
+_NAME = attrgetter("name")
+_FIRST = itemgetter(0)
+
+
+def _tokens_of(
+    nodes: Sequence[NodeInfo], view: SchedulerView | None
+) -> tuple[list[_NodeToken], list[_NodeClass]]:
+    """The token and the class of each node (one pass over the nodes, one over the
+    tokens), from ``view``'s token map."""
+    tokens = list(map(_tokens_for(view).__getitem__, nodes))
+    return tokens, list(map(_CLASS, tokens))
+
+
+def _positions(
+    tokens: Sequence[_NodeToken], present: Collection[_NodeClass], names: Collection[str]
+) -> list[int]:
+    """The positions, in a list of nodes whose tokens are ``tokens`` and distinct classes
+    ``present``, of the nodes named in ``names`` (a pass over the tokens, not the nodes)."""
+    if not names:
+        return []
+    wanted: set[_NodeToken] = set()
+    for generation in {k.generation for k in present}:
+        by_name = generation.by_name
+        for name in names:
+            found = by_name.get(name)
+            if found:
+                wanted.update(found)
+    if not wanted:
+        return []
+    return list(compress(range(len(tokens)), map(wanted.__contains__, tokens)))
+
+
+def _class_reads_pod_labels_only(pod: Pod) -> bool:
+    """Whether the inclusion policies' node affinity for ``pod`` answers alike for every node
+    of a class: its nodeSelector and required terms read no field and not the hostname."""
+    if LABEL_HOSTNAME in pod.node_selector:
+        return False
+    for term in pod.required_node_affinity or ():
+        if term.match_fields:
+            return False
+        if any(req.key == LABEL_HOSTNAME for req in term.match_expressions):
+            return False
+    return True
+
+
 class _CriticalPaths:
     """criticalPaths: the two domains with the fewest matching pods, as upstream keeps them."""
 
@@ -237,6 +461,22 @@ class _CriticalPaths:
 
     def clone(self) -> _CriticalPaths:
         return _CriticalPaths([list(self.paths[0]), list(self.paths[1])])
+
+    @classmethod
+    def of(cls, counts: Mapping[str, int]) -> _CriticalPaths:
+        """The paths after ``update`` of every domain in ``counts``' order. Stops once both
+        paths hold the global minimum: no later domain can change them then (none is
+        smaller, and each is a new value), which spares a pass over every hostname domain."""
+        paths = cls()
+        if not counts:
+            return paths
+        least = min(counts.values())
+        kept = paths.paths
+        for value, num in counts.items():
+            paths.update(value, num)
+            if kept[1][1] == least and least < _MAX_INT32:
+                break
+        return paths
 
 
 class _PreFilterState:
@@ -287,8 +527,27 @@ class _PreScoreState:
     # the weight and float(maxSkew - 1). The dicts are the ones above (carried cycles
     # update them in place).
     terms: list[tuple[str, dict[str, int] | None, dict[str, int], float, float]] = field(init=False)
+    keys: tuple[str, ...] = field(init=False)  # the constraints' topology keys
+    # The nodes PreScore ran on, their tokens and classes (score_nodes reuses them for that
+    # list), and the raw score of a node with no matching pod of its own per combination of
+    # domains (None: such nodes are scored alone), valid until a carried cycle changes the
+    # counts.
+    nodes: Sequence[NodeInfo] | None = None
+    tokens: list[_NodeToken] | None = None
+    classes: list[_NodeClass] | None = None
+    present: set[_NodeClass] | None = None
+    group_scores: dict[tuple, int | None] = field(default_factory=dict)
+    # score_nodes' last answer for ``nodes`` (a copy) and its distinct values, for
+    # NormalizeScore over the same nodes and scores
+    scored: tuple[list[int], set[int]] | None = None
+    # carry_pre_score's memos: the last added pod's labels and whether each constraint's
+    # selector matched them; per Node (by id, the Node held) what adding such a pod there
+    # does (_carried_effect)
+    last_match: tuple[dict[str, str], tuple[bool, ...]] | None = None
+    effects: dict[int, tuple[Node, Pod, tuple]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.keys = tuple(c.topology_key for c in self.constraints)
         self.terms = [
             (
                 c.topology_key,
@@ -302,8 +561,163 @@ class _PreScoreState:
             )
         ]
 
+    def class_scores(
+        self, present: Collection[_NodeClass], values_of: _ValuesByClass
+    ) -> dict[_NodeClass, int | None]:
+        """Score's arithmetic for a node of each class with no matching pod of its own (a
+        hostname constraint counts 0 for it), once per combination of domains; None when
+        a domain of the class was not counted (its nodes are scored alone)."""
+        listed = list(present)
+        values = list(map(values_of.__getitem__, listed))
+        known = self.group_scores
+        for found in set(values).difference(known):
+            known[found] = self._group_score(found)
+        return dict(zip(listed, map(known.__getitem__, values), strict=True))
 
-class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensions, ReadsWholePods):
+    def _group_score(self, values: tuple) -> int | None:
+        total = 0.0
+        for value, (_, per_node, counts, weight, skew) in zip(values, self.terms, strict=True):
+            if value is None:
+                continue
+            if per_node is None:
+                count = counts.get(value)
+                if count is None:
+                    return None
+            else:
+                count = 0
+            total += float(count) * weight + skew
+        return _go_round(total)
+
+    def counts_changed(self) -> None:
+        """A carried cycle changed a domain's count: the scores by class are stale."""
+        if self.group_scores:
+            self.group_scores.clear()
+        self.scored = None
+
+    def alone(self) -> set[str]:
+        """The nodes Score reads one by one: those with matching pods of their own under a
+        hostname constraint, and the ignored ones."""
+        names = set(self.ignored)
+        for _, per_node, _, _, _ in self.terms:
+            if per_node:
+                names.update(per_node)
+        return names
+
+
+def _score_domains(
+    constraints: Sequence[_Constraint],
+    nodes: Sequence[NodeInfo],
+    classes: Sequence[_NodeClass],
+    present: set[_NodeClass],
+    values_of: _ValuesByClass,
+    require_all: bool,
+) -> tuple[set[str], list[dict[str, int]]]:
+    """initPreScoreState's first half, one node class at a time: the nodes ignored (lacking
+    a key, when every key is required) and, per constraint but the hostname ones, each
+    domain of the other nodes with a zero count (a missing key is the domain ""; the
+    order of the domains matters to nothing). ``present``: the distinct ``classes``;
+    ``values_of``: a class's values of the constraints' keys."""
+    listed = list(present)
+    values = list(map(values_of.__getitem__, listed))
+    lacking: set[_NodeClass] = set()
+    if require_all:
+        lacking = {k for k, found in zip(listed, values, strict=True) if None in found}
+    ignored: set[str] = set()
+    if lacking:
+        ignored = set(map(_NAME, compress(nodes, map(lacking.__contains__, classes))))
+        values = list(compress(values, [k not in lacking for k in listed]))
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    spread = [i for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
+    for found in set(values):
+        for i in spread:
+            value = found[i]
+            counts[i].setdefault("" if value is None else value, 0)
+    return ignored, counts
+
+
+def _domain_counts(
+    pod: Pod,
+    constraints: Sequence[_Constraint],
+    matching: Sequence[Mapping[str, int]],
+    nodes: Sequence[NodeInfo],
+) -> list[dict[str, int]]:
+    """PreFilter's TpValueToMatchNum node by node (calPreFilterState): per constraint, each
+    domain of the nodes carrying every key and passing its inclusion policies, with the
+    matching pods of those nodes summed."""
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    for ni in nodes:
+        node = ni.node
+        if not _has_all_keys(node.labels, constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if not c.includes(pod, node):
+                continue
+            value = node.labels[c.topology_key]
+            counts[i][value] = counts[i].get(value, 0) + matching[i].get(ni.name, 0)
+    return counts
+
+
+def _domain_counts_by_class(
+    pod: Pod,
+    constraints: Sequence[_Constraint],
+    matching: Sequence[Mapping[str, int]],
+    view: SchedulerView,
+) -> list[dict[str, int]] | None:
+    """``_domain_counts`` over every node of the view, one node class at a time: the domains
+    (in the order of the nodes that first show them) from each class's labels, then the
+    matching pods of the few nodes holding some. None where a class does not decide (a
+    hostname key: a domain per node; inclusion policies that read a node's name)."""
+    keys = tuple(c.topology_key for c in constraints)
+    if LABEL_HOSTNAME in keys:
+        return None
+    every = [c.includes_every_node(pod) for c in constraints]
+    if not all(every) and not _class_reads_pod_labels_only(pod):
+        return None
+    nodes = view.nodes
+    token_map = _tokens_for(view)
+    classes = list(map(_CLASS, map(token_map.__getitem__, nodes)))
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    # per class: its domain per constraint, None where the constraint leaves it out
+    rows: dict[_NodeClass, tuple | None] = {}
+
+    def row_of(k: _NodeClass) -> tuple | None:
+        values = k.values(keys)
+        row = None
+        if None not in values:
+            row = tuple(
+                value if every[i] or c.includes(pod, k.node) else None
+                for i, (c, value) in enumerate(zip(constraints, values, strict=True))
+            )
+        rows[k] = row
+        return row
+
+    for k in dict.fromkeys(classes):
+        row = row_of(k)
+        if row is None:
+            continue
+        for domain_counts, value in zip(counts, row, strict=True):
+            if value is not None and value not in domain_counts:
+                domain_counts[value] = 0
+    by_name = view.by_name
+    for i, per_node in enumerate(matching):
+        domain_counts = counts[i]
+        for name, count in per_node.items():
+            ni = by_name.get(name)
+            if ni is None:
+                continue
+            # the class read by the node's position (the token map may have been emptied
+            # since by another request: a new lookup would give a new class)
+            at = ni.index
+            k = classes[at] if at < len(nodes) and nodes[at] is ni else token_map[ni].cls
+            row = rows[k] if k in rows else row_of(k)
+            if row is not None and row[i] is not None:
+                domain_counts[row[i]] += count
+    return counts
+
+
+class PodTopologySpread(
+    CountsPods, FiltersNodes, CarriesPreScore, ScoresNodes, ScoreExtensions, ReadsWholePods
+):
     name = "PodTopologySpread"
 
     def __init__(
@@ -336,23 +750,13 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
         if not constraints:
             return None, SKIPPED
         pod = state.pod
-        counts: list[dict[str, int]] = [{} for _ in constraints]
         matching = [_matching_per_node(state.view, c.selector, pod.namespace) for c in constraints]
-        for ni in nodes:
-            node = ni.node
-            if not _has_all_keys(node.labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                if not c.includes(pod, node):
-                    continue
-                value = node.labels[c.topology_key]
-                counts[i][value] = counts[i].get(value, 0) + matching[i].get(ni.name, 0)
-        paths = []
-        for domain_counts in counts:
-            p = _CriticalPaths()
-            for value, num in domain_counts.items():
-                p.update(value, num)
-            paths.append(p)
+        counts = None
+        if state.view is not None and nodes is state.view.nodes:
+            counts = _domain_counts_by_class(pod, constraints, matching, state.view)
+        if counts is None:
+            counts = _domain_counts(pod, constraints, matching, nodes)
+        paths = [_CriticalPaths.of(domain_counts) for domain_counts in counts]
         state.write(self.name, _PreFilterState(constraints, counts, paths))
         return None, OK
 
@@ -408,6 +812,39 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
                 return Status(UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,), self.name)
         return None
 
+    def filter_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """``filter`` on every node, decided once per node class (its domains); the nodes
+        that are their own hostname domain with matching pods, one by one."""
+        s: _PreFilterState | None = state.data.get(self.name)
+        if s is None or not s.constraints:
+            return [None] * len(nodes)
+        tokens, classes = _tokens_of(nodes, state.view)
+        present = set(classes)
+        verdicts = {k: self._class_verdict(state, s, k) for k in present}
+        out = list(map(verdicts.__getitem__, classes))
+        alone: set[str] = set()  # nodes whose own hostname domain has a count
+        for c, domain_counts in zip(s.constraints, s.counts, strict=True):
+            if c.topology_key == LABEL_HOSTNAME:
+                alone.update(value for value, count in domain_counts.items() if count)
+        for p in _positions(tokens, present, alone):
+            out[p] = self.filter(state, nodes[p], nodes[p])
+        return out
+
+    def _class_verdict(self, state: CycleState, s: _PreFilterState, k: _NodeClass) -> Status | None:
+        """``filter`` on a node of class ``k`` that is its own hostname domain without
+        matching pods (a domain absent from the counts counts 0, as in ``filter``)."""
+        pod_labels = state.pod.labels
+        for i, c in enumerate(s.constraints):
+            value = k.labels.get(c.topology_key)
+            if value is None:
+                return Status(UNRESOLVABLE, (ERR_REASON_NODE_LABEL_NOT_MATCH,), self.name)
+            self_match = 1 if selector_matches(c.selector, pod_labels) else 0
+            count = 0 if value is _OWN_NAME else s.counts[i].get(value, 0)
+            skew = count + self_match - s.min_match_num(i, c.min_domains)
+            if skew > c.max_skew:
+                return Status(UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,), self.name)
+        return None
+
     # --- PreScore, Score, NormalizeScore ---
 
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
@@ -420,24 +857,18 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
         if not constraints:
             return SKIPPED
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
-        ignored: set[str] = set()
-        counts: list[dict[str, int]] = [{} for _ in constraints]
-        sizes = [0] * len(constraints)
-        for ni in nodes:
-            labels = ni.node.labels
-            if require_all and not _has_all_keys(labels, constraints):
-                ignored.add(ni.name)
-                continue
-            for i, c in enumerate(constraints):
-                if c.topology_key == LABEL_HOSTNAME:
-                    continue
-                value = labels.get(c.topology_key, "")
-                if value not in counts[i]:
-                    counts[i][value] = 0
-                    sizes[i] += 1
+        tokens, classes = _tokens_of(nodes, state.view)
+        present = set(classes)
+        values_of = _tokens_for(view).generation.values_of(
+            tuple(c.topology_key for c in constraints)
+        )
+        ignored, counts = _score_domains(
+            constraints, nodes, classes, present, values_of, require_all
+        )
         weights = []
-        for i, c in enumerate(constraints):
-            size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else sizes[i]
+        for c, domain_counts in zip(constraints, counts, strict=True):
+            hostname = c.topology_key == LABEL_HOSTNAME
+            size = len(nodes) - len(ignored) if hostname else len(domain_counts)
             weights.append(math.log(float(size + 2)))
         matching = [_matching_per_node(view, c.selector, pod.namespace) for c in constraints]
         # Each node of the view adds its matching pods to its domain's count: only the
@@ -461,10 +892,9 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
                 value = labels.get(c.topology_key, "")
                 if value in domain_counts:
                     domain_counts[value] += count
-        state.write(
-            _SCORE_KEY,
-            _PreScoreState(constraints, ignored, counts, weights, matching),
-        )
+        found = _PreScoreState(constraints, ignored, counts, weights, matching)
+        found.nodes, found.tokens, found.classes, found.present = nodes, tokens, classes, present
+        state.write(_SCORE_KEY, found)
         return OK
 
     def carry_pre_score(
@@ -476,26 +906,37 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
         if s is None:
             return None
         state.write(_SCORE_KEY, s)
-        pod, node = added.pod, ni.node
+        pod = added.pod
         if pod is None or pod.deletion_timestamp is not None:
-            return frozenset()
+            return _NOTHING
         if pod.namespace != state.pod.namespace:
-            return frozenset()
-        require_all = bool(state.pod.topology_spread_constraints) or not self.system_defaulted
-        counted = not require_all or _has_all_keys(node.labels, s.constraints)
-        changed: set[tuple[str, str]] = set()
-        for i, c in enumerate(s.constraints):
-            selector = c.selector
-            if selector is None or (not selector.match_labels and not selector.match_expressions):
-                continue
-            if not selector_matches(selector, pod.labels):
-                continue
-            s.matching[i][ni.name] = s.matching[i].get(ni.name, 0) + 1
-            value = node.labels.get(c.topology_key, "")
-            changed.add((c.topology_key, value))
-            if counted and c.includes(state.pod, node) and value in s.counts[i]:
-                s.counts[i][value] += 1
-        return frozenset(changed)
+            return _NOTHING
+        node = ni.node
+        last, kept = s.last_match, s.effects.get(id(node))
+        if (
+            kept is not None
+            and last is not None
+            and last[0] is pod.labels
+            and kept[0] is node
+            and kept[1] is state.pod
+        ):
+            changed, terms = kept[2]  # the last replica's labels, pod and node
+        else:
+            require_all = bool(state.pod.topology_spread_constraints) or not (self.system_defaulted)
+            changed, terms = _carried_effect(s, pod, state.pod, node, require_all)
+        name = ni.name
+        counted = False
+        for i, value, counts_it in terms:
+            per_node = s.matching[i]
+            per_node[name] = per_node.get(name, 0) + 1
+            if counts_it:
+                domain_counts = s.counts[i]
+                if value in domain_counts:
+                    domain_counts[value] += 1
+                    counted = True
+        if counted:
+            s.counts_changed()
+        return changed
 
     def score(self, state: CycleState, ni: NodeInfo, ns: object) -> int:
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
@@ -512,24 +953,158 @@ class PodTopologySpread(CountsPods, FilterPlugin, CarriesPreScore, ScoreExtensio
             total += float(count) * weight + skew
         return _go_round(total)
 
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` on every node, computed once per node class (its domains); the nodes
+        with matching pods of their own under a hostname constraint, and the ignored ones,
+        one by one."""
+        s: _PreScoreState | None = state.data.get(_SCORE_KEY)
+        if s is None:
+            return [0] * len(nodes)
+        same = nodes is s.nodes and s.classes is not None
+        if same:
+            tokens, classes, present = s.tokens, s.classes, s.present
+        else:
+            tokens, classes = _tokens_of(nodes, state.view)
+            present = set(classes)
+        values_of = _tokens_for(state.view).generation.values_of(s.keys)
+        scores = s.class_scores(present, values_of)  # type: ignore[arg-type]
+        out = list(map(scores.__getitem__, classes))  # type: ignore[arg-type]
+        alone = _positions(tokens, present, s.alone())  # type: ignore[arg-type]
+        if None in scores.values():
+            unknown = {k for k, score in scores.items() if score is None}
+            alone += compress(range(len(nodes)), map(unknown.__contains__, classes))
+        for p in alone:
+            out[p] = self.score(state, nodes[p], nodes[p])
+        if same:
+            # every class present has a node scored by class, unless some were scored alone
+            values = set(out) if alone else set(scores.values())
+            s.scored = (list(out), values)  # type: ignore[arg-type]
+        return out  # type: ignore[return-value]
+
     def normalize_score(
         self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> None:
+        """Ignored nodes score 0 and bound neither the lowest nor the highest score; the
+        arithmetic runs once per distinct score of the others."""
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
         if s is None:
             return
-        # ignored nodes score 0 and bound neither min nor max (one flag per node, the sums
-        # at C speed)
-        ignored = s.ignored
-        skip = [ni.name in ignored for ni in nodes] if ignored else [False] * len(nodes)
-        counted = [v for v, out in zip(scores, skip, strict=True) if not out]
+        ignored_at = _ignored_positions(s, nodes)
+        if not ignored_at:
+            values = None
+            if nodes is s.nodes and s.scored is not None and scores == s.scored[0]:
+                values = s.scored[1]
+            _normalize_by_value(scores, values)
+            return
+        kept = [True] * len(scores)
+        for p in ignored_at:
+            kept[p] = False
+        counted = list(compress(scores, kept))
         low, high = min(counted, default=2**63 - 1), max(0, max(counted, default=0))
         if high == 0:
-            scores[:] = [0 if out else MAX_NODE_SCORE for out in skip]
+            normalized = dict.fromkeys(counted, MAX_NODE_SCORE)
         else:
             top, most = high + low, MAX_NODE_SCORE
-            pairs = zip(scores, skip, strict=True)
-            scores[:] = [0 if out else (top - v) * most // high for v, out in pairs]
+            normalized = {v: (top - v) * most // high for v in set(counted)}
+        scores[:] = map(normalized.get, scores)  # type: ignore[arg-type]
+        for p in ignored_at:
+            scores[p] = 0
+
+
+def _ignored_positions(s: _PreScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
+    """The positions in ``nodes`` of the nodes PreScore ignored."""
+    ignored = s.ignored
+    if not ignored:
+        return []
+    if nodes is s.nodes and s.tokens is not None and s.present is not None:
+        return _positions(s.tokens, s.present, ignored)
+    return list(compress(range(len(nodes)), map(ignored.__contains__, map(_NAME, nodes))))
+
+
+def _normalize_by_value(scores: list[int], values: set[int] | None = None) -> None:
+    """NormalizeScore where no node is ignored: the arithmetic done once per distinct raw
+    score (the nodes of a domain share one), mapped onto every node. ``values``: the
+    distinct scores when known."""
+    if not scores:
+        return
+    if values is None:
+        values = set(scores)
+    low, high = min(values), max(0, max(values))
+    if high == 0:
+        scores[:] = [MAX_NODE_SCORE] * len(scores)
+        return
+    top, most = high + low, MAX_NODE_SCORE
+    normalized = {v: (top - v) * most // high for v in values}
+    scores[:] = map(normalized.__getitem__, scores)
+
+
+_NOTHING: frozenset[tuple[str, str]] = frozenset()
+_NO_EFFECT: tuple[frozenset[tuple[str, str]], tuple] = (_NOTHING, ())
+
+
+def _carried_effect(
+    s: _PreScoreState, pod: Pod, incoming: Pod, node: Node, require_all: bool
+) -> tuple[frozenset[tuple[str, str]], tuple[tuple[int, str, bool], ...]]:
+    """What counting ``pod`` (of the incoming pod's namespace) on ``node`` does to the
+    carried state: the domains (key, value) it changes, and per constraint whose selector
+    matches it, (the constraint, the node's domain, whether the domain's count takes it:
+    the node carries every key when all are required, and passes the constraint's
+    inclusion policies for ``incoming``). Kept per Node while the pods carried have the
+    same labels and the incoming pod the same fields the policies read (a template's
+    replicas share both)."""
+    matches = _carried_matches(s, pod)
+    if not any(matches):
+        return _NO_EFFECT
+    fields = _fields(incoming)
+    kept = s.effects.get(id(node))
+    if kept is not None and kept[0] is node and (kept[1] is incoming or _fields(kept[1]) == fields):
+        s.effects[id(node)] = (node, incoming, kept[2])
+        return kept[2]
+    labels = node.labels
+    counted = not require_all or _has_all_keys(labels, s.constraints)
+    changed: set[tuple[str, str]] = set()
+    terms = []
+    for i, c in enumerate(s.constraints):
+        if not matches[i]:
+            continue
+        value = labels.get(c.topology_key, "")
+        changed.add((c.topology_key, value))
+        terms.append((i, value, counted and c.includes(incoming, node)))
+    effect = (frozenset(changed), tuple(terms))
+    if len(s.effects) >= 4096:
+        s.effects.clear()
+    s.effects[id(node)] = (node, incoming, effect)
+    return effect
+
+
+def _fields(incoming: Pod) -> tuple:
+    """What the inclusion policies read of the incoming pod, and whether every key is
+    required (which reads its constraints)."""
+    return (
+        incoming.node_selector,
+        incoming.required_node_affinity,
+        incoming.tolerations,
+        bool(incoming.topology_spread_constraints),
+    )
+
+
+def _carried_matches(s: _PreScoreState, pod: Pod) -> tuple[bool, ...]:
+    """Whether each constraint's (non-empty) selector matches ``pod``'s labels: kept for the
+    last pod's labels, as the replicas of a template carry the same ones (other labels
+    drop the effects kept per node)."""
+    last = s.last_match
+    labels = pod.labels
+    if last is not None and (last[0] is labels or last[0] == labels):
+        return last[1]
+    found = tuple(
+        c.selector is not None
+        and bool(c.selector.match_labels or c.selector.match_expressions)
+        and selector_matches(c.selector, labels)
+        for c in s.constraints
+    )
+    s.last_match = (labels, found)
+    s.effects.clear()
+    return found
 
 
 def _go_round(x: float) -> int:
