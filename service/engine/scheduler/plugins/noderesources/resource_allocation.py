@@ -23,10 +23,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from service.engine.objects import Pod
 from service.engine.quantity import wrap_int64
 from service.engine.resources import is_scalar_resource_name, pod_requests, pod_requests_non_zero
 from service.engine.scheduler.framework import MAX_NODE_SCORE
+from service.engine.scheduler.plugins.noderesources import columns as col
 from service.engine.scheduler.profile import (
     DEFAULT_RESOURCES,
     LEAST_ALLOCATED,
@@ -339,6 +342,27 @@ class _Allocation:
         ):
             self.cpu_memory = (items[0][2], items[1][2])
 
+    def batch_items(self, weights: Sequence[int]) -> list[tuple[int, int, int, int]] | None:
+        """The resources as the batches read them: (allocatable column, used column, the
+        pod's request, weight) per resource the score counts (columns.py's field indexes);
+        None when a resource is not in the columns (a scalar resource the pod requests) or
+        a request or weight is outside the batches' exact range."""
+        out = []
+        for (_, kind, req), weight in zip(self._items, weights, strict=True):
+            if kind == _NONE:
+                continue  # never counted: no allocatable, no weight
+            if kind == _SCALAR or not 0 <= req < _NO_WRAP or not 0 < weight <= MAX_NODE_SCORE:
+                return None
+            if kind == _CPU:
+                used = col.REQUESTED_CPU if self.use_requested else col.NZ_CPU
+                out.append((col.ALLOC_CPU, used, req, weight))
+            elif kind == _MEM:
+                used = col.REQUESTED_MEMORY if self.use_requested else col.NZ_MEM
+                out.append((col.ALLOC_MEMORY, used, req, weight))
+            else:
+                out.append((col.ALLOC_EPHEMERAL, col.REQUESTED_EPHEMERAL, req, weight))
+        return out
+
     def pairs(
         self,
         allocatable: dict[str, int],
@@ -420,9 +444,14 @@ class ResourceAllocationScorer:
         self._least_weights: tuple[int, ...] | None = None
         if strategy == LEAST_ALLOCATED and all(0 < w <= MAX_NODE_SCORE for w in self.weights):
             self._least_weights = tuple(self.weights)
+        # RequestedToCapacityRatio's shape at every utilization 0..100, for the batch.
+        self._shape_table: np.ndarray | None = None
         if strategy == REQUESTED_TO_CAPACITY_RATIO:
             scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
             self._shape = broken_linear_function([(u, s * scale) for u, s in shape or ()])
+            if shape:
+                table = [self._shape(u) for u in range(MAX_UTILIZATION + 1)]
+                self._shape_table = np.array(table, np.int64)
 
     def prepare(self, pod: Pod, settings: EngineSettings) -> _Allocation:
         """calculatePodResourceRequestList with the non-zero defaults (useRequested false).
@@ -459,6 +488,23 @@ class ResourceAllocationScorer:
             return most_resource_score(reqs, allocs, self.weights)
         assert self._shape is not None
         return requested_to_capacity_ratio_score(reqs, allocs, self.weights, self._shape)
+
+    def score_columns(self, prepared: _Allocation, cols: col.Columns) -> np.ndarray | None:
+        """``score`` of every node of ``cols`` at once (int64), exact on the nodes marked
+        ``plain`` (the caller scores the others one by one); None when this pod or
+        configuration has no batch (no resources, a scalar resource, a value out of range)."""
+        if not self.resources:
+            return None
+        items = prepared.batch_items(self.weights)
+        if items is None:
+            return None
+        if self.strategy == LEAST_ALLOCATED:
+            return _weighted_columns(_least_columns, items, cols)
+        if self.strategy == MOST_ALLOCATED:
+            return _weighted_columns(_most_columns, items, cols)
+        if self._shape_table is None:
+            return None
+        return _ratio_columns(self._shape_table, items, cols)
 
 
 class BalancedAllocationScorer:
@@ -505,6 +551,23 @@ class BalancedAllocationScorer:
         if not self.scores_change:
             return with_pod
         return balance_change_score(with_pod, balanced_resource_score(allocated, allocs))
+
+    def score_columns(self, prepared: _Allocation, cols: col.Columns) -> np.ndarray | None:
+        """``score`` of every node of ``cols`` at once (int64), exact on the nodes marked
+        ``plain``; None unless the resources are cpu then memory (``_balance_cpu_memory``'s
+        case, the default)."""
+        if not self.resources or prepared.cpu_memory is None:
+            return None
+        pod_cpu, pod_mem = prepared.cpu_memory
+        v = cols.values
+        used_cpu, used_mem = v[col.REQUESTED_CPU], v[col.REQUESTED_MEMORY]
+        cap_cpu, cap_mem = v[col.ALLOC_CPU], v[col.ALLOC_MEMORY]
+        with_pod = _balance_columns(used_cpu + pod_cpu, cap_cpu, used_mem + pod_mem, cap_mem)
+        if not self.scores_change:
+            return with_pod
+        without = _balance_columns(used_cpu, cap_cpu, used_mem, cap_mem)
+        half = MAX_NODE_SCORE // 2
+        return half + (half + with_pod - without) // 2  # balance_change_score, never negative
 
 
 # --- fast paths for the default resources (cpu, memory): the reference's arithmetic without
@@ -576,3 +639,71 @@ def _balance_of_two(req_a: int, cap_a: int, req_b: int, cap_b: int) -> int:
     if fraction_b > 1:
         fraction_b = 1.0
     return int((1 - math.fabs((fraction_a - fraction_b) / 2)) * float(MAX_NODE_SCORE))
+
+
+# --- the same arithmetic over columns (columns.py): every value of a ``plain`` node is in
+# [0, _NO_WRAP), so no int64 wraps and Go's truncating division is numpy's floor division;
+# float64 operations one by one, in the per-node code's order ---
+
+
+def _least_columns(req: np.ndarray, alloc: np.ndarray) -> np.ndarray:
+    """leastRequestedScore per node: 0 over capacity or without allocatable."""
+    return np.maximum(alloc - req, 0) * MAX_NODE_SCORE // np.maximum(alloc, 1)
+
+
+def _most_columns(req: np.ndarray, alloc: np.ndarray) -> np.ndarray:
+    """mostRequestedScore per node: the request capped at capacity; 0 without allocatable."""
+    return np.minimum(req, alloc) * MAX_NODE_SCORE // np.maximum(alloc, 1)
+
+
+def _weighted_columns(
+    per: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    items: Sequence[tuple[int, int, int, int]],
+    cols: col.Columns,
+) -> np.ndarray:
+    """_weighted_mean per node: resources without allocatable add neither score nor weight."""
+    v = cols.values
+    node_score = np.zeros(v.shape[1], np.int64)
+    weight_sum = np.zeros(v.shape[1], np.int64)
+    for alloc_field, used_field, pod_req, weight in items:
+        alloc = v[alloc_field]
+        node_score += per(v[used_field] + pod_req, alloc) * weight
+        weight_sum += (alloc != 0) * weight
+    return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
+
+
+def _ratio_columns(
+    shape: np.ndarray, items: Sequence[tuple[int, int, int, int]], cols: col.Columns
+) -> np.ndarray:
+    """requested_to_capacity_ratio_score per node: ``shape`` is the function's value at each
+    utilization 0..100 (a plain node's utilization is in that range)."""
+    v = cols.values
+    node_score = np.zeros(v.shape[1], np.int64)
+    weight_sum = np.zeros(v.shape[1], np.int64)
+    for alloc_field, used_field, pod_req, weight in items:
+        alloc = v[alloc_field]
+        req = v[used_field] + pod_req
+        utilization = np.minimum(req, alloc) * MAX_UTILIZATION // np.maximum(alloc, 1)
+        value = shape[np.where(req > alloc, MAX_UTILIZATION, utilization)]
+        counted = (alloc != 0) & (value > 0)
+        node_score += np.where(counted, value * weight, 0)
+        weight_sum += counted * weight
+    mean = node_score.astype(np.float64) / np.maximum(weight_sum, 1).astype(np.float64)
+    return np.where(weight_sum > 0, _go_round_columns(mean), 0)
+
+
+def _go_round_columns(x: np.ndarray) -> np.ndarray:
+    """_go_round per value: half away from zero (numpy's round is half to even)."""
+    t = np.trunc(x)
+    away = np.abs(x - t) >= 0.5
+    return (t + np.where(away, np.where(x > 0, 1.0, -1.0), 0.0)).astype(np.int64)
+
+
+def _balance_columns(
+    req_a: np.ndarray, cap_a: np.ndarray, req_b: np.ndarray, cap_b: np.ndarray
+) -> np.ndarray:
+    """_balance_of_two per node: 100 where either allocatable is 0."""
+    fraction_a = np.minimum(req_a.astype(np.float64) / np.maximum(cap_a, 1).astype(np.float64), 1.0)
+    fraction_b = np.minimum(req_b.astype(np.float64) / np.maximum(cap_b, 1).astype(np.float64), 1.0)
+    score = ((1 - np.abs((fraction_a - fraction_b) / 2)) * float(MAX_NODE_SCORE)).astype(np.int64)
+    return np.where((cap_a != 0) & (cap_b != 0), score, MAX_NODE_SCORE)
