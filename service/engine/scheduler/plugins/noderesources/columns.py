@@ -2,32 +2,32 @@
 
 NodeResourcesFit's Filter and Score and NodeResourcesBalancedAllocation's Score read, per
 node, a handful of integers: the allocatable cpu, memory, ephemeral-storage and pods, the
-Requested and NonZeroRequested sums and the pod count. ``columns_of(nodes)`` gathers them
-for a list of NodeInfos into one int64 array per field, so that the plugins' batches
-(``filter_nodes`` / ``score_nodes``) compute every node's answer with a few array
-operations instead of Python code per node.
+Requested and NonZeroRequested sums and the pod count. ``columns_of(nodes)`` gives them for
+a list of NodeInfos as one int64 array per field, so that the plugins' batches
+(``filter_nodes`` / ``score_nodes``) answer for every node with a few array operations
+instead of Python code per node.
 
-The gathering must itself be cheaper than the plugins were. A NodeInfo's fields never
-change once it is built (a queue step builds new NodeInfos for the nodes it changes and
-shares the others), so:
+Gathering them must itself cost far less than Python code per node. A NodeInfo's fields
+never change once it is built, and a queue step builds new NodeInfos only for the nodes it
+changes and shares the others, so the values are kept per NodeInfo, by identity, in a row
+store shared by every view and list: a list's rows are found by the addresses of its
+NodeInfos (their ``id``), read from the list in one copy (``addresses``) and looked up in
+the store's sorted addresses. The store holds the NodeInfos it has rows for, so their
+addresses are never reused while it lives; only NodeInfos it has not seen are read in
+Python (a queue step's few; a new view's all, once).
 
-* a row store keyed on NodeInfo identity (the dict holds the objects: their ids are never
-  reused) keeps each NodeInfo's values once computed, for every view that shares it;
-* the last few lists gathered are kept (a copy, compared element by element by identity):
-  the same list again is answered from the memo, and a list of the same length differing
-  in a few positions (the next cycle's nodes after a queue step replaced one NodeInfo) is
-  answered by copying the memo's columns and refreshing those positions only.
-
-Every value is a Python int read the way the per-node code reads it (``dict.get(name,
-0)``); a node with a value outside [0, 2^56) is marked not ``plain``: the batches leave it
-to the per-node code, which handles int64 wrap-around and values past int64.
+Every value is a Python int read as the per-node code reads it (``dict.get(name, 0)``); a
+node with a value outside [0, NO_WRAP) is not ``plain``: the batches leave it to the
+per-node code, which handles int64 wrap-around and values past int64.
 """
 
 from __future__ import annotations
 
+import ctypes
+import sys
 import threading
 from collections.abc import Sequence
-from itertools import repeat
+from typing import Any
 
 import numpy as np
 
@@ -47,8 +47,8 @@ __all__ = [
     "REQUESTED_EPHEMERAL",
     "REQUESTED_MEMORY",
     "Columns",
+    "addresses",
     "columns_of",
-    "mismatches",
     "row_values",
 ]
 
@@ -56,6 +56,9 @@ __all__ = [
 # int64: numpy's int64 arithmetic is then Go's and Python's alike (no wrap-around).
 NO_WRAP = 2**56
 
+# The node's values, then what follows from them alone, computed once per NodeInfo: the
+# room left (allocatable - requested, as fitsRequest compares; allowed pods - pods) and the
+# node's own BalancedAllocation score of cpu and memory (v1.36's balance without the pod).
 FIELDS = (
     "alloc_cpu",
     "alloc_memory",
@@ -67,19 +70,42 @@ FIELDS = (
     "nz_cpu",
     "nz_mem",
     "pod_count",
+    "free_cpu",
+    "free_memory",
+    "free_ephemeral",
+    "pod_room",
+    "balance",
 )
-_WIDTH = len(FIELDS)
-_ZEROS = (0,) * _WIDTH
+# Each field's index, by name.
+(
+    ALLOC_CPU,
+    ALLOC_MEMORY,
+    ALLOC_EPHEMERAL,
+    ALLOWED_PODS,
+    REQUESTED_CPU,
+    REQUESTED_MEMORY,
+    REQUESTED_EPHEMERAL,
+    NZ_CPU,
+    NZ_MEM,
+    POD_COUNT,
+    FREE_CPU,
+    FREE_MEMORY,
+    FREE_EPHEMERAL,
+    POD_ROOM,
+    BALANCE,
+) = range(len(FIELDS))
+_ZEROS = (0,) * len(FIELDS)
 
-# Mismatching positions beyond which a list is gathered anew rather than patched.
-_PATCH_LIMIT = 16
-_RECENT = 4  # lists kept by the memo
+_RECENT = 4  # lists remembered (Fit's Score and BalancedAllocation's read the same list)
+_PATCH_LIMIT = 64  # places a list may differ from a remembered one to be patched
+_PENDING_LIMIT = 256  # rows added before their addresses are sorted in
 _LOCK = threading.Lock()
 
 
 def row_values(ni: NodeInfo) -> tuple[tuple[int, ...], bool]:
-    """The node's values in ``FIELDS`` order, and whether all of them are in [0, NO_WRAP)
-    (``plain``; when not, the values are zeros and the node is left to the per-node code)."""
+    """The node's values in ``FIELDS`` order, and whether those it holds are all in
+    [0, NO_WRAP) (``plain``; when not, the values are zeros and the node is left to the
+    per-node code)."""
     alloc = ni.allocatable
     requested = ni.requested
     values = (
@@ -97,56 +123,159 @@ def row_values(ni: NodeInfo) -> tuple[tuple[int, ...], bool]:
     for v in values:
         if type(v) is not int or not 0 <= v < NO_WRAP:
             return _ZEROS, False
-    return values, True
+    # resource_allocation reads these columns: imported here, not at the top, to keep the
+    # import order one-way
+    from service.engine.scheduler.plugins.noderesources.resource_allocation import (
+        _balance_of_two,
+    )
+
+    cap_cpu, cap_mem, cap_eph, allowed, used_cpu, used_mem, used_eph = values[:7]
+    derived = (
+        cap_cpu - used_cpu,
+        cap_mem - used_mem,
+        cap_eph - used_eph,
+        allowed - values[POD_COUNT],
+        _balance_of_two(used_cpu, cap_cpu, used_mem, cap_mem),
+    )
+    return values + derived, True
+
+
+# --- the addresses of a list's objects ---
+
+# Where CPython keeps a list's item pointers: PyListObject's ``ob_item`` follows the
+# variable-size object header (reference count, type, size).
+_OB_ITEM_OFFSET = 3 * ctypes.sizeof(ctypes.c_void_p)
+
+
+def _addresses_read(items: list) -> np.ndarray:
+    """The list's item pointers, copied in one go (CPython: an object's id is its address)."""
+    if not items:
+        return np.empty(0, np.uintp)
+    start = ctypes.c_void_p.from_address(id(items) + _OB_ITEM_OFFSET).value
+    size = len(items) * ctypes.sizeof(ctypes.c_void_p)
+    return np.frombuffer(ctypes.string_at(start, size), np.uintp)  # a copy, read-only
+
+
+def _addresses_mapped(items: list) -> np.ndarray:
+    """The same from ``id`` of each item (Python code per item): where the layout differs."""
+    return np.fromiter(map(id, items), np.uintp, len(items))
+
+
+def _read_works() -> bool:
+    """Whether this interpreter lays lists out as ``_addresses_read`` assumes."""
+    if sys.implementation.name != "cpython":
+        return False
+    probe = [object() for _ in range(7)]
+    try:
+        return bool(np.array_equal(_addresses_read(probe), _addresses_mapped(probe)))
+    except Exception:  # pragma: no cover - an interpreter unlike CPython
+        return False
+
+
+_addresses = _addresses_read if _read_works() else _addresses_mapped
+
+
+def addresses(items: list) -> np.ndarray:
+    """``[id(x) for x in items]`` as a uintp array, without Python code per item where the
+    interpreter allows (CPython). The caller keeps ``items`` alive and unchanged meanwhile."""
+    return _addresses(items)
+
+
+# --- the row store ---
 
 
 class Columns:
-    """``FIELDS`` of a list of nodes: ``values[ALLOC_CPU]`` is every node's allocatable cpu,
-    and so on (int64); ``plain`` (bool per node): the values are exact for the batches;
-    ``all_plain``: no node needs the per-node code. Shared by the memo: read, never write."""
+    """The fields of a list of nodes: ``field(ALLOC_CPU)`` is every node's allocatable cpu,
+    and so on (int64, taken from the store on first use); ``plain`` (bool per node): the
+    node's values are exact for the batches; ``all_plain``: no node needs the per-node
+    code. It holds the store whose rows it reads, and with it the NodeInfos: the addresses
+    stay theirs. Shared through the memo: read, never write."""
 
-    __slots__ = ("all_plain", "nodes", "plain", "values")
+    __slots__ = ("_fields", "addresses", "all_plain", "plain", "rows", "store", "values")
 
-    def __init__(self, nodes: list[NodeInfo], values: np.ndarray, plain: np.ndarray) -> None:
-        self.nodes = nodes
-        self.values = values
-        self.plain = plain
-        self.all_plain = bool(plain.all())
+    def __init__(self, found: np.ndarray, rows: np.ndarray, store: _Store) -> None:
+        self.addresses = found
+        self.rows = rows
+        self.store = store
+        self.values = store.values  # rows are only ever added to it, never changed
+        self._fields: dict[int, Any] = {}
+        self.plain = store.plain.take(rows)
+        self.all_plain = bool(self.plain.all())
 
+    def field(self, index: int) -> np.ndarray:
+        found = self._fields.get(index)
+        if found is None:
+            found = self._fields[index] = self.values[index].take(self.rows)
+        return found
 
-# Each field's row of ``Columns.values``, by name: ALLOC_CPU, ..., POD_COUNT.
-(
-    ALLOC_CPU,
-    ALLOC_MEMORY,
-    ALLOC_EPHEMERAL,
-    ALLOWED_PODS,
-    REQUESTED_CPU,
-    REQUESTED_MEMORY,
-    REQUESTED_EPHEMERAL,
-    NZ_CPU,
-    NZ_MEM,
-    POD_COUNT,
-) = range(_WIDTH)
+    def all_nonzero(self, index: int) -> bool:
+        """Whether the field is non-zero on every node (a resource every node has)."""
+        key = -1 - index
+        found = self._fields.get(key)
+        if found is None:
+            found = self._fields[key] = bool(self.field(index).all())
+        return found
 
 
 class _Store:
-    """Each NodeInfo's values, once: ``rows`` maps a NodeInfo (held) to its column."""
+    """Each NodeInfo's values, once, by row; the NodeInfos held in row order (``held``),
+    their addresses sorted (``sorted_addresses``) with their rows (``sorted_rows``), the
+    latest in ``pending``."""
 
     def __init__(self, capacity: int) -> None:
-        self.rows: dict[NodeInfo, int] = {}
-        self.values = np.zeros((_WIDTH, max(capacity, 16)), np.int64)
-        self.plain = np.zeros(max(capacity, 16), bool)
+        capacity = max(capacity, 64)
+        self.held: list[NodeInfo] = []
+        self.values = np.zeros((len(FIELDS), capacity), np.int64)
+        self.plain = np.zeros(capacity, bool)
+        self.sorted_addresses = np.empty(0, np.uintp)
+        self.sorted_rows = np.empty(0, np.intp)
+        # The latest rows, not yet sorted in: address -> row (a queue step's few at a time)
+        self.pending: dict[int, int] = {}
 
-    def add(self, ni: NodeInfo) -> int:
-        row = len(self.rows)
-        if row == self.plain.shape[0]:
-            self.values = np.concatenate([self.values, np.zeros_like(self.values)], axis=1)
-            self.plain = np.concatenate([self.plain, np.zeros_like(self.plain)])
-        values, plain = row_values(ni)
-        self.values[:, row] = values
-        self.plain[row] = plain
-        self.rows[ni] = row
-        return row
+    def rows(self, found: np.ndarray) -> np.ndarray:
+        """The row of each address, -1 where the store has none."""
+        if not len(self.sorted_addresses):
+            rows = np.full(len(found), -1, np.intp)
+        else:
+            at = np.searchsorted(self.sorted_addresses, found)
+            np.minimum(at, len(self.sorted_addresses) - 1, out=at)
+            known = self.sorted_addresses[at] == found
+            rows = np.where(known, self.sorted_rows[at], -1)
+        if self.pending:
+            unknown = np.flatnonzero(rows < 0)
+            if len(unknown):
+                get = self.pending.get
+                rows[unknown] = [get(a, -1) for a in found[unknown].tolist()]
+        return rows
+
+    def add(self, nodes: list[NodeInfo], found: np.ndarray) -> np.ndarray:
+        """Rows for ``nodes`` (new to the store; ``found`` their addresses, each once). Their
+        addresses wait in ``pending`` until there are more than _PENDING_LIMIT, then are
+        sorted in with the others."""
+        first = len(self.held)
+        needed = first + len(nodes)
+        if needed > len(self.plain):
+            capacity = max(needed, 2 * len(self.plain))
+            values = np.zeros((len(FIELDS), capacity), np.int64)
+            values[:, :first] = self.values[:, :first]
+            plain = np.zeros(capacity, bool)
+            plain[:first] = self.plain[:first]
+            self.values, self.plain = values, plain  # Columns made earlier keep the old
+        rows = np.arange(first, needed, dtype=np.intp)
+        for row, ni in zip(rows.tolist(), nodes, strict=True):
+            self.values[:, row], self.plain[row] = row_values(ni)
+        self.held.extend(nodes)
+        self.pending.update(zip(found.tolist(), rows.tolist(), strict=True))
+        if len(self.pending) > _PENDING_LIMIT:
+            addresses = np.concatenate(
+                [self.sorted_addresses, np.fromiter(self.pending, np.uintp, len(self.pending))]
+            )
+            order = np.argsort(addresses)
+            self.sorted_addresses = addresses[order]
+            pending_rows = np.fromiter(self.pending.values(), np.intp, len(self.pending))
+            self.sorted_rows = np.concatenate([self.sorted_rows, pending_rows])[order]
+            self.pending = {}
+        return rows
 
 
 _store = _Store(0)
@@ -154,72 +283,81 @@ _recent: list[Columns] = []
 
 
 def columns_of(nodes: Sequence[NodeInfo]) -> Columns:
-    """The columns of ``nodes``, in their order (see the module docstring for the memo)."""
+    """The columns of ``nodes``, in their order. The same list as one of the last few is
+    answered from it; a list of the same length differing in a few places (a queue step
+    replaced a NodeInfo) takes its rows and looks up only those places; any other list
+    looks its NodeInfos up in the row store. NodeInfos the store lacks are added to it; a
+    store that lacks most of a list (another cluster, a view built anew) or has grown far
+    past it is replaced, so that it holds no more than a few views' NodeInfos."""
     current = nodes if type(nodes) is list else list(nodes)
+    found = addresses(current)  # ``current`` holds them meanwhile; the answer's store after
     with _LOCK:
         for i, known in enumerate(_recent):
-            if known.nodes == current:  # identity first: equal lists hold the same objects
+            if np.array_equal(known.addresses, found):
                 if i:
                     _recent.insert(0, _recent.pop(i))
                 return known
-        found = _patched(current)
-        if found is None:
-            found = _gathered(current)
-        _recent.insert(0, found)
+        answer = _patched(current, found)
+        if answer is None:
+            answer = _looked_up(current, found)
+        _recent.insert(0, answer)
         del _recent[_RECENT:]
-        return found
+        return answer
 
 
-def _patched(current: list[NodeInfo]) -> Columns | None:
-    """A remembered list of the same length differing in a few positions, those refreshed."""
+def _patched(current: list[NodeInfo], found: np.ndarray) -> Columns | None:
+    """The rows of a remembered list of the same length, of the current store, where at
+    most ``_PATCH_LIMIT`` places differ: those looked up."""
+    store = _store
     for known in _recent:
-        if len(known.nodes) != len(current):
+        if known.store is not store or len(known.addresses) != len(found):
             continue
-        changed = mismatches(current, known.nodes, _PATCH_LIMIT)
-        if changed is None:
+        changed = np.flatnonzero(known.addresses != found)
+        if len(changed) > _PATCH_LIMIT or len(store.held) + len(changed) > _limit(found):
             continue
-        values = known.values.copy()
-        plain = known.plain.copy()
-        for k in changed:
-            row, plain[k] = row_values(current[k])
-            values[:, k] = row
-        return Columns(list(current), values, plain)
+        rows = known.rows.copy()
+        rows[changed] = _rows_of(store, current, found, changed)
+        return Columns(found, rows, store)
     return None
 
 
-def _gathered(current: list[NodeInfo]) -> Columns:
-    """The list's columns from the row store, the NodeInfos it lacks added. A store that
-    lacks most of them (another cluster, a rebuilt view) or has grown far beyond the list is
-    replaced, so that it holds no more than a few views' NodeInfos."""
+def _looked_up(current: list[NodeInfo], found: np.ndarray) -> Columns:
+    """The rows of every NodeInfo of the list, from the store (replaced when it lacks most
+    of them or would grow past its limit)."""
     global _store
     store = _store
-    found = list(map(store.rows.get, current, repeat(-1)))
-    missing = found.count(-1)
-    if missing > len(current) // 2 or len(store.rows) + missing > 4 * len(current) + 4096:
-        store = _store = _Store(len(current) + 1024)
-        found = [-1] * len(current)
+    rows = store.rows(found)
+    missing = int(np.count_nonzero(rows < 0))
+    if missing > len(found) // 2 or len(store.held) + missing > _limit(found):
+        store = _store = _Store(len(found) + 1024)
+        rows = np.full(len(found), -1, np.intp)
+        missing = len(found)
     if missing:
-        add = store.add
-        found = [add(ni) if row < 0 else row for ni, row in zip(current, found, strict=True)]
-    rows = np.array(found, np.intp)
-    return Columns(list(current), store.values.take(rows, axis=1), store.plain.take(rows))
+        at = np.flatnonzero(rows < 0)
+        rows[at] = _rows_of(store, current, found, at)
+    return Columns(found, rows, store)
 
 
-def mismatches(new: list, old: list, limit: int) -> list[int] | None:
-    """The positions where two lists of equal length hold different objects, or None when
-    there are more than ``limit``. Halves compared whole (a C loop, identity first), so a few
-    differences cost a few passes over the list rather than Python code per element."""
-    out: list[int] = []
+def _limit(found: np.ndarray) -> int:
+    """The NodeInfos a store may hold while lists of this length are asked of it."""
+    return 4 * len(found) + 4096
 
-    def search(lo: int, hi: int) -> bool:
-        if new[lo:hi] == old[lo:hi]:
-            return True
-        if hi - lo <= 8:
-            out.extend(k for k in range(lo, hi) if new[k] is not old[k])
-            return len(out) <= limit
-        mid = (lo + hi) // 2
-        return search(lo, mid) and search(mid, hi)
 
-    if not search(0, len(new)):
-        return None
-    return out
+def _rows_of(
+    store: _Store, current: list[NodeInfo], found: np.ndarray, at: np.ndarray
+) -> np.ndarray:
+    """The rows of the NodeInfos of ``current`` at positions ``at``, those the store lacks
+    added (one row per NodeInfo, however often it is listed)."""
+    rows = store.rows(found[at])
+    missing = np.flatnonzero(rows < 0)
+    if len(missing):
+        first: dict[int, int] = {}  # address -> its first position in ``current``
+        positions = at[missing].tolist()
+        for address, k in zip(found[positions].tolist(), positions, strict=True):
+            first.setdefault(address, k)
+        added = store.add(
+            [current[k] for k in first.values()], np.fromiter(first, np.uintp, len(first))
+        )
+        row_of = dict(zip(first, added.tolist(), strict=True))
+        rows[missing] = [row_of[a] for a in found[positions].tolist()]
+    return rows

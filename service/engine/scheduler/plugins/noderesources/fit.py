@@ -113,11 +113,11 @@ def fits_request(
 
 
 # The columns (columns.py) fitsRequest reads for each resource the batch checks:
-# (allocatable, requested).
+# (allocatable, allocatable - requested).
 _BATCH_RESOURCES = {
-    "cpu": (col.ALLOC_CPU, col.REQUESTED_CPU),
-    "memory": (col.ALLOC_MEMORY, col.REQUESTED_MEMORY),
-    "ephemeral-storage": (col.ALLOC_EPHEMERAL, col.REQUESTED_EPHEMERAL),
+    "cpu": (col.ALLOC_CPU, col.FREE_CPU),
+    "memory": (col.ALLOC_MEMORY, col.FREE_MEMORY),
+    "ephemeral-storage": (col.ALLOC_EPHEMERAL, col.FREE_EPHEMERAL),
 }
 
 
@@ -180,7 +180,14 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, FiltersNodes, PreScorePlug
             return [self.filter(state, ni, ni) for ni in nodes]
         cols = col.columns_of(nodes)
         bits = _shortfall_bits(cols, checks)
-        out = self._status_table(tuple(name for name, _ in checks))[bits].tolist()
+        table = self._status_table(tuple(name for name, _ in checks))
+        failing = np.flatnonzero(bits)
+        if len(failing) * 8 < len(bits):  # most nodes pass: only the others looked up
+            out: list[Status | None] = [None] * len(bits)
+            for k, failed in zip(failing.tolist(), bits[failing].tolist(), strict=True):
+                out[k] = table[failed]
+        else:
+            out = table[bits].tolist()
         if not cols.all_plain:
             for k in np.flatnonzero(~cols.plain).tolist():
                 out[k] = self.filter(state, nodes[k], nodes[k])
@@ -252,15 +259,17 @@ def _batch_checks(fit: FitState | None) -> list[tuple[str, int]] | None:
 
 
 def _shortfall_bits(cols: col.Columns, checks: Sequence[tuple[str, int]]) -> np.ndarray:
-    """fitsRequest per node as an integer: bit 0 too many pods; for the j-th check, bit
-    1 + 2j its shortfall and bit 2 + 2j its request beyond allocatable (unresolvable). On a
-    plain node nothing wraps: allocatable - requested is Go's int64 difference."""
-    v = cols.values
-    bits = (v[col.POD_COUNT] + 1 > v[col.ALLOWED_PODS]).astype(np.intp)
+    """fitsRequest per node as a small integer (uint8: at most 7 bits): bit 0 too many
+    pods; for the j-th check, bit 1 + 2j its shortfall and bit 2 + 2j its request beyond
+    allocatable (unresolvable). On a plain node nothing wraps: the free column,
+    allocatable - requested, is Go's int64 difference."""
+    bits = (cols.field(col.POD_ROOM) < 1).view(np.uint8)  # pods + 1 > allowed pods
     for j, (name, want) in enumerate(checks):
-        alloc_field, requested_field = _BATCH_RESOURCES[name]
-        have = v[alloc_field]
-        short = want > have - v[requested_field]
-        bits |= short.astype(np.intp) << (1 + 2 * j)
-        bits |= (short & (want > have)).astype(np.intp) << (2 + 2 * j)
+        alloc_field, free_field = _BATCH_RESOURCES[name]
+        short = cols.field(free_field) < want
+        if not short.any():
+            continue
+        bits = bits | (short.view(np.uint8) << (1 + 2 * j))
+        unresolvable = short & (cols.field(alloc_field) < want)
+        bits |= unresolvable.view(np.uint8) << (2 + 2 * j)
     return bits

@@ -559,15 +559,21 @@ class BalancedAllocationScorer:
         if not self.resources or prepared.cpu_memory is None:
             return None
         pod_cpu, pod_mem = prepared.cpu_memory
-        v = cols.values
-        used_cpu, used_mem = v[col.REQUESTED_CPU], v[col.REQUESTED_MEMORY]
-        cap_cpu, cap_mem = v[col.ALLOC_CPU], v[col.ALLOC_MEMORY]
-        with_pod = _balance_columns(used_cpu + pod_cpu, cap_cpu, used_mem + pod_mem, cap_mem)
+        with_pod = _balance_columns(
+            cols.field(col.REQUESTED_CPU) + pod_cpu,
+            cols.field(col.REQUESTED_MEMORY) + pod_mem,
+            cols,
+        )
         if not self.scores_change:
             return with_pod
-        without = _balance_columns(used_cpu, cap_cpu, used_mem, cap_mem)
         half = MAX_NODE_SCORE // 2
-        return half + (half + with_pod - without) // 2  # balance_change_score, never negative
+        # balance_change_score (its operand never negative); the balance without the pod
+        # is the node's own, a column
+        with_pod += half
+        with_pod -= cols.field(col.BALANCE)
+        with_pod //= 2
+        with_pod += half
+        return with_pod
 
 
 # --- fast paths for the default resources (cpu, memory): the reference's arithmetic without
@@ -646,29 +652,43 @@ def _balance_of_two(req_a: int, cap_a: int, req_b: int, cap_b: int) -> int:
 # float64 operations one by one, in the per-node code's order ---
 
 
-def _least_columns(req: np.ndarray, alloc: np.ndarray) -> np.ndarray:
+def _least_columns(req: np.ndarray, alloc: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """leastRequestedScore per node: 0 over capacity or without allocatable."""
-    return np.maximum(alloc - req, 0) * MAX_NODE_SCORE // np.maximum(alloc, 1)
+    score = alloc - req
+    np.maximum(score, 0, out=score)
+    score *= MAX_NODE_SCORE
+    score //= denominator
+    return score
 
 
-def _most_columns(req: np.ndarray, alloc: np.ndarray) -> np.ndarray:
+def _most_columns(req: np.ndarray, alloc: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """mostRequestedScore per node: the request capped at capacity; 0 without allocatable."""
-    return np.minimum(req, alloc) * MAX_NODE_SCORE // np.maximum(alloc, 1)
+    score = np.minimum(req, alloc)
+    score *= MAX_NODE_SCORE
+    score //= denominator
+    return score
 
 
 def _weighted_columns(
-    per: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    per: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
     items: Sequence[tuple[int, int, int, int]],
     cols: col.Columns,
 ) -> np.ndarray:
-    """_weighted_mean per node: resources without allocatable add neither score nor weight."""
-    v = cols.values
-    node_score = np.zeros(v.shape[1], np.int64)
-    weight_sum = np.zeros(v.shape[1], np.int64)
+    """_weighted_mean per node: resources without allocatable add neither score nor weight
+    (where every node has the resource, the weight is one number for all)."""
+    node_score = np.zeros(len(cols.plain), np.int64)
+    weight_sum: np.ndarray | int = 0
     for alloc_field, used_field, pod_req, weight in items:
-        alloc = v[alloc_field]
-        node_score += per(v[used_field] + pod_req, alloc) * weight
-        weight_sum += (alloc != 0) * weight
+        alloc = cols.field(alloc_field)
+        everywhere = cols.all_nonzero(alloc_field)
+        denominator = alloc if everywhere else np.maximum(alloc, 1)
+        score = per(cols.field(used_field) + pod_req, alloc, denominator)
+        if weight != 1:
+            score *= weight
+        node_score += score
+        weight_sum = weight_sum + (weight if everywhere else (alloc != 0) * weight)
+    if isinstance(weight_sum, int):
+        return node_score // weight_sum if weight_sum else node_score
     return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
 
 
@@ -677,12 +697,12 @@ def _ratio_columns(
 ) -> np.ndarray:
     """requested_to_capacity_ratio_score per node: ``shape`` is the function's value at each
     utilization 0..100 (a plain node's utilization is in that range)."""
-    v = cols.values
-    node_score = np.zeros(v.shape[1], np.int64)
-    weight_sum = np.zeros(v.shape[1], np.int64)
+    v = cols.field
+    node_score = np.zeros(len(cols.plain), np.int64)
+    weight_sum = np.zeros(len(cols.plain), np.int64)
     for alloc_field, used_field, pod_req, weight in items:
-        alloc = v[alloc_field]
-        req = v[used_field] + pod_req
+        alloc = v(alloc_field)
+        req = v(used_field) + pod_req
         utilization = np.minimum(req, alloc) * MAX_UTILIZATION // np.maximum(alloc, 1)
         value = shape[np.where(req > alloc, MAX_UTILIZATION, utilization)]
         counted = (alloc != 0) & (value > 0)
@@ -699,11 +719,23 @@ def _go_round_columns(x: np.ndarray) -> np.ndarray:
     return (t + np.where(away, np.where(x > 0, 1.0, -1.0), 0.0)).astype(np.int64)
 
 
-def _balance_columns(
-    req_a: np.ndarray, cap_a: np.ndarray, req_b: np.ndarray, cap_b: np.ndarray
-) -> np.ndarray:
-    """_balance_of_two per node: 100 where either allocatable is 0."""
-    fraction_a = np.minimum(req_a.astype(np.float64) / np.maximum(cap_a, 1).astype(np.float64), 1.0)
-    fraction_b = np.minimum(req_b.astype(np.float64) / np.maximum(cap_b, 1).astype(np.float64), 1.0)
-    score = ((1 - np.abs((fraction_a - fraction_b) / 2)) * float(MAX_NODE_SCORE)).astype(np.int64)
-    return np.where((cap_a != 0) & (cap_b != 0), score, MAX_NODE_SCORE)
+def _balance_columns(req_cpu: np.ndarray, req_mem: np.ndarray, cols: col.Columns) -> np.ndarray:
+    """_balance_of_two per node over cpu and memory: 100 where either allocatable is 0."""
+    cap_cpu, cap_mem = cols.field(col.ALLOC_CPU), cols.field(col.ALLOC_MEMORY)
+    everywhere = cols.all_nonzero(col.ALLOC_CPU) and cols.all_nonzero(col.ALLOC_MEMORY)
+    if not everywhere:
+        cap_cpu, cap_mem = np.maximum(cap_cpu, 1), np.maximum(cap_mem, 1)
+    fraction_cpu = req_cpu / cap_cpu.astype(np.float64)  # float64(req) / float64(cap)
+    np.minimum(fraction_cpu, 1.0, out=fraction_cpu)
+    fraction_mem = req_mem / cap_mem.astype(np.float64)
+    np.minimum(fraction_mem, 1.0, out=fraction_mem)
+    fraction_cpu -= fraction_mem
+    fraction_cpu /= 2
+    std = np.abs(fraction_cpu, out=fraction_cpu)
+    score = np.subtract(1, std, out=std)
+    score *= float(MAX_NODE_SCORE)
+    out = score.astype(np.int64)  # int64(): truncation toward zero
+    if not everywhere:
+        both = (cols.field(col.ALLOC_CPU) != 0) & (cols.field(col.ALLOC_MEMORY) != 0)
+        out = np.where(both, out, MAX_NODE_SCORE)
+    return out

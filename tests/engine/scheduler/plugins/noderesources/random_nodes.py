@@ -18,8 +18,8 @@ GPU = "example.com/gpu"
 _FILLER = pod_info(pod("filler", 1, 1), DEFAULT_SETTINGS)
 
 
-def quantity(rng: random.Random, scale: int) -> int:
-    roll = rng.random()
+def quantity(rng: random.Random, scale: int, edges: bool = True) -> int:
+    roll = rng.random() if edges else 1.0
     if roll < 0.08:
         return rng.choice(EDGES)
     if roll < 0.1:
@@ -27,37 +27,39 @@ def quantity(rng: random.Random, scale: int) -> int:
     return rng.randrange(0, scale)
 
 
-def node_info(rng: random.Random, i: int) -> NodeInfo:
+def node_info(rng: random.Random, i: int, edges: bool = True) -> NodeInfo:
     """A NodeInfo with random allocatable, Requested, NonZeroRequested and pod count (the
-    pods themselves are a filler: the plugins read only their sums and number)."""
+    pods themselves are a filler: the plugins read only their sums and number). Without
+    ``edges``: a realistic node, every quantity in range and cpu and memory allocatable."""
     alloc = {
-        "cpu": quantity(rng, 64_000),
-        "memory": quantity(rng, 256 * 2**30),
+        "cpu": quantity(rng, 64_000, edges) + (0 if edges else 1),
+        "memory": quantity(rng, 256 * 2**30, edges) + (0 if edges else 1),
         "pods": rng.choice((0, 1, 5, 110, 110, 110)),
     }
     if rng.random() < 0.5:
-        alloc["ephemeral-storage"] = quantity(rng, 100 * 2**30)
+        alloc["ephemeral-storage"] = quantity(rng, 100 * 2**30, edges)
     if rng.random() < 0.2:
         alloc[GPU] = rng.choice((0, 1, 8))
     for name in ("cpu", "memory"):
-        if rng.random() < 0.05:
+        if edges and rng.random() < 0.05:
             del alloc[name]
     requested = {}
     for name, scale in (("cpu", 64_000), ("memory", 256 * 2**30), ("ephemeral-storage", 2**34)):
         if rng.random() < 0.9:
-            requested[name] = quantity(rng, scale)
+            requested[name] = quantity(rng, scale, edges)
     if rng.random() < 0.1:
         requested[GPU] = rng.choice((0, 1, 8))
     count = rng.choice((0, 1, 4, 30, 109, 110))
     node = Node(name=f"n{i}", labels={}, capacity=dict(alloc), allocatable=alloc)
     if not count:
         return NodeInfo(node, i, [])
-    totals = (requested, quantity(rng, 64_000), quantity(rng, 256 * 2**30))
+    nz = (quantity(rng, 64_000, edges), quantity(rng, 256 * 2**30, edges))
+    totals = (requested, *nz)
     return NodeInfo(node, i, [_FILLER] * count, totals)
 
 
-def node_infos(rng: random.Random, count: int) -> list[NodeInfo]:
-    return [node_info(rng, i) for i in range(count)]
+def node_infos(rng: random.Random, count: int, edges: bool = True) -> list[NodeInfo]:
+    return [node_info(rng, i, edges) for i in range(count)]
 
 
 def incoming(rng: random.Random):

@@ -43,11 +43,12 @@ def _plugin(resources, scores_change: bool) -> NodeResourcesBalancedAllocation:
 
 @pytest.mark.parametrize("resources", RESOURCES)
 @pytest.mark.parametrize("scores_change", [False, True])
+@pytest.mark.parametrize("edges", [True, False])
 @pytest.mark.parametrize("seed", range(4))
-def test_score_nodes_is_score(seed: int, scores_change: bool, resources) -> None:
+def test_score_nodes_is_score(edges: bool, seed: int, scores_change: bool, resources) -> None:
     rng = random.Random(seed)
     plugin = _plugin(resources, scores_change)
-    nodes = node_infos(rng, 400)
+    nodes = node_infos(rng, 400, edges)
     scored = batches = 0
     for _ in range(10):
         state = CycleState(incoming(rng), None, plugin.settings)

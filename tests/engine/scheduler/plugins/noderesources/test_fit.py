@@ -76,13 +76,15 @@ def _state(plugin: NodeResourcesFit, p, nodes) -> CycleState:
     return state
 
 
+@pytest.mark.parametrize("edges", [True, False])
 @pytest.mark.parametrize("unresolvable", [True, False])
 @pytest.mark.parametrize("seed", range(6))
-def test_filter_nodes_is_filter(seed: int, unresolvable: bool) -> None:
+def test_filter_nodes_is_filter(seed: int, unresolvable: bool, edges: bool) -> None:
     rng = random.Random(seed)
     plugin = _plugin(unresolvable=unresolvable)
-    nodes = node_infos(rng, 400)
-    assert 0.3 < col.columns_of(nodes).plain.mean() < 0.9  # both paths on every list
+    nodes = node_infos(rng, 400, edges)
+    plain = col.columns_of(nodes).plain.mean()
+    assert 0.3 < plain < 0.9 if edges else plain == 1  # both paths on every list
     batches = 0
     for _ in range(12):
         state = _state(plugin, incoming(rng), nodes)
@@ -120,11 +122,12 @@ def test_filter_nodes_without_prefilter_state_errors_per_node() -> None:
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("edges", [True, False])
 @pytest.mark.parametrize("seed", range(4))
-def test_score_nodes_is_score(seed: int, strategy: ScoringStrategy) -> None:
+def test_score_nodes_is_score(edges: bool, seed: int, strategy: ScoringStrategy) -> None:
     rng = random.Random(seed)
     plugin = _plugin(strategy)
-    nodes = node_infos(rng, 400)
+    nodes = node_infos(rng, 400, edges)
     batches = 0
     for _ in range(10):
         state = _state(plugin, incoming(rng), nodes)
