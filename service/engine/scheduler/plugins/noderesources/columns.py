@@ -292,12 +292,20 @@ def columns_of(nodes: Sequence[NodeInfo]) -> Columns:
     current = nodes if type(nodes) is list else list(nodes)
     found = addresses(current)  # ``current`` holds them meanwhile; the answer's store after
     with _LOCK:
+        patchable = None
         for i, known in enumerate(_recent):
-            if np.array_equal(known.addresses, found):
+            if len(known.addresses) != len(found):
+                continue
+            changed = np.flatnonzero(known.addresses != found)
+            if not len(changed):
                 if i:
                     _recent.insert(0, _recent.pop(i))
                 return known
-        answer = _patched(current, found)
+            if patchable is None and len(changed) <= _PATCH_LIMIT:
+                patchable = known, changed
+        answer = None
+        if patchable is not None:
+            answer = _patched(current, found, *patchable)
         if answer is None:
             answer = _looked_up(current, found)
         _recent.insert(0, answer)
@@ -305,20 +313,18 @@ def columns_of(nodes: Sequence[NodeInfo]) -> Columns:
         return answer
 
 
-def _patched(current: list[NodeInfo], found: np.ndarray) -> Columns | None:
-    """The rows of a remembered list of the same length, of the current store, where at
-    most ``_PATCH_LIMIT`` places differ: those looked up."""
+def _patched(
+    current: list[NodeInfo], found: np.ndarray, known: Columns, changed: np.ndarray
+) -> Columns | None:
+    """The rows of ``known``, a remembered list of the same length, with the few places
+    that differ (``changed``) looked up; None when ``known`` reads an older store or the
+    store would grow past its limit."""
     store = _store
-    for known in _recent:
-        if known.store is not store or len(known.addresses) != len(found):
-            continue
-        changed = np.flatnonzero(known.addresses != found)
-        if len(changed) > _PATCH_LIMIT or len(store.held) + len(changed) > _limit(found):
-            continue
-        rows = known.rows.copy()
-        rows[changed] = _rows_of(store, current, found, changed)
-        return Columns(found, rows, store)
-    return None
+    if known.store is not store or len(store.held) + len(changed) > _limit(found):
+        return None
+    rows = known.rows.copy()
+    rows[changed] = _rows_of(store, current, found, changed)
+    return Columns(found, rows, store)
 
 
 def _looked_up(current: list[NodeInfo], found: np.ndarray) -> Columns:
