@@ -95,6 +95,7 @@ FIELDS = (
     BALANCE,
 ) = range(len(FIELDS))
 _ZEROS = (0,) * len(FIELDS)
+_READ = POD_COUNT + 1  # the fields read from the node; the others follow from them
 
 _RECENT = 4  # lists remembered (Fit's Score and BalancedAllocation's read the same list)
 _PATCH_LIMIT = 64  # places a list may differ from a remembered one to be patched
@@ -106,9 +107,33 @@ def row_values(ni: NodeInfo) -> tuple[tuple[int, ...], bool]:
     """The node's values in ``FIELDS`` order, and whether those it holds are all in
     [0, NO_WRAP) (``plain``; when not, the values are zeros and the node is left to the
     per-node code)."""
+    values = _read(ni)
+    for v in values:
+        if type(v) is not int or not 0 <= v < NO_WRAP:
+            return _ZEROS, False
+    # resource_allocation reads these columns: imported here, not at the top, to keep the
+    # import order one-way
+    from service.engine.scheduler.plugins.noderesources.resource_allocation import (
+        _balance_of_two,
+    )
+
+    cap_cpu, cap_mem, cap_eph, allowed, used_cpu, used_mem, used_eph = values[: _READ - 3]
+    derived = (
+        cap_cpu - used_cpu,
+        cap_mem - used_mem,
+        cap_eph - used_eph,
+        allowed - values[POD_COUNT],
+        _balance_of_two(used_cpu, cap_cpu, used_mem, cap_mem),
+    )
+    return values + derived, True
+
+
+def _read(ni: NodeInfo) -> tuple:
+    """The fields the node holds (the first _READ of FIELDS), as the per-node code reads
+    them."""
     alloc = ni.allocatable
     requested = ni.requested
-    values = (
+    return (
         alloc.get("cpu", 0),
         alloc.get("memory", 0),
         alloc.get("ephemeral-storage", 0),
@@ -120,24 +145,33 @@ def row_values(ni: NodeInfo) -> tuple[tuple[int, ...], bool]:
         ni.nz_mem,
         ni.pod_count,
     )
-    for v in values:
-        if type(v) is not int or not 0 <= v < NO_WRAP:
-            return _ZEROS, False
-    # resource_allocation reads these columns: imported here, not at the top, to keep the
-    # import order one-way
+
+
+def _rows_block(nodes: list[NodeInfo]) -> tuple[np.ndarray, np.ndarray]:
+    """``row_values`` of many nodes at once: a (FIELDS, nodes) block and the plain flags.
+    The fields are read in Python, checked and derived by numpy; when a value is not an
+    int within int64 (numpy then makes no int64 array of them), node by node."""
+    read = np.array([_read(ni) for ni in nodes])
+    if read.dtype != np.int64 or read.shape != (len(nodes), _READ):
+        rows = [row_values(ni) for ni in nodes]
+        block = np.array([v for v, _ in rows], np.int64).reshape(len(nodes), len(FIELDS))
+        return block.T, np.array([p for _, p in rows], bool)
     from service.engine.scheduler.plugins.noderesources.resource_allocation import (
-        _balance_of_two,
+        balance_arrays,
     )
 
-    cap_cpu, cap_mem, cap_eph, allowed, used_cpu, used_mem, used_eph = values[:7]
-    derived = (
-        cap_cpu - used_cpu,
-        cap_mem - used_mem,
-        cap_eph - used_eph,
-        allowed - values[POD_COUNT],
-        _balance_of_two(used_cpu, cap_cpu, used_mem, cap_mem),
-    )
-    return values + derived, True
+    plain = ((read >= 0) & (read < NO_WRAP)).all(axis=1)
+    block = np.empty((len(FIELDS), len(nodes)), np.int64)
+    block[:_READ] = read.T
+    block[:, ~plain] = 0
+    cap_cpu, cap_mem, cap_eph, allowed, used_cpu, used_mem, used_eph = block[: _READ - 3]
+    block[FREE_CPU] = cap_cpu - used_cpu
+    block[FREE_MEMORY] = cap_mem - used_mem
+    block[FREE_EPHEMERAL] = cap_eph - used_eph
+    block[POD_ROOM] = allowed - block[POD_COUNT]
+    block[BALANCE] = balance_arrays(used_cpu, cap_cpu, used_mem, cap_mem)
+    block[:, ~plain] = 0
+    return block, plain
 
 
 # --- the addresses of a list's objects ---
@@ -262,20 +296,25 @@ class _Store:
             plain[:first] = self.plain[:first]
             self.values, self.plain = values, plain  # Columns made earlier keep the old
         rows = np.arange(first, needed, dtype=np.intp)
-        for row, ni in zip(rows.tolist(), nodes, strict=True):
-            self.values[:, row], self.plain[row] = row_values(ni)
+        self.values[:, first:needed], self.plain[first:needed] = _rows_block(nodes)
         self.held.extend(nodes)
+        if len(nodes) > _PENDING_LIMIT:  # a view's worth: sorted in at once
+            self._sort_in(found, rows)
+            return rows
         self.pending.update(zip(found.tolist(), rows.tolist(), strict=True))
         if len(self.pending) > _PENDING_LIMIT:
-            addresses = np.concatenate(
-                [self.sorted_addresses, np.fromiter(self.pending, np.uintp, len(self.pending))]
+            pending, self.pending = self.pending, {}
+            self._sort_in(
+                np.fromiter(pending, np.uintp, len(pending)),
+                np.fromiter(pending.values(), np.intp, len(pending)),
             )
-            order = np.argsort(addresses)
-            self.sorted_addresses = addresses[order]
-            pending_rows = np.fromiter(self.pending.values(), np.intp, len(self.pending))
-            self.sorted_rows = np.concatenate([self.sorted_rows, pending_rows])[order]
-            self.pending = {}
         return rows
+
+    def _sort_in(self, found: np.ndarray, rows: np.ndarray) -> None:
+        addresses = np.concatenate([self.sorted_addresses, found])
+        order = np.argsort(addresses)
+        self.sorted_addresses = addresses[order]
+        self.sorted_rows = np.concatenate([self.sorted_rows, rows])[order]
 
 
 _store = _Store(0)

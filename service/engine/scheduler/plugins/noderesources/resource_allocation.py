@@ -721,21 +721,35 @@ def _go_round_columns(x: np.ndarray) -> np.ndarray:
 
 def _balance_columns(req_cpu: np.ndarray, req_mem: np.ndarray, cols: col.Columns) -> np.ndarray:
     """_balance_of_two per node over cpu and memory: 100 where either allocatable is 0."""
-    cap_cpu, cap_mem = cols.field(col.ALLOC_CPU), cols.field(col.ALLOC_MEMORY)
     everywhere = cols.all_nonzero(col.ALLOC_CPU) and cols.all_nonzero(col.ALLOC_MEMORY)
+    cap_cpu, cap_mem = cols.field(col.ALLOC_CPU), cols.field(col.ALLOC_MEMORY)
+    return balance_arrays(req_cpu, cap_cpu, req_mem, cap_mem, everywhere=everywhere)
+
+
+def balance_arrays(
+    req_a: np.ndarray,
+    cap_a: np.ndarray,
+    req_b: np.ndarray,
+    cap_b: np.ndarray,
+    *,
+    everywhere: bool = False,
+) -> np.ndarray:
+    """_balance_of_two per element (values in [0, _NO_WRAP)): 100 where either allocatable
+    is 0. ``everywhere``: no allocatable is 0 (fewer operations)."""
+    both = None
     if not everywhere:
-        cap_cpu, cap_mem = np.maximum(cap_cpu, 1), np.maximum(cap_mem, 1)
-    fraction_cpu = req_cpu / cap_cpu.astype(np.float64)  # float64(req) / float64(cap)
-    np.minimum(fraction_cpu, 1.0, out=fraction_cpu)
-    fraction_mem = req_mem / cap_mem.astype(np.float64)
-    np.minimum(fraction_mem, 1.0, out=fraction_mem)
-    fraction_cpu -= fraction_mem
-    fraction_cpu /= 2
-    std = np.abs(fraction_cpu, out=fraction_cpu)
+        both = (cap_a != 0) & (cap_b != 0)
+        cap_a, cap_b = np.maximum(cap_a, 1), np.maximum(cap_b, 1)
+    fraction_a = req_a / cap_a.astype(np.float64)  # float64(req) / float64(cap)
+    np.minimum(fraction_a, 1.0, out=fraction_a)
+    fraction_b = req_b / cap_b.astype(np.float64)
+    np.minimum(fraction_b, 1.0, out=fraction_b)
+    fraction_a -= fraction_b
+    fraction_a /= 2
+    std = np.abs(fraction_a, out=fraction_a)
     score = np.subtract(1, std, out=std)
     score *= float(MAX_NODE_SCORE)
     out = score.astype(np.int64)  # int64(): truncation toward zero
-    if not everywhere:
-        both = (cols.field(col.ALLOC_CPU) != 0) & (cols.field(col.ALLOC_MEMORY) != 0)
+    if both is not None:
         out = np.where(both, out, MAX_NODE_SCORE)
     return out

@@ -110,3 +110,18 @@ def test_store_is_replaced_for_a_short_list_it_holds() -> None:
     store = col._store
     _assert_columns(large[:10])
     assert col._store is not store and len(col._store.held) == 10
+
+
+@pytest.mark.parametrize("odd", [None, -1, col.NO_WRAP, 2**63 - 1, 2**63, 2**64, -(2**63) - 1])
+def test_rows_block_is_row_values(odd) -> None:
+    """The block read at once (numpy checks and derives) equals the nodes read one by one,
+    with an odd value or none among realistic ones (numpy's int64 array or not)."""
+    rng = random.Random(13)
+    nodes = node_infos(rng, 50, edges=False)
+    if odd is not None:
+        nodes.append(NodeInfo(node("odd", cpu=odd), 50, []))
+        nodes.append(NodeInfo(node("zero", cpu=0, memory=0), 51, []))
+    block, plain = col._rows_block(nodes)
+    rows = [col.row_values(ni) for ni in nodes]
+    assert block.T.tolist() == [list(values) for values, _ in rows]
+    assert plain.tolist() == [p for _, p in rows]
