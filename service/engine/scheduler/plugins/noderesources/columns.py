@@ -27,6 +27,7 @@ import ctypes
 import sys
 import threading
 from collections.abc import Sequence
+from operator import attrgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -147,12 +148,37 @@ def _read(ni: NodeInfo) -> tuple:
     )
 
 
+_GETS = tuple(methodcaller("get", name, 0) for name in ("cpu", "memory", "ephemeral-storage"))
+
+
+def _read_all(nodes: list[NodeInfo]) -> np.ndarray | None:
+    """``_read`` of every node as a (_READ, nodes) int64 array, field by field (a C loop
+    each), or None when a field is not all ints within int64."""
+    allocs = list(map(attrgetter("allocatable"), nodes))
+    requested = list(map(attrgetter("requested"), nodes))
+    fields = [
+        *(map(get, allocs) for get in _GETS),
+        map(attrgetter("allowed_pods"), nodes),
+        *(map(get, requested) for get in _GETS),
+        map(attrgetter("nz_cpu"), nodes),
+        map(attrgetter("nz_mem"), nodes),
+        map(attrgetter("pod_count"), nodes),
+    ]
+    out = np.empty((_READ, len(nodes)), np.int64)
+    for k, values in enumerate(fields):
+        column = np.array(list(values))
+        if column.dtype != np.int64 or column.shape != (len(nodes),):
+            return None
+        out[k] = column
+    return out
+
+
 def _rows_block(nodes: list[NodeInfo]) -> tuple[np.ndarray, np.ndarray]:
     """``row_values`` of many nodes at once: a (FIELDS, nodes) block and the plain flags.
     The fields are read in Python, checked and derived by numpy; when a value is not an
     int within int64 (numpy then makes no int64 array of them), node by node."""
-    read = np.array([_read(ni) for ni in nodes])
-    if read.dtype != np.int64 or read.shape != (len(nodes), _READ):
+    read = _read_all(nodes)
+    if read is None:
         rows = [row_values(ni) for ni in nodes]
         block = np.array([v for v, _ in rows], np.int64).reshape(len(nodes), len(FIELDS))
         return block.T, np.array([p for _, p in rows], bool)
@@ -160,9 +186,9 @@ def _rows_block(nodes: list[NodeInfo]) -> tuple[np.ndarray, np.ndarray]:
         balance_arrays,
     )
 
-    plain = ((read >= 0) & (read < NO_WRAP)).all(axis=1)
+    plain = ((read >= 0) & (read < NO_WRAP)).all(axis=0)
     block = np.empty((len(FIELDS), len(nodes)), np.int64)
-    block[:_READ] = read.T
+    block[:_READ] = read
     block[:, ~plain] = 0
     cap_cpu, cap_mem, cap_eph, allowed, used_cpu, used_mem, used_eph = block[: _READ - 3]
     block[FREE_CPU] = cap_cpu - used_cpu
