@@ -175,10 +175,11 @@ def _read_all(nodes: list[NodeInfo]) -> np.ndarray | None:
 
 def _rows_block(nodes: list[NodeInfo]) -> tuple[np.ndarray, np.ndarray]:
     """``row_values`` of many nodes at once: a (FIELDS, nodes) block and the plain flags.
-    The fields are read in Python, checked and derived by numpy; when a value is not an
-    int within int64 (numpy then makes no int64 array of them), node by node."""
-    read = _read_all(nodes)
-    if read is None:
+    The fields are read in Python, checked and derived by numpy; node by node for a few
+    nodes, and when a value is not an int within int64 (numpy then makes no int64 array
+    of them)."""
+    read = _read_all(nodes) if len(nodes) > _PENDING_LIMIT else None
+    if read is None:  # a few (numpy's fixed costs would outweigh), or not all int64
         rows = [row_values(ni) for ni in nodes]
         block = np.array([v for v, _ in rows], np.int64).reshape(len(nodes), len(FIELDS))
         return block.T, np.array([p for _, p in rows], bool)

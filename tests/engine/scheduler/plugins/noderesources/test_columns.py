@@ -117,10 +117,12 @@ def test_rows_block_is_row_values(odd) -> None:
     """The block read at once (numpy checks and derives) equals the nodes read one by one,
     with an odd value or none among realistic ones (numpy's int64 array or not)."""
     rng = random.Random(13)
-    nodes = node_infos(rng, 50, edges=False)
+    nodes = node_infos(rng, col._PENDING_LIMIT + 1, edges=False)  # read at once
     if odd is not None:
         nodes.append(NodeInfo(node("odd", cpu=odd), 50, []))
         nodes.append(NodeInfo(node("zero", cpu=0, memory=0), 51, []))
+    fits_int64 = odd is None or -(2**63) <= odd < 2**63
+    assert (col._read_all(nodes) is not None) == fits_int64  # else node by node
     block, plain = col._rows_block(nodes)
     rows = [col.row_values(ni) for ni in nodes]
     assert block.T.tolist() == [list(values) for values, _ in rows]
