@@ -50,6 +50,7 @@ __all__ = [
     "Columns",
     "addresses",
     "columns_of",
+    "expect_sublist",
     "row_values",
 ]
 
@@ -101,6 +102,7 @@ _READ = POD_COUNT + 1  # the fields read from the node; the others follow from t
 _RECENT = 4  # lists remembered (Fit's Score and BalancedAllocation's read the same list)
 _PATCH_LIMIT = 64  # places a list may differ from a remembered one to be patched
 _PENDING_LIMIT = 256  # rows added before their addresses are sorted in
+_EXPECTED = 2  # sublists announced and kept
 _LOCK = threading.Lock()
 
 
@@ -346,12 +348,24 @@ class _Store:
 
 _store = _Store(0)
 _recent: list[Columns] = []
+# Sublists announced by ``expect_sublist``: (the columns of a list, positions in it).
+_expected: list[tuple[Columns, np.ndarray]] = []
+
+
+def expect_sublist(cols: Columns, positions: np.ndarray) -> None:
+    """Announce that the nodes of ``cols`` at ``positions`` may be asked next as a list (the
+    nodes a Filter passed, which Score may get): ``columns_of`` then answers that list by
+    comparing addresses, without looking its NodeInfos up."""
+    with _LOCK:
+        _expected.insert(0, (cols, positions))
+        del _expected[_EXPECTED:]
 
 
 def columns_of(nodes: Sequence[NodeInfo]) -> Columns:
     """The columns of ``nodes``, in their order. The same list as one of the last few is
-    answered from it; a list of the same length differing in a few places (a queue step
-    replaced a NodeInfo) takes its rows and looks up only those places; any other list
+    answered from it, and so is a sublist announced by ``expect_sublist``; a list of the
+    same length differing in a few places (a queue step replaced a NodeInfo) takes its rows
+    and looks up only those places; any other list
     looks its NodeInfos up in the row store. NodeInfos the store lacks are added to it; a
     store that lacks most of a list (another cluster, a view built anew) or has grown far
     past it is replaced, so that it holds no more than a few views' NodeInfos."""
@@ -369,14 +383,23 @@ def columns_of(nodes: Sequence[NodeInfo]) -> Columns:
                 return known
             if patchable is None and len(changed) <= _PATCH_LIMIT:
                 patchable = known, changed
-        answer = None
-        if patchable is not None:
+        answer = _expected_sublist(found)
+        if answer is None and patchable is not None:
             answer = _patched(current, found, *patchable)
         if answer is None:
             answer = _looked_up(current, found)
         _recent.insert(0, answer)
         del _recent[_RECENT:]
         return answer
+
+
+def _expected_sublist(found: np.ndarray) -> Columns | None:
+    """The columns of an announced sublist whose addresses are exactly ``found``: the
+    announcing list's rows at those positions (its store holds the NodeInfos)."""
+    for known, positions in _expected:
+        if len(positions) == len(found) and np.array_equal(known.addresses[positions], found):
+            return Columns(found, known.rows[positions], known.store)
+    return None
 
 
 def _patched(

@@ -188,9 +188,12 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, FiltersNodes, PreScorePlug
                 out[k] = table[failed]
         else:
             out = table[bits].tolist()
+        passed = bits == 0
         if not cols.all_plain:
             for k in np.flatnonzero(~cols.plain).tolist():
                 out[k] = self.filter(state, nodes[k], nodes[k])
+                passed[k] = out[k] is None
+        col.expect_sublist(cols, passed.nonzero()[0])  # Score may get the nodes passed
         return out
 
     def _status_table(self, names: tuple[str, ...]) -> np.ndarray:

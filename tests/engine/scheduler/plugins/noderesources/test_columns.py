@@ -127,3 +127,20 @@ def test_rows_block_is_row_values(odd) -> None:
     rows = [col.row_values(ni) for ni in nodes]
     assert block.T.tolist() == [list(values) for values, _ in rows]
     assert plain.tolist() == [p for _, p in rows]
+
+
+def test_an_announced_sublist_is_answered_from_its_list() -> None:
+    """A sublist announced by expect_sublist is answered from its list's rows, and only the
+    list it names: another list of the same length is looked up."""
+    rng = random.Random(17)
+    nodes = node_infos(rng, 200)
+    cols = col.columns_of(nodes)
+    positions = np.array([k for k in range(200) if rng.random() < 0.7])
+    col.expect_sublist(cols, positions)
+    store = col._store
+    sublist = [nodes[k] for k in positions.tolist()]
+    got = _assert_columns(sublist)
+    assert got.store is store and got.rows.tolist() == cols.rows[positions].tolist()
+    other = node_infos(rng, len(positions))  # same length, other NodeInfos
+    col.expect_sublist(cols, positions)
+    _assert_columns(other)

@@ -90,8 +90,12 @@ def test_filter_nodes_is_filter(seed: int, unresolvable: bool, edges: bool) -> N
         state = _state(plugin, incoming(rng), nodes)
         subset = [ni for ni in nodes if rng.random() < 0.9]
         for batch in (nodes, subset, nodes[:3], []):
-            assert plugin.filter_nodes(state, batch) == [
-                plugin.filter(state, ni, ni) for ni in batch
+            statuses = plugin.filter_nodes(state, batch)
+            assert statuses == [plugin.filter(state, ni, ni) for ni in batch]
+            # Score on the nodes passed: the sublist the batch announced (columns.py)
+            passed = [ni for ni, s in zip(batch, statuses, strict=True) if s is None]
+            assert plugin.score_nodes(state, passed) == [
+                plugin.score(state, ni, ni) for ni in passed
             ]
         batches += fit_module._batch_checks(state.read(plugin.name)) is not None
     assert batches >= 4
