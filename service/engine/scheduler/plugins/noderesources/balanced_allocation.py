@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from service.engine.scheduler.framework import (
     OK,
     SKIPPED,
@@ -15,9 +17,10 @@ from service.engine.scheduler.framework import (
     NodeInfo,
     NodeInfoPods,
     PreScorePlugin,
-    ScorePlugin,
+    ScoresNodes,
     Status,
 )
+from service.engine.scheduler.plugins.noderesources import columns as col
 from service.engine.scheduler.plugins.noderesources.resource_allocation import (
     BalancedAllocationScorer,
 )
@@ -27,7 +30,7 @@ from service.engine.version import EngineSettings
 __all__ = ["NodeResourcesBalancedAllocation"]
 
 
-class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
+class NodeResourcesBalancedAllocation(PreScorePlugin, ScoresNodes):
     name = "NodeResourcesBalancedAllocation"
 
     def __init__(
@@ -57,3 +60,18 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
                 return 0
             state.write(self.name, prepared)
         return self.scorer.score(prepared, ni.allocatable, ns.requested)
+
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
+        """Score on every node at once (BalancedAllocationScorer.score_columns); nodes out
+        of the batch's exact range, and pods or resources without a batch, take ``score``."""
+        prepared = state.data.get(self.name)
+        scores = None
+        if prepared is not None and nodes:
+            scores = self.scorer.score_columns(prepared, cols := col.columns_of(nodes))
+        if scores is None:
+            return [self.score(state, ni, ni) for ni in nodes]
+        out = scores.tolist()
+        if not cols.all_plain:
+            for k in np.flatnonzero(~cols.plain).tolist():
+                out[k] = self.score(state, nodes[k], nodes[k])
+        return out

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from service.engine.quantity import MAX_INT64, MIN_INT64, wrap_int64
 from service.engine.resources import is_extended_resource_name, is_scalar_resource_name
 from service.engine.scheduler.framework import (
@@ -18,16 +20,18 @@ from service.engine.scheduler.framework import (
     UNRESOLVABLE,
     UNSCHEDULABLE,
     CycleState,
+    FiltersNodes,
     NodeInfo,
     NodeInfoPods,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
-    ScorePlugin,
+    ScoresNodes,
     Status,
     SumsRequests,
     prefilter_state_missing,
 )
+from service.engine.scheduler.plugins.noderesources import columns as col
 from service.engine.scheduler.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
 )
@@ -108,7 +112,16 @@ def fits_request(
     return out
 
 
-class NodeResourcesFit(PreFilterPlugin, SumsRequests, PreScorePlugin, ScorePlugin):
+# The columns (columns.py) fitsRequest reads for each resource the batch checks:
+# (allocatable, allocatable - requested).
+_BATCH_RESOURCES = {
+    "cpu": (col.ALLOC_CPU, col.FREE_CPU),
+    "memory": (col.ALLOC_MEMORY, col.FREE_MEMORY),
+    "ephemeral-storage": (col.ALLOC_EPHEMERAL, col.FREE_EPHEMERAL),
+}
+
+
+class NodeResourcesFit(PreFilterPlugin, SumsRequests, FiltersNodes, PreScorePlugin, ScoresNodes):
     name = "NodeResourcesFit"
 
     def __init__(
@@ -118,6 +131,9 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, PreScorePlugin, ScorePlugi
         super().__init__(args, settings=settings)
         strategy = args.scoring_strategy
         self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, strategy.shape)
+        # The batch's statuses by checked resource names, indexed by shortfall bits
+        # (``_shortfall_bits``); built once per plugin and list of names.
+        self._status_tables: dict[tuple[str, ...], np.ndarray] = {}
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         """computePodResourceRequest: the effective request the pod's PodInfo holds."""
@@ -153,6 +169,74 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, PreScorePlugin, ScorePlugi
         code = UNRESOLVABLE if unresolvable else UNSCHEDULABLE
         return Status(code, tuple(f.reason for f in failures), self.name)
 
+    def filter_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """Filter on every node at once: the shortfalls of all nodes from the columns
+        (columns.py), each node's set of shortfalls a small integer, and one Status per set.
+        Nodes with values out of the exact range, and pods checking a scalar resource or
+        without PreFilter state, take ``filter``."""
+        fit: FitState | None = state.data.get(self.name)
+        checks = _batch_checks(fit)
+        if checks is None or not nodes:
+            return [self.filter(state, ni, ni) for ni in nodes]
+        cols = col.columns_of(nodes)
+        bits = _shortfall_bits(cols, checks)
+        table = self._status_table(tuple(name for name, _ in checks))
+        failing = np.flatnonzero(bits)
+        if len(failing) * 8 < len(bits):  # most nodes pass: only the others looked up
+            out: list[Status | None] = [None] * len(bits)
+            for k, failed in zip(failing.tolist(), bits[failing].tolist(), strict=True):
+                out[k] = table[failed]
+        else:
+            out = table[bits].tolist()
+        passed = bits == 0
+        if not cols.all_plain:
+            for k in np.flatnonzero(~cols.plain).tolist():
+                out[k] = self.filter(state, nodes[k], nodes[k])
+                passed[k] = out[k] is None
+        col.expect_sublist(cols, passed.nonzero()[0])  # Score may get the nodes passed
+        return out
+
+    def _status_table(self, names: tuple[str, ...]) -> np.ndarray:
+        """Filter's answer for every set of shortfalls of ``names`` (``_shortfall_bits``):
+        None for none; the reasons in fitsRequest's order (pods, then ``names``)."""
+        table = self._status_tables.get(names)
+        if table is None:
+            table = np.empty(1 << (1 + 2 * len(names)), object)
+            for bits in range(len(table)):
+                table[bits] = self._status_of_bits(names, bits)
+            self._status_tables[names] = table
+        return table
+
+    def _status_of_bits(self, names: tuple[str, ...], bits: int) -> Status | None:
+        if not bits:
+            return None
+        reasons = ["Too many pods"] if bits & 1 else []
+        unresolvable = False
+        for j, name in enumerate(names):
+            if bits >> (1 + 2 * j) & 1:
+                reasons.append(f"Insufficient {name}")
+            unresolvable = unresolvable or bool(bits >> (2 + 2 * j) & 1)
+        unresolvable = unresolvable and self.settings.fit_unresolvable_beyond_allocatable
+        return Status(UNRESOLVABLE if unresolvable else UNSCHEDULABLE, tuple(reasons), self.name)
+
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
+        """Score on every node at once (ResourceAllocationScorer.score_columns); nodes out
+        of the batch's exact range, and pods or strategies without a batch, take ``score``."""
+        prepared = state.data.get(_SCORE_KEY)
+        if prepared is None:  # PreScore disabled: computed here, as upstream falls back
+            self.pre_score(state, ())
+            prepared = state.data[_SCORE_KEY]
+        scores = None
+        if nodes:
+            scores = self.scorer.score_columns(prepared, cols := col.columns_of(nodes))
+        if scores is None:
+            return [self.score(state, ni, ni) for ni in nodes]
+        out = scores.tolist()
+        if not cols.all_plain:
+            for k in np.flatnonzero(~cols.plain).tolist():
+                out[k] = self.score(state, nodes[k], nodes[k])
+        return out
+
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
         """The pod's non-zero requests per scored resource, once."""
         state.data[_SCORE_KEY] = self.scorer.prepare(state.pod, self.settings)
@@ -164,3 +248,31 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, PreScorePlugin, ScorePlugi
             self.pre_score(state, ())
             prepared = state.data[_SCORE_KEY]
         return self.scorer.score(prepared, ni.allocatable, ns.requested, ns.nz_cpu, ns.nz_mem)
+
+
+def _batch_checks(fit: FitState | None) -> list[tuple[str, int]] | None:
+    """The pod's checks when the batch can make them: cpu, memory, ephemeral-storage only
+    (the columns), requests below the columns' bound; None otherwise."""
+    if fit is None:
+        return None
+    for name, want in fit.checks:
+        if name not in _BATCH_RESOURCES or not 0 < want < col.NO_WRAP:
+            return None
+    return list(fit.checks)
+
+
+def _shortfall_bits(cols: col.Columns, checks: Sequence[tuple[str, int]]) -> np.ndarray:
+    """fitsRequest per node as a small integer (uint8: at most 7 bits): bit 0 too many
+    pods; for the j-th check, bit 1 + 2j its shortfall and bit 2 + 2j its request beyond
+    allocatable (unresolvable). On a plain node nothing wraps: the free column,
+    allocatable - requested, is Go's int64 difference."""
+    bits = (cols.field(col.POD_ROOM) < 1).view(np.uint8)  # pods + 1 > allowed pods
+    for j, (name, want) in enumerate(checks):
+        alloc_field, free_field = _BATCH_RESOURCES[name]
+        short = cols.field(free_field) < want
+        if not short.any():
+            continue
+        bits = bits | (short.view(np.uint8) << (1 + 2 * j))
+        unresolvable = short & (cols.field(alloc_field) < want)
+        bits |= unresolvable.view(np.uint8) << (2 + 2 * j)
+    return bits

@@ -23,10 +23,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from service.engine.objects import Pod
 from service.engine.quantity import wrap_int64
 from service.engine.resources import is_scalar_resource_name, pod_requests, pod_requests_non_zero
 from service.engine.scheduler.framework import MAX_NODE_SCORE
+from service.engine.scheduler.plugins.noderesources import columns as col
 from service.engine.scheduler.profile import (
     DEFAULT_RESOURCES,
     LEAST_ALLOCATED,
@@ -339,6 +342,27 @@ class _Allocation:
         ):
             self.cpu_memory = (items[0][2], items[1][2])
 
+    def batch_items(self, weights: Sequence[int]) -> list[tuple[int, int, int, int]] | None:
+        """The resources as the batches read them: (allocatable column, used column, the
+        pod's request, weight) per resource the score counts (columns.py's field indexes);
+        None when a resource is not in the columns (a scalar resource the pod requests) or
+        a request or weight is outside the batches' exact range."""
+        out = []
+        for (_, kind, req), weight in zip(self._items, weights, strict=True):
+            if kind == _NONE:
+                continue  # never counted: no allocatable, no weight
+            if kind == _SCALAR or not 0 <= req < _NO_WRAP or not 0 < weight <= MAX_NODE_SCORE:
+                return None
+            if kind == _CPU:
+                used = col.REQUESTED_CPU if self.use_requested else col.NZ_CPU
+                out.append((col.ALLOC_CPU, used, req, weight))
+            elif kind == _MEM:
+                used = col.REQUESTED_MEMORY if self.use_requested else col.NZ_MEM
+                out.append((col.ALLOC_MEMORY, used, req, weight))
+            else:
+                out.append((col.ALLOC_EPHEMERAL, col.REQUESTED_EPHEMERAL, req, weight))
+        return out
+
     def pairs(
         self,
         allocatable: dict[str, int],
@@ -420,9 +444,14 @@ class ResourceAllocationScorer:
         self._least_weights: tuple[int, ...] | None = None
         if strategy == LEAST_ALLOCATED and all(0 < w <= MAX_NODE_SCORE for w in self.weights):
             self._least_weights = tuple(self.weights)
+        # RequestedToCapacityRatio's shape at every utilization 0..100, for the batch.
+        self._shape_table: np.ndarray | None = None
         if strategy == REQUESTED_TO_CAPACITY_RATIO:
             scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
             self._shape = broken_linear_function([(u, s * scale) for u, s in shape or ()])
+            if shape:
+                table = [self._shape(u) for u in range(MAX_UTILIZATION + 1)]
+                self._shape_table = np.array(table, np.int64)
 
     def prepare(self, pod: Pod, settings: EngineSettings) -> _Allocation:
         """calculatePodResourceRequestList with the non-zero defaults (useRequested false).
@@ -459,6 +488,23 @@ class ResourceAllocationScorer:
             return most_resource_score(reqs, allocs, self.weights)
         assert self._shape is not None
         return requested_to_capacity_ratio_score(reqs, allocs, self.weights, self._shape)
+
+    def score_columns(self, prepared: _Allocation, cols: col.Columns) -> np.ndarray | None:
+        """``score`` of every node of ``cols`` at once (int64), exact on the nodes marked
+        ``plain`` (the caller scores the others one by one); None when this pod or
+        configuration has no batch (no resources, a scalar resource, a value out of range)."""
+        if not self.resources:
+            return None
+        items = prepared.batch_items(self.weights)
+        if items is None:
+            return None
+        if self.strategy == LEAST_ALLOCATED:
+            return _weighted_columns(_least_columns, items, cols)
+        if self.strategy == MOST_ALLOCATED:
+            return _weighted_columns(_most_columns, items, cols)
+        if self._shape_table is None:
+            return None
+        return _ratio_columns(self._shape_table, items, cols)
 
 
 class BalancedAllocationScorer:
@@ -505,6 +551,29 @@ class BalancedAllocationScorer:
         if not self.scores_change:
             return with_pod
         return balance_change_score(with_pod, balanced_resource_score(allocated, allocs))
+
+    def score_columns(self, prepared: _Allocation, cols: col.Columns) -> np.ndarray | None:
+        """``score`` of every node of ``cols`` at once (int64), exact on the nodes marked
+        ``plain``; None unless the resources are cpu then memory (``_balance_cpu_memory``'s
+        case, the default)."""
+        if not self.resources or prepared.cpu_memory is None:
+            return None
+        pod_cpu, pod_mem = prepared.cpu_memory
+        with_pod = _balance_columns(
+            cols.field(col.REQUESTED_CPU) + pod_cpu,
+            cols.field(col.REQUESTED_MEMORY) + pod_mem,
+            cols,
+        )
+        if not self.scores_change:
+            return with_pod
+        half = MAX_NODE_SCORE // 2
+        # balance_change_score (its operand never negative); the balance without the pod
+        # is the node's own, a column
+        with_pod += half
+        with_pod -= cols.field(col.BALANCE)
+        with_pod //= 2
+        with_pod += half
+        return with_pod
 
 
 # --- fast paths for the default resources (cpu, memory): the reference's arithmetic without
@@ -576,3 +645,111 @@ def _balance_of_two(req_a: int, cap_a: int, req_b: int, cap_b: int) -> int:
     if fraction_b > 1:
         fraction_b = 1.0
     return int((1 - math.fabs((fraction_a - fraction_b) / 2)) * float(MAX_NODE_SCORE))
+
+
+# --- the same arithmetic over columns (columns.py): every value of a ``plain`` node is in
+# [0, _NO_WRAP), so no int64 wraps and Go's truncating division is numpy's floor division;
+# float64 operations one by one, in the per-node code's order ---
+
+
+def _least_columns(req: np.ndarray, alloc: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """leastRequestedScore per node: 0 over capacity or without allocatable."""
+    score = alloc - req
+    np.maximum(score, 0, out=score)
+    score *= MAX_NODE_SCORE
+    score //= denominator
+    return score
+
+
+def _most_columns(req: np.ndarray, alloc: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """mostRequestedScore per node: the request capped at capacity; 0 without allocatable."""
+    score = np.minimum(req, alloc)
+    score *= MAX_NODE_SCORE
+    score //= denominator
+    return score
+
+
+def _weighted_columns(
+    per: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    items: Sequence[tuple[int, int, int, int]],
+    cols: col.Columns,
+) -> np.ndarray:
+    """_weighted_mean per node: resources without allocatable add neither score nor weight
+    (where every node has the resource, the weight is one number for all)."""
+    node_score = np.zeros(len(cols.plain), np.int64)
+    weight_sum: np.ndarray | int = 0
+    for alloc_field, used_field, pod_req, weight in items:
+        alloc = cols.field(alloc_field)
+        everywhere = cols.all_nonzero(alloc_field)
+        denominator = alloc if everywhere else np.maximum(alloc, 1)
+        score = per(cols.field(used_field) + pod_req, alloc, denominator)
+        if weight != 1:
+            score *= weight
+        node_score += score
+        weight_sum = weight_sum + (weight if everywhere else (alloc != 0) * weight)
+    if isinstance(weight_sum, int):
+        return node_score // weight_sum if weight_sum else node_score
+    return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
+
+
+def _ratio_columns(
+    shape: np.ndarray, items: Sequence[tuple[int, int, int, int]], cols: col.Columns
+) -> np.ndarray:
+    """requested_to_capacity_ratio_score per node: ``shape`` is the function's value at each
+    utilization 0..100 (a plain node's utilization is in that range)."""
+    v = cols.field
+    node_score = np.zeros(len(cols.plain), np.int64)
+    weight_sum = np.zeros(len(cols.plain), np.int64)
+    for alloc_field, used_field, pod_req, weight in items:
+        alloc = v(alloc_field)
+        req = v(used_field) + pod_req
+        utilization = np.minimum(req, alloc) * MAX_UTILIZATION // np.maximum(alloc, 1)
+        value = shape[np.where(req > alloc, MAX_UTILIZATION, utilization)]
+        counted = (alloc != 0) & (value > 0)
+        node_score += np.where(counted, value * weight, 0)
+        weight_sum += counted * weight
+    mean = node_score.astype(np.float64) / np.maximum(weight_sum, 1).astype(np.float64)
+    return np.where(weight_sum > 0, _go_round_columns(mean), 0)
+
+
+def _go_round_columns(x: np.ndarray) -> np.ndarray:
+    """_go_round per value: half away from zero (numpy's round is half to even)."""
+    t = np.trunc(x)
+    away = np.abs(x - t) >= 0.5
+    return (t + np.where(away, np.where(x > 0, 1.0, -1.0), 0.0)).astype(np.int64)
+
+
+def _balance_columns(req_cpu: np.ndarray, req_mem: np.ndarray, cols: col.Columns) -> np.ndarray:
+    """_balance_of_two per node over cpu and memory: 100 where either allocatable is 0."""
+    everywhere = cols.all_nonzero(col.ALLOC_CPU) and cols.all_nonzero(col.ALLOC_MEMORY)
+    cap_cpu, cap_mem = cols.field(col.ALLOC_CPU), cols.field(col.ALLOC_MEMORY)
+    return balance_arrays(req_cpu, cap_cpu, req_mem, cap_mem, everywhere=everywhere)
+
+
+def balance_arrays(
+    req_a: np.ndarray,
+    cap_a: np.ndarray,
+    req_b: np.ndarray,
+    cap_b: np.ndarray,
+    *,
+    everywhere: bool = False,
+) -> np.ndarray:
+    """_balance_of_two per element (values in [0, _NO_WRAP)): 100 where either allocatable
+    is 0. ``everywhere``: no allocatable is 0 (fewer operations)."""
+    both = None
+    if not everywhere:
+        both = (cap_a != 0) & (cap_b != 0)
+        cap_a, cap_b = np.maximum(cap_a, 1), np.maximum(cap_b, 1)
+    fraction_a = req_a / cap_a.astype(np.float64)  # float64(req) / float64(cap)
+    np.minimum(fraction_a, 1.0, out=fraction_a)
+    fraction_b = req_b / cap_b.astype(np.float64)
+    np.minimum(fraction_b, 1.0, out=fraction_b)
+    fraction_a -= fraction_b
+    fraction_a /= 2
+    std = np.abs(fraction_a, out=fraction_a)
+    score = np.subtract(1, std, out=std)
+    score *= float(MAX_NODE_SCORE)
+    out = score.astype(np.int64)  # int64(): truncation toward zero
+    if both is not None:
+        out = np.where(both, out, MAX_NODE_SCORE)
+    return out
