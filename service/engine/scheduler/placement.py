@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import add, attrgetter, mul
+from operator import add, attrgetter, mul, not_
 
 from service.engine.objects import (
     AllocatedDevice,
@@ -159,7 +159,7 @@ def place(
     feasible: list[NodeInfo] = list(compress(examined, passed))
     cycle_error: CycleError | None = None
     statuses: dict[str, Status] = {}
-    for ni, status in compress(zip(examined, found, strict=True), (not ok for ok in passed)):
+    for ni, status in compress(zip(examined, found, strict=True), map(not_, passed)):
         code = status.code
         if code == ERROR and cycle_error is None:
             cycle_error = filter_error(ni.name, status)

@@ -23,7 +23,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress
+from itertools import compress, repeat
+from operator import is_, not_
 from typing import Any
 
 from service.engine.objects import UNMODELLED_USES, Pod
@@ -515,14 +516,14 @@ class Framework:
                 found = [run(state, ni, ni) for ni in remaining]
             if found.count(None) == len(found):
                 continue
-            for j in [j for j, status in enumerate(found) if status is not None]:
+            passed = list(map(is_, found, repeat(None)))
+            for j in compress(range(len(found)), map(not_, passed)):
                 status = found[j]
                 out[positions[j]] = (
                     status if status.plugin else Status(status.code, status.reasons, name)
                 )
                 if positions[j] in pass_two:
                     pass_two[positions[j]] = k
-            passed = [status is None for status in found]
             remaining = list(compress(remaining, passed))
             positions = list(compress(positions, passed))
         for i, rejected_at in pass_two.items():
