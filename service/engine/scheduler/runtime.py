@@ -152,10 +152,16 @@ def _scores(
     ScoresNodes, does)."""
     score = plugin.score
     if states is nodes:
-        if isinstance(plugin, ScoresNodes):
+        if isinstance(plugin, ScoresNodes) and len(nodes) >= BATCH_FROM_NODES:
             return plugin.score_nodes(state, nodes)
         return [score(state, ni, ni) for ni in nodes]
     return [score(state, ni, ns) for ni, ns in zip(nodes, states, strict=True)]
+
+
+# Below this many nodes a cycle filters and scores node by node: the batches (FiltersNodes,
+# ScoresNodes) have fixed costs (numpy calls, table lookups) that only many nodes repay.
+# bench/RESULTS.md (stop 35) has the measurements it rests on.
+BATCH_FROM_NODES = 100
 
 
 def _unmodelled(names: Sequence[str]) -> tuple[str, ...]:
@@ -474,16 +480,22 @@ class Framework:
                 self.add_pod(with_them, pi, ni)
         return self.run_filter_plugins(with_them, ni, base.with_pods(additions))
 
-    def filter_all(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[Status]:
+    def filter_all(
+        self, state: CycleState, nodes: Sequence[NodeInfo], batch_from: int | None = None
+    ) -> list[Status]:
         """RunFilterPluginsWithNominatedPods on every node of ``nodes``, plugin by plugin
         rather than node by node: each plugin runs (at once, FiltersNodes) on the nodes
         every earlier plugin passed, so each node meets the same filters, in the same order,
         as node by node, and gets the same status (its first rejection, else Success). A
         node with nominated pods gets pass 2 in the batch and pass 1 on its own
         (``_first_pass``); a node with pods taken off for the pod (holds) or outside the
-        PreFilter node set is filtered node by node."""
+        PreFilter node set is filtered node by node. Fewer nodes than ``batch_from``
+        (default ``BATCH_FROM_NODES``) are all filtered node by node: the batches' fixed
+        costs outweigh them."""
         if state.prefilter_status is not None:
             return [state.prefilter_status] * len(nodes)
+        if len(nodes) < (BATCH_FROM_NODES if batch_from is None else batch_from):
+            return [self.run_filter_plugins_with_nominated(state, ni) for ni in nodes]
         out: list[Status] = [OK] * len(nodes)
         remaining: Sequence[NodeInfo] = nodes
         positions: list[int] = list(range(len(nodes)))

@@ -12,8 +12,10 @@ import random
 import pytest
 
 from service.engine.objects import Cluster
+from service.engine.scheduler import runtime
 from service.engine.scheduler.framework import FiltersNodes, ScoreError, ScoresNodes
 from service.engine.scheduler.nominated import prepare_nominated
+from service.engine.scheduler.placement import place
 from service.engine.scheduler.profile import default_profile
 from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import as_scheduler_sees, scheduler_view
@@ -84,6 +86,7 @@ def test_batches_equal_their_plugins_node_by_node(family: str, seed: int, versio
         if isinstance(plugin, FiltersNodes):
             assert plugin.filter_nodes(state, nodes) == [run(state, ni, ni) for ni in nodes], name
     plain = [fwk.run_filter_plugins_with_nominated(state, ni) for ni in nodes]
+    assert fwk.filter_all(state, nodes, batch_from=0) == plain
     assert fwk.filter_all(state, nodes) == plain
     feasible = [ni for ni, status in zip(nodes, plain, strict=True) if status.is_success]
     if not feasible:
@@ -95,3 +98,30 @@ def test_batches_equal_their_plugins_node_by_node(family: str, seed: int, versio
         batch = _scores(lambda ns, p=plugin: p.score_nodes(state, ns), feasible)
         one_by_one = _scores(lambda ns, p=plugin: [p.score(state, ni, ni) for ni in ns], feasible)
         assert batch == one_by_one, plugin.name
+
+
+def _outcome(case: dict, version: str) -> tuple:
+    settings = settings_for(version)
+    outcome = place(
+        Cluster(snapshot_from_objects(case["objects"])),
+        pod_from_object(case["pod"]),
+        profile=default_profile(settings),
+        settings=settings,
+    )
+    nodes = [(n.node_name, n.status, n.scores, n.raw_scores, n.total) for n in outcome.nodes]
+    return outcome.selected_node, outcome.message, nodes, outcome.cycle_error
+
+
+@pytest.mark.parametrize("version", ["1.32", "1.35", "1.37"])
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("seed", seeds(6))
+def test_a_placement_batched_equals_one_node_by_node(
+    family: str, seed: int, version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole placement (every node's status and scores, the choice, the message) with
+    every cycle batched (BATCH_FROM_NODES 0) and node by node (the random clusters are
+    below the default BATCH_FROM_NODES)."""
+    case = FAMILIES[family](seed)
+    plain = _outcome(copy.deepcopy(case), version)
+    monkeypatch.setattr(runtime, "BATCH_FROM_NODES", 0)
+    assert _outcome(case, version) == plain
