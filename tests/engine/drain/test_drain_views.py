@@ -124,11 +124,14 @@ def _terms(groups) -> dict:
 
 
 def _with_affinity(view) -> tuple[dict, dict]:
-    """The view's pods-with-affinity indexes, by node name (the queue's _affinity_after)."""
+    """The view's pods-with-affinity indexes, by node name (the queue's _affinity_after).
+    Each node's pods are compared as a set: their order is the order they joined the node
+    (the binds' order in a run, the snapshot's order when the view is built anew), as a
+    NodeInfo's PodsWithAffinity upstream, and no plugin's answer depends on it."""
     return (
-        {ni.name: [pi.key for pi in view.pods_with_affinity(ni)]
+        {ni.name: sorted(pi.key for pi in view.pods_with_affinity(ni))
          for ni in view.nodes_with_affinity()},
-        {ni.name: [pi.key for pi in view.pods_with_required_anti_affinity(ni)]
+        {ni.name: sorted(pi.key for pi in view.pods_with_required_anti_affinity(ni))
          for ni in view.nodes_with_required_anti_affinity()},
     )  # fmt: skip
 
