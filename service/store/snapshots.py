@@ -18,6 +18,7 @@ import zstandard
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from service.engine.collector import collector_paused
 from service.engine.objects import Cluster, Snapshot
 from service.engine.scheduler.snapshot import scheduler_view
 from service.store.models import DecisionRow, SnapshotRow
@@ -315,7 +316,8 @@ def load_cluster(
         if row is None:
             return None
         content = row[0]
-        with _collector_paused():
+        # decoding builds millions of objects that live as long as the snapshot
+        with collector_paused():
             stored = decode_view(row[1]) if scheduler else None
             if stored is None:
                 cluster = Cluster(decode(content))
@@ -325,21 +327,8 @@ def load_cluster(
     return cluster
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Decoding builds millions of objects that live as long as the snapshot: a collection
-    in the middle would scan them all for nothing."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def _decode_paused(content: bytes) -> Snapshot:
-    with _collector_paused():
+    with collector_paused():
         return decode(content)
 
 

@@ -14,17 +14,16 @@ the running pods). ``exclude_nodes`` are cordoned first (NodeUnschedulable rejec
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import random
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
 
+from service.engine.collector import collector_paused
 from service.engine.objects import Cluster, Pod
 from service.engine.scheduler.incremental import TemplateCycles
 from service.engine.scheduler.profile import Profile
@@ -130,26 +129,6 @@ class _Replicas:
         )
 
 
-@contextmanager
-def _collector_paused(pause: bool) -> Iterator[None]:
-    """Python's cyclic garbage collector paused (when ``pause``; enabled again after, if it
-    was): a capacity run makes a few long-lived objects per replica (the pod, its PodInfo,
-    the node's grown pods) and no cyclic garbage (tests/engine/scheduler/test_capacity.py),
-    so the collections they trigger, each scanning the young objects and now and then every
-    object of the process, find nothing (about 5 % of the 5,000-node run's CPU,
-    bench/RESULTS.md). Not with ``fresh_views``, whose views built anew every step do
-    leave cyclic garbage. Process-wide, as where the service decodes a snapshot
-    (service.store.snapshots)."""
-    collecting = pause and gc.isenabled()
-    if collecting:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def capacity(
     cluster: Cluster,
     templates: Sequence[Pod],
@@ -171,7 +150,10 @@ def capacity(
     ``incremental``: keep each node's node-local filter verdict and scores between
     replicas (incremental.py); False runs every replica's full cycle (what it is tested
     against). ``between_steps`` is called before each cycle, as in ``run_queue``."""
-    with _collector_paused(not fresh_views):
+    # a run makes a few long-lived objects per replica and no cyclic garbage
+    # (tests/engine/scheduler/test_capacity.py): collections would find nothing (about 5 %
+    # of the 5,000-node run's CPU). Views built anew every step (fresh_views) do leave some.
+    with collector_paused(not fresh_views):
         work = WorkingCluster(cluster, settings, cordoned=exclude_nodes, fresh=fresh_views)
         rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
         deadline = None if max_seconds is None else time.monotonic() + max_seconds

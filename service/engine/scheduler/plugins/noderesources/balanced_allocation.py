@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from service.engine.scheduler.framework import (
     OK,
     SKIPPED,
@@ -70,8 +68,4 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScoresNodes):
             scores = self.scorer.score_columns(prepared, cols := col.columns_of(nodes))
         if scores is None:
             return [self.score(state, ni, ni) for ni in nodes]
-        out = scores.tolist()
-        if not cols.all_plain:
-            for k in np.flatnonzero(~cols.plain).tolist():
-                out[k] = self.score(state, nodes[k], nodes[k])
-        return out
+        return col.with_others(scores, cols, nodes, lambda ni: self.score(state, ni, ni))

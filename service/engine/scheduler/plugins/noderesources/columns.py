@@ -52,6 +52,7 @@ __all__ = [
     "columns_of",
     "expect_sublist",
     "row_values",
+    "with_others",
 ]
 
 # Below this bound every sum of two values and every difference times 100 stays inside
@@ -456,3 +457,13 @@ def _rows_of(
         row_of = dict(zip(first, added.tolist(), strict=True))
         rows[missing] = [row_of[a] for a in found[positions].tolist()]
     return rows
+
+
+def with_others(scores: np.ndarray, cols: Columns, nodes: Sequence[NodeInfo], score) -> list[int]:
+    """A batch's ``scores`` as a list, with ``score(node)`` (the per-node code) on the nodes
+    outside the batch's exact range (``cols.plain`` False)."""
+    out = scores.tolist()
+    if not cols.all_plain:
+        for k in np.flatnonzero(~cols.plain).tolist():
+            out[k] = score(nodes[k])
+    return out

@@ -231,11 +231,7 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, FiltersNodes, PreScorePlug
             scores = self.scorer.score_columns(prepared, cols := col.columns_of(nodes))
         if scores is None:
             return [self.score(state, ni, ni) for ni in nodes]
-        out = scores.tolist()
-        if not cols.all_plain:
-            for k in np.flatnonzero(~cols.plain).tolist():
-                out[k] = self.score(state, nodes[k], nodes[k])
-        return out
+        return col.with_others(scores, cols, nodes, lambda ni: self.score(state, ni, ni))
 
     def pre_score(self, state: CycleState, nodes: Sequence[NodeInfo]) -> Status:
         """The pod's non-zero requests per scored resource, once."""
