@@ -30,6 +30,7 @@ import sys
 import time
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 
 import msgspec
 
@@ -37,6 +38,7 @@ from bench.bench_scheduler import _cluster
 from service.decisions import drain as drain_kind
 from service.engine.drain import drain_nodes
 from service.engine.objects import Cluster
+from service.engine.scheduler.framework import FiltersNodes, ScoresNodes
 from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, default_profile
 from service.engine.scheduler.queue import run_queue
 from service.engine.scheduler.snapshot import scheduler_view
@@ -60,6 +62,33 @@ def _workers(cluster: Cluster, count: int) -> list[str]:
         if len(out) == count:
             break
     return out
+
+
+def drained(body: Path, drain: int):
+    """The bench cluster read from ``body`` (its scheduler view built once and frozen out of
+    the collector's sight, as the snapshot cache keeps it) and the plan of draining its
+    first ``drain`` workers: what the plugin benchmarks time the recreated pods on."""
+    cluster = _cluster(0, 0, 1, body)
+    cluster.pods_by_node  # noqa: B018 - built once per snapshot, as the cache keeps it
+    scheduler_view(cluster, DEFAULT_SETTINGS, whole_pods=True)
+    gc.freeze()
+    names = _workers(cluster, drain)
+    options = drain_kind.drain_options(_request(names)["options"])
+    return cluster, drain_nodes(cluster, names, options, created_at=datetime.now(UTC))
+
+
+def filtered(plugin, state, nodes) -> list:
+    """The plugin's Filter on every node, at once where it can (FiltersNodes)."""
+    if isinstance(plugin, FiltersNodes):
+        return plugin.filter_nodes(state, nodes)
+    return [plugin.filter(state, ni, ni) for ni in nodes]
+
+
+def scored(plugin, state, nodes) -> list[int]:
+    """The plugin's Score on every node, at once where it can (ScoresNodes)."""
+    if isinstance(plugin, ScoresNodes):
+        return plugin.score_nodes(state, nodes)
+    return [plugin.score(state, ni, ni) for ni in nodes]
 
 
 def _request(nodes: list[str]) -> dict:

@@ -23,18 +23,14 @@ import hashlib
 import statistics
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.bench_drain import _request, _workers
-from bench.bench_scheduler import _cluster
-from service.decisions import drain as drain_kind
-from service.engine.drain import drain_nodes
-from service.engine.scheduler.framework import CycleState, FiltersNodes, ScoresNodes
+from bench.bench_drain import drained, filtered, scored
+from service.engine.scheduler.framework import CycleState
 from service.engine.scheduler.profile import default_profile
 from service.engine.scheduler.queue import WorkingCluster
 from service.engine.scheduler.runtime import framework_for
-from service.engine.scheduler.snapshot import as_scheduler_sees, scheduler_view
+from service.engine.scheduler.snapshot import as_scheduler_sees
 from service.engine.version import DEFAULT_SETTINGS
 
 PHASES = ("PreFilter", "Filter", "PreScore", "Score", "NormalizeScore")
@@ -60,10 +56,7 @@ def _cycle(plugin, view, pod, clock, spent: dict[str, float], digest) -> None:
     feasible = list(nodes)
     if not status.is_skip:
         t = clock()
-        if isinstance(plugin, FiltersNodes):
-            verdicts = plugin.filter_nodes(state, nodes)
-        else:
-            verdicts = [plugin.filter(state, ni, ni) for ni in nodes]
+        verdicts = filtered(plugin, state, nodes)
         spent["Filter"] += clock() - t
         feasible = [ni for ni, v in zip(nodes, verdicts, strict=True) if v is None]
         digest.update(repr([(v.code, v.reasons) for v in verdicts if v is not None]).encode())
@@ -75,10 +68,7 @@ def _cycle(plugin, view, pod, clock, spent: dict[str, float], digest) -> None:
     if status.is_skip or not feasible:
         return
     t = clock()
-    if isinstance(plugin, ScoresNodes):
-        scores = plugin.score_nodes(state, feasible)
-    else:
-        scores = [plugin.score(state, ni, ni) for ni in feasible]
+    scores = scored(plugin, state, feasible)
     spent["Score"] += clock() - t
     digest.update(repr(scores).encode())
     t = clock()
@@ -95,13 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
 
-    cluster = _cluster(0, 0, 1, Path(args.body))
-    cluster.pods_by_node  # noqa: B018 - built once per snapshot, as the cache keeps it
-    scheduler_view(cluster, DEFAULT_SETTINGS, whole_pods=True)
-    gc.freeze()
-    names = _workers(cluster, args.drain)
-    options = drain_kind.drain_options(_request(names)["options"])
-    plan = drain_nodes(cluster, names, options, created_at=datetime.now(UTC))
+    cluster, plan = drained(Path(args.body), args.drain)
     working = WorkingCluster(
         cluster, DEFAULT_SETTINGS, cordoned=plan.cordoned, deleted=plan.deleted
     )

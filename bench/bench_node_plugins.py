@@ -25,18 +25,14 @@ import gc
 import statistics
 import time
 from collections import defaultdict
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.bench_drain import _request, _workers
-from bench.bench_scheduler import _cluster
-from service.decisions import drain as drain_kind
-from service.engine.drain import drain_nodes
+from bench.bench_drain import drained
 from service.engine.scheduler.framework import SKIP
 from service.engine.scheduler.profile import default_profile
 from service.engine.scheduler.queue import WorkingCluster, queue_order
 from service.engine.scheduler.runtime import framework_for
-from service.engine.scheduler.snapshot import as_scheduler_sees, scheduler_view
+from service.engine.scheduler.snapshot import as_scheduler_sees
 from service.engine.version import DEFAULT_SETTINGS
 
 PLUGINS = (
@@ -156,13 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="hold batches to per-node forms")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    cluster = _cluster(0, 0, 0, Path(args.body))
-    cluster.pods_by_node  # noqa: B018 - built once per snapshot, as the cache keeps it
-    scheduler_view(cluster, DEFAULT_SETTINGS, whole_pods=True)
-    gc.freeze()
-    nodes = _workers(cluster, args.drain)
-    options = drain_kind.drain_options(_request(nodes)["options"])
-    plan = drain_nodes(cluster, nodes, options, created_at=datetime.now(UTC))
+    cluster, plan = drained(Path(args.body), args.drain)
     recreated = [plan.recreated[i] for i in queue_order(plan.recreated)]
     if args.pods:
         recreated = recreated[: args.pods]

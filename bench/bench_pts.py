@@ -23,18 +23,14 @@ import gc
 import statistics
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import bench_drain as bd
-from bench.bench_scheduler import _cluster
-from service.decisions import drain as drain_kind
-from service.engine.drain import drain_nodes
-from service.engine.scheduler.framework import CycleState, FiltersNodes, ScoresNodes
+from service.engine.scheduler.framework import CycleState
 from service.engine.scheduler.profile import default_profile
 from service.engine.scheduler.queue import WorkingCluster
 from service.engine.scheduler.runtime import Framework
-from service.engine.scheduler.snapshot import as_scheduler_sees, scheduler_view
+from service.engine.scheduler.snapshot import as_scheduler_sees
 from service.engine.version import DEFAULT_SETTINGS
 
 PHASES = ("pre_filter", "filter", "pre_score", "score", "normalize")
@@ -60,10 +56,7 @@ def _cycle(plugin, fwk: Framework, view, pod, times: dict[str, list[float]]):
     t1 = clock()
     feasible = others
     if not status.is_skip:
-        if isinstance(plugin, FiltersNodes):
-            verdicts = plugin.filter_nodes(state, others)
-        else:
-            verdicts = [plugin.filter(state, ni, ni) for ni in others]
+        verdicts = bd.filtered(plugin, state, others)
         feasible = [ni for ni, v in zip(others, verdicts, strict=True) if v is None]
     t2 = clock()
     scored = None
@@ -71,10 +64,7 @@ def _cycle(plugin, fwk: Framework, view, pod, times: dict[str, list[float]]):
         status = plugin.pre_score(state, feasible)
         t3 = clock()
         if not status.is_skip:
-            if isinstance(plugin, ScoresNodes):
-                raw = plugin.score_nodes(state, feasible)
-            else:
-                raw = [plugin.score(state, ni, ni) for ni in feasible]
+            raw = bd.scored(plugin, state, feasible)
             t4 = clock()
             scored = list(raw)
             plugin.normalize_score(state, feasible, scored)
@@ -120,13 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=150)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    cluster = _cluster(0, 0, 1, args.body)
-    cluster.pods_by_node  # noqa: B018 - decoded once, as the snapshot cache does
-    scheduler_view(cluster, DEFAULT_SETTINGS, whole_pods=True)
-    gc.freeze()
-    nodes = bd._workers(cluster, args.drain)
-    opts = drain_kind.drain_options(bd._request(nodes)["options"])
-    plan = drain_nodes(cluster, nodes, opts, created_at=datetime.now(UTC))
+    cluster, plan = bd.drained(args.body, args.drain)
     print(f"recreated pods: {len(plan.recreated)}; timed: {args.pods} per run")
     totals = []
     for run in range(args.repeat):

@@ -16,16 +16,11 @@ median and min-max, wall and process CPU time, of each phase and of their total.
 from __future__ import annotations
 
 import argparse
-import gc
 import statistics
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.bench_drain import _request, _workers
-from bench.bench_scheduler import _cluster
-from service.decisions import drain as drain_kind
-from service.engine.drain import drain_nodes
+from bench.bench_drain import drained
 from service.engine.scheduler.framework import CycleState, NodeInfo, pod_info
 from service.engine.scheduler.plugins.noderesources.balanced_allocation import (
     NodeResourcesBalancedAllocation,
@@ -105,13 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cycles", type=int, default=200)
     args = parser.parse_args(argv)
 
-    cluster = _cluster(0, 0, 1, Path(args.body))
+    cluster, plan = drained(Path(args.body), args.drain)
     view = scheduler_view(cluster, DEFAULT_SETTINGS, whole_pods=True)
-    gc.freeze()
-    drained = _workers(cluster, args.drain)
-    request = _request(drained)
-    options = drain_kind.drain_options(request["options"])
-    plan = drain_nodes(cluster, drained, options, created_at=datetime.now(UTC))
     pods = plan.recreated[: args.cycles]
     cordoned = set(plan.cordoned)
     nodes = list(view.nodes)
