@@ -49,27 +49,37 @@ def lineage_of(view: Any) -> object | None:
 
 class NodeGroups(dict):
     """NodeInfo -> what the plugin reads of it (the group key); a NodeInfo not seen before
-    is read on first lookup. ``sample``: a NodeInfo of each group."""
+    is read on first lookup. ``sample``: a NodeInfo of each group. Shared by the decisions
+    of threads: additions and ``copy_items`` hold ``lock`` (a copy that allocates may let
+    the collector run other threads' code in the middle of the iteration)."""
 
-    __slots__ = ("read", "sample")
+    __slots__ = ("lock", "read", "sample")
 
     def __init__(self, read: Callable[[NodeInfo], Hashable]) -> None:
         super().__init__()
         self.read = read
         self.sample: dict[Hashable, NodeInfo] = {}
+        self.lock = threading.Lock()
 
     def __missing__(self, ni: NodeInfo) -> Hashable:
         key = self.read(ni)
-        self.sample.setdefault(key, ni)  # before the NodeInfo: a group met has a sample
-        self[ni] = key
+        with self.lock:
+            self.sample.setdefault(key, ni)  # before the NodeInfo: a group met has a sample
+            self[ni] = key
         return key
+
+    def copy_items(self) -> list[tuple[NodeInfo, Hashable]]:
+        """(NodeInfo, group key) of every NodeInfo read so far, copied while none is added."""
+        with self.lock:
+            return list(self.items())
 
     def fill(self, nodes: Sequence[NodeInfo]) -> None:
         """Read every node of ``nodes`` (a view's, on first use), in bulk."""
         infos = list(nodes)
         keys = list(map(self.read, infos))
-        deque(map(self.sample.setdefault, keys, infos), maxlen=0)  # the first of each group
-        self.update(zip(infos, keys, strict=True))
+        with self.lock:
+            deque(map(self.sample.setdefault, keys, infos), maxlen=0)  # the first of each
+            self.update(zip(infos, keys, strict=True))
 
 
 class NodeTable(dict):
@@ -84,7 +94,7 @@ class NodeTable(dict):
         self.groups = groups
         self.by_group = by_group = _ByGroup(groups.sample, answer)
         # a copy: other threads' lookups may add NodeInfos to the groups meanwhile
-        items = list(groups.items())
+        items = groups.copy_items()
         self.update(
             zip(map(_FIRST, items), map(by_group.__getitem__, map(_SECOND, items)), strict=True)
         )
