@@ -809,6 +809,13 @@ class Cluster:
         return {name: tuple(pods) for name, pods in grouped.items()}
 
     @cached_property
+    def pod_keys(self) -> frozenset[str]:
+        """Every pod's namespace/name: kept with the snapshot, so that a queue run on it
+        (scheduler/queue.py, counting the pods it adds and removes) does not collect them
+        again each time."""
+        return frozenset(pod.key for pod in self.snapshot.pods)
+
+    @cached_property
     def leases_by_node(self) -> dict[str, Lease]:
         """Node leases live in kube-node-lease and carry the node's name."""
         return {

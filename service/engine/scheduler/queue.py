@@ -115,12 +115,12 @@ class QueueStep:
 @dataclass(slots=True)
 class NodeUsage:
     """A node's allocatable and its pods' requested sums (NodeInfo.Requested), before the run
-    and after it, in base units (millicores, bytes)."""
+    and after it, in base units (millicores, bytes): the views' own mappings, read-only."""
 
     name: str
-    allocatable: dict[str, int]
-    requested_before: dict[str, int]
-    requested_after: dict[str, int]
+    allocatable: Mapping[str, int]
+    requested_before: Mapping[str, int]
+    requested_after: Mapping[str, int]
     pods_before: int
     pods_after: int
 
@@ -184,7 +184,8 @@ class WorkingCluster:
         # the run's changes in order: (pod key, the pod now, or None when deleted)
         self._changes: list[tuple[str, Pod | None]] = []
         self._latest: dict[str, Pod | None] = {}
-        self._base_keys: set[str] | None = None
+        # the nominator's map last indexed, its pods' UIDs and keys (_without_nomination)
+        self._nominees: tuple[object, set[str], set[str]] = (None, set(), set())
         self._pod_count = base.pod_count
         self._nodes: tuple[Node, ...] = base.nodes
         self._view = view
@@ -212,11 +213,10 @@ class WorkingCluster:
 
     def _record(self, key: str, pod: Pod | None) -> None:
         """One change of the run, and the pod count it makes."""
-        if self._base_keys is None:
-            self._base_keys = {p.key for p in self.base.snapshot.pods}
-        existed = self._latest[key] is not None if key in self._latest else key in self._base_keys
+        latest = self._latest
+        existed = latest[key] is not None if key in latest else key in self.base.pod_keys
         self._pod_count += (pod is not None) - existed
-        self._latest[key] = pod
+        latest[key] = pod
         self._changes.append((key, pod))
 
     def _cordon_and_delete(self, names: Collection[str], deleted: Collection[Pod]) -> None:
@@ -255,7 +255,7 @@ class WorkingCluster:
         seen = as_scheduler_sees(bound, self.settings) if bound.init_containers else bound
         info = pod_info(seen, self.settings)
         node = NodeInfo(ni.node, ni.index, [*ni.pods, info])
-        nominated = _without_nomination(view.nominated, info)
+        nominated = self._without_nomination(view.nominated, info)
         self._record(pod.key, bound)
         self._advance({ni.index: node}, nominated, [info], [])
 
@@ -268,14 +268,25 @@ class WorkingCluster:
         if not binds:
             return
         nominated = self._view.nominated
-        # the nominated pods a bound pod may be (PodInfo.same_pod: by UID, else by key)
-        uids = {pi.uid for infos in nominated.values() for pi in infos}
-        keys = {pi.key for infos in nominated.values() for pi in infos if not pi.uid}
         for bound, info in binds:
-            if not info.uid or info.uid in uids or info.key in keys:
-                nominated = _without_nomination(nominated, info)
+            nominated = self._without_nomination(nominated, info)
             self._record(bound.key, bound)
         self._advance(changed, nominated, [info for _, info in binds], [])
+
+    def _without_nomination(
+        self, nominated: dict[str, list[PodInfo]], info: PodInfo
+    ) -> dict[str, list[PodInfo]]:
+        """``_without_nomination``, answering ``nominated`` itself at once when ``info``'s
+        pod is not in it: most bound pods were never nominated, and the map's UIDs and keys
+        are indexed once while the map stays the same object (PodInfo.same_pod compares
+        by UID, or by key when either UID is missing: a key match is looked at closely)."""
+        if self._nominees[0] is not nominated:
+            infos = [pi for pods in nominated.values() for pi in pods]
+            self._nominees = (nominated, {pi.uid for pi in infos}, {pi.key for pi in infos})
+        _, uids, keys = self._nominees
+        if (info.uid and info.uid in uids) or info.key in keys:
+            return _without_nomination(nominated, info)
+        return nominated
 
     def clear_nomination(self, pod: Pod) -> Pod:
         """A PostFilter that finds no node clears the pod's nomination (ModeOverride with
@@ -345,10 +356,9 @@ class WorkingCluster:
     def usage(self) -> list[NodeUsage]:
         """Every node's usage before the run and now."""
         return [
-            NodeUsage(ni.name, dict(ni.allocatable), dict(req), dict(ni.requested), count,
-                      ni.pod_count)
+            NodeUsage(ni.name, ni.allocatable, req, ni.requested, count, ni.pod_count)
             for ni, (req, count) in zip(self._view.nodes, self.before, strict=True)
-        ]  # fmt: skip
+        ]
 
 
 def _index(ni: NodeInfo) -> int:
