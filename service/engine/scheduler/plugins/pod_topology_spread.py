@@ -886,9 +886,12 @@ class PodTopologySpread(
         matching = _matching_per_constraint(view, constraints, pod.namespace)
         # Each node of the view adds its matching pods to its domain's count: only the
         # nodes holding some can change a count, so only they are visited (a hostname
-        # constraint counts no domain here, Score reads its matching pods per node).
-        by_name = view.by_name
-        for c, domain_counts, matching_pods in zip(constraints, counts, matching, strict=True):
+        # constraint counts no domain here, Score reads its matching pods per node). A
+        # node's values of the keys are its class's (None: the label is missing).
+        by_name, token_map = view.by_name, _tokens_for(view)
+        for i, (c, domain_counts, matching_pods) in enumerate(
+            zip(constraints, counts, matching, strict=True)
+        ):
             if not domain_counts:
                 continue
             ask = not c.includes_every_node(pod)
@@ -896,13 +899,14 @@ class PodTopologySpread(
                 ni = by_name.get(name)
                 if ni is None:
                     continue
-                node = ni.node
-                labels = node.labels
-                if require_all and not _has_all_keys(labels, constraints):
+                values = values_of[token_map[ni].cls]
+                if require_all and None in values:
                     continue
-                if ask and not c.includes(pod, node):
+                if ask and not c.includes(pod, ni.node):
                     continue
-                value = labels.get(c.topology_key, "")
+                value = values[i]
+                if value is None:
+                    value = ""
                 if value in domain_counts:
                     domain_counts[value] += count
         found = _PreScoreState(constraints, ignored, counts, weights, matching)
