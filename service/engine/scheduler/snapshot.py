@@ -284,6 +284,9 @@ class SchedulerView:
         self._with_affinity: dict[int, list[PodInfo]] | None = None
         self._with_required_anti: dict[int, list[PodInfo]] | None = None
         self._by_label: dict[tuple[str, str], list[PodInfo]] | None = None
+        # the view whose label index a view derived from this one starts from (the derived
+        # views share this attribute: engine/scheduler/queue.py copies a view's fields)
+        self._label_origin: weakref.ref[SchedulerView] = weakref.ref(self)
 
     def index_workloads(
         self,
@@ -347,43 +350,65 @@ class SchedulerView:
     # --- pods by label (what a selector naming a label value can match) ---
 
     def pods_labelled(self, key: str, value: str) -> list[PodInfo]:
-        """The view's bound pods whose label ``key`` is ``value``, in node order: an index
-        built once per view, so that PodTopologySpread and InterPodAffinity match a
-        selector against the few pods that carry its values instead of every pod."""
+        """The view's bound pods whose label ``key`` is ``value``: an index built once per
+        view, so that PodTopologySpread and InterPodAffinity match a selector against the
+        few pods that carry its values instead of every pod. Callers only read the list."""
         index = self._by_label
         if index is None:
-            index = self._by_label = {}
-            for ni in self.nodes:
-                for pi in ni.pods:
-                    pod = pi.pod
-                    if pod is None:
-                        continue
-                    for pair in pod.labels.items():
-                        found = index.get(pair)
-                        if found is None:
-                            index[pair] = [pi]
-                        else:
-                            found.append(pi)
+            index = self._by_label = self._label_index()
         return index.get((key, value), [])
+
+    def _label_index(self) -> dict[tuple[str, str], list[PodInfo]]:
+        """The label index, copied from the view this one was derived from (its origin, the
+        snapshot's view: built there once, then each queue run copies it) with the pods of
+        the NodeInfos that differ refiled; built over every pod for an origin."""
+        origin = self._label_origin()
+        if origin is None or origin is self or len(origin.nodes) != len(self.nodes):
+            return _labels_of(pi for ni in self.nodes for pi in ni.pods)
+        base = origin._by_label
+        if base is None:
+            base = origin._by_label = origin._label_index()
+        index = {pair: list(pods) for pair, pods in base.items()}
+        gone: dict[tuple[str, str], set[int]] = {}
+        added: list[PodInfo] = []
+        for old, new in zip(origin.nodes, self.nodes, strict=True):
+            if old is new:
+                continue
+            old_ids, new_ids = set(map(id, old.pods)), set(map(id, new.pods))
+            for pi in old.pods:
+                if id(pi) not in new_ids and pi.pod is not None:
+                    for pair in pi.pod.labels.items():
+                        gone.setdefault(pair, set()).add(id(pi))
+            added.extend(pi for pi in new.pods if id(pi) not in old_ids)
+        for pair, ids in gone.items():
+            index[pair] = [pi for pi in index[pair] if id(pi) not in ids]
+        for pair, pods in _labels_of(added).items():
+            index.setdefault(pair, []).extend(pods)
+        return index
 
     def selector_candidates(self, selector: LabelSelector) -> list[PodInfo] | None:
         """The pods a selector can match, from its most selective ``matchLabels`` pair or
         ``In`` requirement (a pod without one of those values cannot match); None when the
         selector names no value (only NotIn, Exists, DoesNotExist, or empty): scan every pod.
-        Callers still match each candidate against the whole selector."""
-        best: list[PodInfo] | None = None
+        Only the chosen requirement's lists are joined (their lengths decide). Callers still
+        match each candidate against the whole selector."""
+        best: tuple[list[PodInfo], ...] | None = None
+        size = 0
         for key, value in selector.match_labels.items():
-            found = self.pods_labelled(key, value)
-            if best is None or len(found) < len(best):
-                best = found
+            found = (self.pods_labelled(key, value),)
+            if best is None or len(found[0]) < size:
+                best, size = found, len(found[0])
         for req in selector.match_expressions:
             if req.operator == "In":
-                found = [
-                    pi for v in dict.fromkeys(req.values) for pi in self.pods_labelled(req.key, v)
-                ]
-                if best is None or len(found) < len(best):
-                    best = found
-        return best
+                found = tuple(self.pods_labelled(req.key, v) for v in dict.fromkeys(req.values))
+                total = sum(map(len, found))
+                if best is None or total < size:
+                    best, size = found, total
+        if best is None:
+            return None
+        if len(best) == 1:
+            return best[0]
+        return [pi for pods in best for pi in pods]
 
     def nominated_for(self, node_name: str) -> list[PodInfo]:
         """PodNominator.NominatedPodsForNode: pending pods whose status.nominatedNodeName is
@@ -493,6 +518,23 @@ class SchedulerView:
                     candidates.extend(filed)
         candidates.extend(self._pdb_scan.get(namespace, ()))
         return tuple(sorted(info.index for info in candidates if info.matches(labels)))
+
+
+def _labels_of(pods: Iterable[PodInfo]) -> dict[tuple[str, str], list[PodInfo]]:
+    """(label key, value) -> the pods carrying it, in ``pods``' order (SchedulerView's label
+    index; PodInfos without a Pod carry no labels)."""
+    index: dict[tuple[str, str], list[PodInfo]] = {}
+    for pi in pods:
+        pod = pi.pod
+        if pod is None:
+            continue
+        for pair in pod.labels.items():
+            found = index.get(pair)
+            if found is None:
+                index[pair] = [pi]
+            else:
+                found.append(pi)
+    return index
 
 
 def has_pod_affinity(pod: Pod) -> bool:

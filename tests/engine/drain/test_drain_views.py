@@ -103,6 +103,25 @@ def test_the_working_cluster_deletes_and_cordons_on_the_base_view() -> None:
     assert not cluster.nodes[0].unschedulable and cluster.pod_count == 3
 
 
+def test_a_derived_views_label_index_is_its_origins_with_the_pods_refiled() -> None:
+    cluster = cluster_of(
+        owned("w1", "n1", "ReplicaSet", "web"),
+        owned("w2", "n1", "ReplicaSet", "web"),
+        owned("other", "n2", "ReplicaSet", "web"),
+    )
+    w1 = next(p for p in cluster.snapshot.pods if p.name == "w1")
+    work = WorkingCluster(cluster, SETTINGS, cordoned=["n1"], deleted=[w1])
+    base = scheduler_view(cluster, SETTINGS, whole_pods=True)
+    assert base._by_label is None and work.view._by_label is None
+    # the derived view's index is the base's (built there, kept) without w1
+    assert [pi.name for pi in work.view.pods_labelled("app", "web")] == ["w2", "other"]
+    assert [pi.name for pi in base.pods_labelled("app", "web")] == ["w1", "w2", "other"]
+    fresh = scheduler_view(work.cluster, SETTINGS, whole_pods=True)
+    assert {
+        pair: [pi.key for pi in pods] for pair, pods in work.view._by_label.items() if pods
+    } == {pair: [pi.key for pi in pods] for pair, pods in fresh._label_index().items()}
+
+
 def test_recreated_pods_land_off_the_drained_node() -> None:
     cluster = cluster_of(
         owned("w1", "n1", "ReplicaSet", "web"),

@@ -244,6 +244,19 @@ def _matching_per_node(view, selector: LabelSelector | None, namespace: str) -> 
     return out
 
 
+def _matching_per_constraint(
+    view, constraints: Sequence[_Constraint], namespace: str
+) -> list[dict[str, int]]:
+    """``_matching_per_node`` for each constraint, counted once per distinct selector (the
+    default constraints share one); each constraint gets its own dict, as carry_pre_score
+    adds to them one by one."""
+    out: list[dict[str, int]] = []
+    for i, c in enumerate(constraints):
+        same = next((out[j] for j in range(i) if constraints[j].selector == c.selector), None)
+        out.append(_matching_per_node(view, c.selector, namespace) if same is None else dict(same))
+    return out
+
+
 def _has_all_keys(labels: Mapping[str, str], constraints: Sequence[_Constraint]) -> bool:
     """nodeLabelsMatchSpreadConstraints."""
     return all(c.topology_key in labels for c in constraints)
@@ -750,7 +763,7 @@ class PodTopologySpread(
         if not constraints:
             return None, SKIPPED
         pod = state.pod
-        matching = [_matching_per_node(state.view, c.selector, pod.namespace) for c in constraints]
+        matching = _matching_per_constraint(state.view, constraints, pod.namespace)
         counts = None
         if state.view is not None and nodes is state.view.nodes:
             counts = _domain_counts_by_class(pod, constraints, matching, state.view)
@@ -870,12 +883,15 @@ class PodTopologySpread(
             hostname = c.topology_key == LABEL_HOSTNAME
             size = len(nodes) - len(ignored) if hostname else len(domain_counts)
             weights.append(math.log(float(size + 2)))
-        matching = [_matching_per_node(view, c.selector, pod.namespace) for c in constraints]
+        matching = _matching_per_constraint(view, constraints, pod.namespace)
         # Each node of the view adds its matching pods to its domain's count: only the
         # nodes holding some can change a count, so only they are visited (a hostname
-        # constraint counts no domain here, Score reads its matching pods per node).
-        by_name = view.by_name
-        for c, domain_counts, matching_pods in zip(constraints, counts, matching, strict=True):
+        # constraint counts no domain here, Score reads its matching pods per node). A
+        # node's values of the keys are its class's (None: the label is missing).
+        by_name, token_map = view.by_name, _tokens_for(view)
+        for i, (c, domain_counts, matching_pods) in enumerate(
+            zip(constraints, counts, matching, strict=True)
+        ):
             if not domain_counts:
                 continue
             ask = not c.includes_every_node(pod)
@@ -883,13 +899,14 @@ class PodTopologySpread(
                 ni = by_name.get(name)
                 if ni is None:
                     continue
-                node = ni.node
-                labels = node.labels
-                if require_all and not _has_all_keys(labels, constraints):
+                values = values_of[token_map[ni].cls]
+                if require_all and None in values:
                     continue
-                if ask and not c.includes(pod, node):
+                if ask and not c.includes(pod, ni.node):
                     continue
-                value = labels.get(c.topology_key, "")
+                value = values[i]
+                if value is None:
+                    value = ""
                 if value in domain_counts:
                     domain_counts[value] += count
         found = _PreScoreState(constraints, ignored, counts, weights, matching)
