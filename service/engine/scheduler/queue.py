@@ -311,7 +311,7 @@ class WorkingCluster:
             nominated = _without_nomination(nominated, pi)
             if pi.pod is not None:
                 self._record(pi.key, msgspec.structs.replace(pi.pod, nominated_node_name=""))
-        nominated.setdefault(node_name, []).append(info)
+        nominated[node_name] = [*nominated.get(node_name, ()), info]  # the old list is the view's
         changed: dict[int, NodeInfo] = {}
         removed: list[PodInfo] = []
         if victims:

@@ -260,3 +260,23 @@ def test_binding_pods_at_once_leaves_the_cluster_binding_them_in_turn_leaves():
     assert final[0] == final[1]
     assert dict(final[1])["r3"] == "a"
     assert works[0].cluster.pod_count == works[1].cluster.pod_count == 5
+
+
+def test_a_nomination_leaves_the_views_before_it_unchanged():
+    """WorkingCluster.nominate gives the next view its own list of the node's nominated
+    pods: the view before keeps its nominations (a step's view is read after later steps,
+    e.g. by run_queue(keep_outcomes=True)), and a later bind of an unrelated pod keeps them."""
+    from service.engine.scheduler.queue import WorkingCluster
+
+    pods = [pod("n0", 300, nominated="b", priority=10, uid="u-n0")]
+    work = WorkingCluster(cluster([node("a", 1000), node("b", 1000)], pods), DEFAULT_SETTINGS)
+    before = work.view
+    work.nominate(pod("n1", 200, priority=20, uid="u-n1"), "b", [], [])
+    assert [pi.key for pi in before.nominated["b"]] == ["default/n0"]
+    assert [pi.key for pi in work.view.nominated["b"]] == ["default/n0", "default/n1"]
+    nominated = work.view.nominated
+    work.bind(pod("r1", 100), "a")
+    assert work.view.nominated is nominated  # an unnominated pod's bind keeps the map
+    work.bind(pod("n1", 200, priority=20, uid="u-n1"), "b")
+    assert [pi.key for pi in work.view.nominated["b"]] == ["default/n0"]
+    assert [pi.key for pi in nominated["b"]] == ["default/n0", "default/n1"]
