@@ -24,7 +24,6 @@ from collections import OrderedDict
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
-from operator import not_
 from typing import Any
 
 import numpy as np
@@ -58,6 +57,7 @@ from service.engine.scheduler.framework import (
     SumsRequests,
 )
 from service.engine.scheduler.plugins import REGISTRY
+from service.engine.scheduler.plugins.noderesources.columns import addresses
 from service.engine.scheduler.profile import IN_TREE, Profile
 from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.version import EngineSettings
@@ -73,6 +73,7 @@ _EXTENSIONS = "framework/activeExtensions"  # the PreFilterExtensions whose PreF
 _COUNTED_PODS = "framework/countedPods"  # see Framework._counted_pods
 _PER_NODE = "framework/keepsVerdict"  # the filters asked per node, see Framework._counted_pods
 _SUMMED = "framework/summedInputs"  # see Framework.summed_inputs
+_NONE_ADDRESS = id(None)  # a filter's answer at this address passed the node
 
 
 @dataclass(slots=True)
@@ -500,29 +501,27 @@ class Framework:
         if len(nodes) < (BATCH_FROM_NODES if batch_from is None else batch_from):
             return [self.run_filter_plugins_with_nominated(state, ni) for ni in nodes]
         out: list[Status] = [OK] * len(nodes)
-        remaining: Sequence[NodeInfo] = nodes
-        positions = np.arange(len(nodes))
+        positions = np.arange(len(nodes))  # the nodes filtered in the batches
         removed, names = state.removed, state.node_names
         if removed or names is not None:
             alone = [ni.name in removed or (names is not None and ni.name not in names)
                      for ni in nodes]  # fmt: skip
             for i in compress(range(len(nodes)), alone):
                 out[i] = self.run_filter_plugins_with_nominated(state, nodes[i])
-            remaining = list(compress(nodes, map(not_, alone)))
             positions = np.flatnonzero(np.logical_not(alone))
         nominated = state.nominated
         # the nodes with nominated pods (their positions), filtered again in pass 1
         pass_two: list[int] = []
-        if nominated and state.view is not None and remaining is state.view.nodes:
-            by_name = state.view.by_name  # a view's nodes sit at their own index
+        view = state.view
+        if nominated and view is not None and nodes is view.nodes and len(positions) == len(nodes):
+            by_name = view.by_name  # a view's nodes sit at their own index
             pass_two = [by_name[name].index
                         for name, pods in nominated.items() if pods and name in by_name]  # fmt: skip
         elif nominated:
-            pass_two = [i for i, ni in zip(positions.tolist(), remaining, strict=True)
-                        if nominated.get(ni.name)]  # fmt: skip
+            pass_two = [i for i in positions.tolist() if nominated.get(nodes[i].name)]
         # each node's rejecting filter (its index in state.filters; len(filters): none)
         rejected_at = np.full(len(nodes), len(state.filters), np.intp) if pass_two else None
-        self._filter_batches(state, remaining, positions, out, rejected_at)
+        self._filter_batches(state, nodes, positions, out, rejected_at)
         if pass_two:
             self._first_passes(state, nodes, pass_two, rejected_at, out)
         return out
@@ -530,16 +529,20 @@ class Framework:
     def _filter_batches(
         self,
         state: CycleState,
-        remaining: Sequence[NodeInfo],
+        nodes: Sequence[NodeInfo],
         positions: np.ndarray,
         out: list[Status],
         rejected_at: np.ndarray | None,
     ) -> None:
-        """Each filter of the cycle, in order, on the nodes every earlier one passed
-        (``remaining``, at ``positions`` of ``out``): its rejections written to ``out`` (and
-        the filter's index to ``rejected_at``). A batch's answers are None or a Status (a
-        true object): the rejected nodes are found by ``compress`` in C, and the nodes kept
-        by a numpy mask, not by Python code per node."""
+        """Each filter of the cycle, in order, on the nodes every earlier one passed (those
+        of ``nodes`` at ``positions``): its rejections written to ``out`` (and the filter's
+        index to ``rejected_at``). A batch answers None or a Status per node: the nodes it
+        passed are those whose answer is None itself, found by comparing the answers'
+        addresses in numpy (``columns.addresses``), not by Python code per node."""
+        remaining = (
+            nodes if len(positions) == len(nodes) else [nodes[i] for i in positions.tolist()]
+        )
+        every: np.ndarray | None = None  # ``nodes`` as an object array, once a filter rejects
         last = len(state.filters) - 1
         for k, (name, run) in enumerate(state.filters):
             if not remaining:
@@ -549,20 +552,22 @@ class Framework:
                 found = plugin.filter_nodes(state, remaining)
             else:
                 found = [run(state, ni, ni) for ni in remaining]
-            if not any(found):
+            if type(found) is not list:
+                found = list(found)
+            passed = addresses(found) == _NONE_ADDRESS
+            if passed.all():
                 continue
-            rejected = list(compress(range(len(found)), found))
-            at = positions[rejected]
+            at = positions[~passed]
             for i, status in zip(at.tolist(), compress(found, found), strict=True):
                 out[i] = status if status.plugin else Status(status.code, status.reasons, name)
             if rejected_at is not None:
                 rejected_at[at] = k
             if k == last:
                 break
-            kept = np.ones(len(found), bool)
-            kept[rejected] = False
-            positions = positions[kept]
-            remaining = np.fromiter(remaining, object, len(remaining))[kept].tolist()
+            positions = positions[passed]
+            if every is None:
+                every = np.fromiter(nodes, object, len(nodes))
+            remaining = every[positions].tolist()
 
     def _first_passes(
         self,
