@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from service.engine.addresses import addresses
 from service.engine.objects import UNMODELLED_USES, Pod
 from service.engine.scheduler.framework import (
     MAX_NODE_SCORE,
@@ -57,7 +58,6 @@ from service.engine.scheduler.framework import (
     SumsRequests,
 )
 from service.engine.scheduler.plugins import REGISTRY
-from service.engine.scheduler.plugins.noderesources.columns import addresses
 from service.engine.scheduler.profile import IN_TREE, Profile
 from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.version import EngineSettings
@@ -538,7 +538,7 @@ class Framework:
         of ``nodes`` at ``positions``): its rejections written to ``out`` (and the filter's
         index to ``rejected_at``). A batch answers None or a Status per node: the nodes it
         passed are those whose answer is None itself, found by comparing the answers'
-        addresses in numpy (``columns.addresses``), not by Python code per node."""
+        addresses in numpy (``engine/addresses.py``), not by Python code per node."""
         remaining = (
             nodes if len(positions) == len(nodes) else [nodes[i] for i in positions.tolist()]
         )

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from service.engine.addresses import addresses
 from service.engine.scheduler.framework import NodeInfo
-from service.engine.scheduler.plugins.noderesources.columns import addresses
 
 __all__ = ["NodeGroups", "NodeTable", "TableStore", "lineage_of"]
 
