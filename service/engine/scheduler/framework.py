@@ -550,6 +550,7 @@ class NodeInfo:
         "_by_importance",
         "_cum",
         "_neg_priority",
+        "_nominated_states",
         "_pdb_positions",
         "_port_positions",
         "_ports_before",
@@ -589,6 +590,7 @@ class NodeInfo:
         self._pdb_positions: list[tuple[int, tuple[tuple[int, int, bool], ...]]] | None = None
         self._port_positions: list[tuple[int, PodInfo]] | None = None
         self._ports_before: dict[int, tuple[tuple[PodInfo, ...], HostPorts | None]] | None = None
+        self._nominated_states: dict[tuple[PodInfo, ...], NodeInfoPods] | None = None
         if not pods:
             self.requested: dict[str, int] = {}
             self.nz_cpu = self.nz_mem = 0
@@ -622,6 +624,7 @@ class NodeInfo:
         """Drop the lazy per-node indexes below (after the pods changed in place)."""
         self._by_importance = self._neg_priority = self._cum = None
         self._pdb_positions = self._port_positions = self._ports_before = None
+        self._nominated_states = None
 
     # Lazy per-node indexes over pods_by_importance(), for preemption (computed at most once
     # per node and Cluster; concurrent first use computes the same values). The importance
@@ -719,6 +722,22 @@ class NodeInfo:
         self._by_importance = order
         return order, neg, cums, ports
 
+    def with_nominated(self, added: Sequence[PodInfo]) -> NodeInfoPods:
+        """``base_state().with_pods(added)``, kept per tuple of added pods (PodInfos compare
+        by identity): pass 1 of the nominated-pods filter adds the same nominated pods to
+        an unchanged NodeInfo cycle after cycle (a queue run's views share it). A few
+        tuples are kept (pods of other priorities see other nominated pods)."""
+        key = tuple(added)
+        states = self._nominated_states
+        if states is None:
+            states = self._nominated_states = {}
+        found = states.get(key)
+        if found is None:
+            if len(states) >= _NOMINATED_STATES_KEPT:
+                states.clear()
+            found = states[key] = self.base_state().with_pods(key)
+        return found
+
     def base_state(self) -> NodeInfoPods:
         return NodeInfoPods(
             self.requested,
@@ -731,6 +750,7 @@ class NodeInfo:
         )
 
 
+_NOMINATED_STATES_KEPT = 4  # NodeInfo.with_nominated's tuples of added pods, per NodeInfo
 _REQUESTS = attrgetter("requests")
 _NZ_CPU = attrgetter("nz_cpu")
 _NZ_MEM = attrgetter("nz_mem")

@@ -26,11 +26,18 @@ __all__ = [
 def prepare_nominated(ctx: CycleState, view: SchedulerView) -> None:
     """addGENominatedPods' selection, once per pod: for every node, the nominated pods with
     priority >= the pod's, other than the pod itself. Holds (holds.py) are added to the same
-    lists before or after this call."""
+    lists before or after this call. Plain loops: it runs every cycle over every nominated
+    pod, most of them passed whole."""
+    priority, same_pod = ctx.priority, ctx.info.same_pod  # same_pod is symmetric
+    counted = ctx.nominated
     for node_name, pods in view.nominated.items():
-        kept = [pi for pi in pods if pi.priority >= ctx.priority and not pi.same_pod(ctx.info)]
-        if kept:
-            ctx.nominated.setdefault(node_name, []).extend(kept)
+        for pi in pods:
+            if pi.priority >= priority and not same_pod(pi):
+                kept = counted.get(node_name)
+                if kept is None:
+                    counted[node_name] = [pi]
+                else:
+                    kept.append(pi)
 
 
 def lower_priority_nominated_pods(

@@ -23,10 +23,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import is_, not_
+from itertools import compress
 from typing import Any
 
+import numpy as np
+
+from service.engine.addresses import addresses
 from service.engine.objects import UNMODELLED_USES, Pod
 from service.engine.scheduler.framework import (
     MAX_NODE_SCORE,
@@ -71,6 +73,7 @@ _EXTENSIONS = "framework/activeExtensions"  # the PreFilterExtensions whose PreF
 _COUNTED_PODS = "framework/countedPods"  # see Framework._counted_pods
 _PER_NODE = "framework/keepsVerdict"  # the filters asked per node, see Framework._counted_pods
 _SUMMED = "framework/summedInputs"  # see Framework.summed_inputs
+_NONE_ADDRESS = id(None)  # a filter's answer at this address passed the node
 
 
 @dataclass(slots=True)
@@ -472,13 +475,14 @@ class Framework:
     ) -> Status:
         """Pass 1 of RunFilterPluginsWithNominatedPods: the filters with ``additions`` on the
         node (addGENominatedPods, on a copy of the state when a plugin follows added pods)."""
-        base = ns.base_state() if isinstance(ns, NodeInfo) else ns
         with_them = state
         if self.active_extensions(state):
             with_them = state.clone()
             for pi in additions:
                 self.add_pod(with_them, pi, ni)
-        return self.run_filter_plugins(with_them, ni, base.with_pods(additions))
+        if isinstance(ns, NodeInfo):
+            return self.run_filter_plugins(with_them, ni, ns.with_nominated(additions))
+        return self.run_filter_plugins(with_them, ni, ns.with_pods(additions))
 
     def filter_all(
         self, state: CycleState, nodes: Sequence[NodeInfo], batch_from: int | None = None
@@ -488,7 +492,7 @@ class Framework:
         every earlier plugin passed, so each node meets the same filters, in the same order,
         as node by node, and gets the same status (its first rejection, else Success). A
         node with nominated pods gets pass 2 in the batch and pass 1 on its own
-        (``_first_pass``); a node with pods taken off for the pod (holds) or outside the
+        (``_first_passes``); a node with pods taken off for the pod (holds) or outside the
         PreFilter node set is filtered node by node. Fewer nodes than ``batch_from``
         (default ``BATCH_FROM_NODES``) are all filtered node by node: the batches' fixed
         costs outweigh them."""
@@ -497,27 +501,49 @@ class Framework:
         if len(nodes) < (BATCH_FROM_NODES if batch_from is None else batch_from):
             return [self.run_filter_plugins_with_nominated(state, ni) for ni in nodes]
         out: list[Status] = [OK] * len(nodes)
-        remaining: Sequence[NodeInfo] = nodes
-        positions: list[int] = list(range(len(nodes)))
+        positions = np.arange(len(nodes))  # the nodes filtered in the batches
         removed, names = state.removed, state.node_names
         if removed or names is not None:
             alone = [ni.name in removed or (names is not None and ni.name not in names)
                      for ni in nodes]  # fmt: skip
-            for i in compress(positions, alone):
+            for i in compress(range(len(nodes)), alone):
                 out[i] = self.run_filter_plugins_with_nominated(state, nodes[i])
-            kept = [not a for a in alone]
-            remaining, positions = list(compress(nodes, kept)), list(compress(positions, kept))
+            positions = np.flatnonzero(np.logical_not(alone))
         nominated = state.nominated
-        # the nodes with nominated pods: position -> the index of the filter that rejected
-        # the node in pass 2 (len(filters) while it passes)
-        pass_two: dict[int, int] = {}
-        if nominated and state.view is not None and remaining is state.view.nodes:
-            by_name = state.view.by_name  # a view's nodes sit at their own index
-            pass_two = {by_name[name].index: len(state.filters)
-                        for name, pods in nominated.items() if pods and name in by_name}  # fmt: skip
+        # the nodes with nominated pods (their positions), filtered again in pass 1
+        pass_two: list[int] = []
+        view = state.view
+        if nominated and view is not None and nodes is view.nodes and len(positions) == len(nodes):
+            by_name = view.by_name  # a view's nodes sit at their own index
+            pass_two = [by_name[name].index
+                        for name, pods in nominated.items() if pods and name in by_name]  # fmt: skip
         elif nominated:
-            pass_two = {positions[j]: len(state.filters)
-                        for j, ni in enumerate(remaining) if nominated.get(ni.name)}  # fmt: skip
+            pass_two = [i for i in positions.tolist() if nominated.get(nodes[i].name)]
+        # each node's rejecting filter (its index in state.filters; len(filters): none)
+        rejected_at = np.full(len(nodes), len(state.filters), np.intp) if pass_two else None
+        self._filter_batches(state, nodes, positions, out, rejected_at)
+        if pass_two:
+            self._first_passes(state, nodes, pass_two, rejected_at, out)
+        return out
+
+    def _filter_batches(
+        self,
+        state: CycleState,
+        nodes: Sequence[NodeInfo],
+        positions: np.ndarray,
+        out: list[Status],
+        rejected_at: np.ndarray | None,
+    ) -> None:
+        """Each filter of the cycle, in order, on the nodes every earlier one passed (those
+        of ``nodes`` at ``positions``): its rejections written to ``out`` (and the filter's
+        index to ``rejected_at``). A batch answers None or a Status per node: the nodes it
+        passed are those whose answer is None itself, found by comparing the answers'
+        addresses in numpy (``engine/addresses.py``), not by Python code per node."""
+        remaining = (
+            nodes if len(positions) == len(nodes) else [nodes[i] for i in positions.tolist()]
+        )
+        every: np.ndarray | None = None  # ``nodes`` as an object array, once a filter rejects
+        last = len(state.filters) - 1
         for k, (name, run) in enumerate(state.filters):
             if not remaining:
                 break
@@ -526,52 +552,62 @@ class Framework:
                 found = plugin.filter_nodes(state, remaining)
             else:
                 found = [run(state, ni, ni) for ni in remaining]
-            if found.count(None) == len(found):
+            if type(found) is not list:
+                found = list(found)
+            passed = addresses(found) == _NONE_ADDRESS
+            if passed.all():
                 continue
-            passed = list(map(is_, found, repeat(None)))
-            for j in compress(range(len(found)), map(not_, passed)):
-                status = found[j]
-                out[positions[j]] = (
-                    status if status.plugin else Status(status.code, status.reasons, name)
-                )
-                if positions[j] in pass_two:
-                    pass_two[positions[j]] = k
-            remaining = list(compress(remaining, passed))
-            positions = list(compress(positions, passed))
-        for i, rejected_at in pass_two.items():
-            first = self._first_pass(state, nodes[i], rejected_at)
-            if first is not None:
-                out[i] = first
-        return out
+            at = positions[~passed]
+            for i, status in zip(at.tolist(), compress(found, found), strict=True):
+                out[i] = status if status.plugin else Status(status.code, status.reasons, name)
+            if rejected_at is not None:
+                rejected_at[at] = k
+            if k == last:
+                break
+            positions = positions[passed]
+            if every is None:
+                every = np.fromiter(nodes, object, len(nodes))
+            remaining = every[positions].tolist()
 
-    def _first_pass(self, state: CycleState, ni: NodeInfo, rejected_at: int) -> Status | None:
-        """Pass 1 of RunFilterPluginsWithNominatedPods on ``ni`` (its nominated pods added),
-        given pass 2's answer (the index of the filter that rejected the node, or
-        len(filters)): its failure, or None when it passes. The leading filters that ignore
-        the node's pods (IgnoresNodePods) answer as in pass 2, so they are not run again: a
-        node they rejected gets the same rejection (None: pass 2's status stands). The
-        state is copied for the nominated pods only when a filter still to run follows
-        added pods (an active PreFilterExtensions plugin)."""
+    def _first_passes(
+        self,
+        state: CycleState,
+        nodes: Sequence[NodeInfo],
+        pass_two: list[int],
+        rejected_at: np.ndarray,
+        out: list[Status],
+    ) -> None:
+        """Pass 1 of RunFilterPluginsWithNominatedPods on the nodes at ``pass_two`` (their
+        nominated pods added, ``NodeInfo.with_nominated``), given pass 2's answers (the
+        index of the filter that rejected each node): a failure replaces the node's status
+        in ``out``. The leading filters that ignore the node's pods (IgnoresNodePods)
+        answer as in pass 2, so they are not run again: a node they rejected keeps its
+        rejection. The state is copied for the nominated pods only when a filter still to
+        run follows added pods (an active PreFilterExtensions plugin)."""
         filters = state.filters
         lead = 0
         while lead < len(filters) and filters[lead][0] in self.ignores_node_pods:
             lead += 1
-        if rejected_at < lead:
-            return None
         rest = filters[lead:]
-        additions = state.nominated[ni.name]
-        with_them = state
         names = {name for name, _ in rest}
-        if any(p.name in names for p in self.active_extensions(state)):
-            with_them = state.clone()
-            for pi in additions:
-                self.add_pod(with_them, pi, ni)
-        ns = ni.base_state().with_pods(additions)
-        for name, run in rest:
-            status = run(with_them, ni, ns)
-            if status is not None:
-                return status if status.plugin else Status(status.code, status.reasons, name)
-        return None
+        follows = any(p.name in names for p in self.active_extensions(state))
+        nominated = state.nominated
+        for i, k in zip(pass_two, rejected_at[pass_two].tolist(), strict=True):
+            if k < lead:
+                continue
+            ni = nodes[i]
+            additions = nominated[ni.name]
+            with_them = state
+            if follows:
+                with_them = state.clone()
+                for pi in additions:
+                    self.add_pod(with_them, pi, ni)
+            ns = ni.with_nominated(additions)
+            for name, run in rest:
+                status = run(with_them, ni, ns)
+                if status is not None:
+                    out[i] = status if status.plugin else Status(status.code, status.reasons, name)
+                    break
 
     def run_pre_score_plugins(
         self, state: CycleState, nodes: Sequence[NodeInfo], carried: Collection[str] = ()

@@ -13,15 +13,28 @@ import pytest
 
 from service.engine.objects import Cluster
 from service.engine.scheduler import runtime
-from service.engine.scheduler.framework import FiltersNodes, ScoreError, ScoresNodes
+from service.engine.scheduler.framework import (
+    FiltersNodes,
+    NodeInfo,
+    NodeInfoPods,
+    ScoreError,
+    ScoresNodes,
+    pod_info,
+)
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.placement import place
-from service.engine.scheduler.profile import default_profile
+from service.engine.scheduler.profile import (
+    DEFAULT_PROFILE,
+    DEFAULT_SCHEDULER_NAME,
+    default_profile,
+)
+from service.engine.scheduler.queue import run_queue
 from service.engine.scheduler.runtime import Framework
 from service.engine.scheduler.snapshot import as_scheduler_sees, scheduler_view
-from service.engine.version import KNOWN_VERSIONS, settings_for
+from service.engine.version import DEFAULT_SETTINGS, KNOWN_VERSIONS, settings_for
 from service.ingest.kube import pod_from_object
 from tests.conftest import snapshot_from_objects
+from tests.engine.scheduler.helpers import cluster, node, pod
 from tests.engine.scheduler.random_clusters import random_case, random_workload_case
 from tests.oracles import seeds
 
@@ -125,3 +138,58 @@ def test_a_placement_batched_equals_one_node_by_node(
     plain = _outcome(copy.deepcopy(case), version)
     monkeypatch.setattr(runtime, "BATCH_FROM_NODES", 0)
     assert _outcome(case, version) == plain
+
+
+def test_carried_pass_one_states_equal_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pass 1's NodeInfoPods are carried on the NodeInfos from cycle to cycle
+    (NodeInfo.with_nominated): in a queue run whose binds change nodes with nominated pods,
+    and whose pods of two priorities see different nominated pods, every cycle's filter_all
+    equals RunFilterPluginsWithNominatedPods node by node on states built afresh."""
+    nodes = [node(f"n{i}", 4000) for i in range(4)]
+    bound = [pod(f"base{i}", 1000, node=f"n{i}") for i in range(4)]
+    nominees = [
+        pod("nom0", 2000, priority=10, nominated="n0", host_ports=(8080,)),
+        pod("nom1", 1000, priority=0, nominated="n1"),
+        pod("nom2", 500, priority=10, nominated="n1"),
+    ]
+    queued = [pod(f"p{i}", 400, priority=10 * (i % 2), host_ports=(8080,) * (i == 3))
+              for i in range(10)]  # fmt: skip
+    c = cluster(nodes, [*bound, *nominees, *queued])
+    monkeypatch.setattr(runtime, "BATCH_FROM_NODES", 0)
+    filter_all = Framework.filter_all
+    carried = []
+
+    def fresh(ni: NodeInfo, added) -> NodeInfoPods:
+        return ni.base_state().with_pods(added)
+
+    def checked(self: Framework, state, nodes, batch_from=None):
+        carried.extend(ni.name for ni in nodes if ni._nominated_states)
+        got = filter_all(self, state, nodes, batch_from)
+        with monkeypatch.context() as m:
+            m.setattr(NodeInfo, "with_nominated", fresh)
+            assert got == [self.run_filter_plugins_with_nominated(state, ni) for ni in nodes]
+        return got
+
+    monkeypatch.setattr(Framework, "filter_all", checked)
+    run = run_queue(c, queued, profiles={DEFAULT_SCHEDULER_NAME: DEFAULT_PROFILE},
+                    settings=DEFAULT_SETTINGS)  # fmt: skip
+    assert len(run.steps) == len(queued)
+    assert {"n0", "n1"} <= set(carried)
+
+
+def test_with_nominated_is_kept_per_added_pods_and_forgotten_with_the_pods() -> None:
+    """NodeInfo.with_nominated: the same NodeInfoPods for the same added pods, equal to one
+    built afresh; other pods get their own; a NodeInfo changed in place (forget_orders)
+    builds it again."""
+    c = cluster([node("a", 4000)], [pod("b", 1000, node="a"), pod("x", 300), pod("y", 200)])
+    view = scheduler_view(c, DEFAULT_SETTINGS, whole_pods=True)
+    ni = view.nodes[0]
+    x, y = (pod_info(p, DEFAULT_SETTINGS) for p in c.snapshot.pods[1:])
+    first = ni.with_nominated([x])
+    assert ni.with_nominated([x]) is first
+    assert first == ni.base_state().with_pods([x])
+    assert ni.with_nominated([x, y]) == ni.base_state().with_pods([x, y])
+    assert ni.with_nominated([x]) is first
+    ni.forget_orders()
+    assert ni.with_nominated([x]) is not first
+    assert ni.with_nominated([x]) == first

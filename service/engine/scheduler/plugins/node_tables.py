@@ -7,7 +7,8 @@ node selectors), and each cycle of a queue run reads a view sharing every unchan
 NodeInfo with the one before it (engine/scheduler/queue.py). So a plugin keeps, per pod key
 (exactly what it reads of the pod), a table NodeInfo -> its answer there (``NodeTable``): a
 batch is one lookup per node done by ``map`` in C, and only a NodeInfo not seen before is
-computed, in Python (``__missing__``). Keys are the NodeInfo objects themselves, held by the
+computed, in Python (``__missing__``); a list that differs from the one the table answered
+last only where a queue step replaced NodeInfos is answered from it (``answers``). Keys are the NodeInfo objects themselves, held by the
 table, so an id is never reused while a key is alive.
 
 A first time is cheap too: the answer depends on the node only through what the plugin
@@ -31,11 +32,16 @@ from collections.abc import Callable, Hashable, Sequence
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
+
+from service.engine.addresses import addresses
 from service.engine.scheduler.framework import NodeInfo
 
 __all__ = ["NodeGroups", "NodeTable", "TableStore", "lineage_of"]
 
 TABLES_KEPT = 32
+_PATCH_FROM = 256  # lists shorter than this are looked up whole
+_PATCH_SHARE = 8  # a list is patched when at most 1/8 of it differs from the last one
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 
@@ -85,9 +91,10 @@ class NodeGroups(dict):
 class NodeTable(dict):
     """NodeInfo -> the plugin's answer on it for one pod key: computed once per group of
     nodes (``answer`` of the group's sample NodeInfo, when the group is first met), filled
-    in bulk from ``groups``."""
+    in bulk from ``groups``. ``last``: the addresses of the list last answered and the
+    answers (see ``answers``)."""
 
-    __slots__ = ("by_group", "groups")
+    __slots__ = ("by_group", "groups", "last")
 
     def __init__(self, groups: NodeGroups, answer: Callable[[NodeInfo], Any]) -> None:
         super().__init__()
@@ -98,14 +105,33 @@ class NodeTable(dict):
         self.update(
             zip(map(_FIRST, items), map(by_group.__getitem__, map(_SECOND, items)), strict=True)
         )
+        self.last: tuple[np.ndarray, list[Any]] | None = None
 
     def __missing__(self, ni: NodeInfo) -> Any:
         value = self[ni] = self.by_group[self.groups[ni]]
         return value
 
     def answers(self, nodes: Sequence[NodeInfo]) -> list[Any]:
-        """The answer on each of ``nodes``, in order."""
-        return list(map(self.__getitem__, nodes))
+        """The answer on each of ``nodes``, in order (a new list: callers may change it).
+        A list differing from the last one answered in a few places (a queue step replaced
+        a NodeInfo) takes its answers and looks up only those places: the addresses are
+        compared in numpy. The table holds every NodeInfo it answered (its keys), so their
+        addresses are never reused while it lives."""
+        if type(nodes) is not list or len(nodes) < _PATCH_FROM:
+            return list(map(self.__getitem__, nodes))
+        found = addresses(nodes)
+        last = self.last
+        if last is not None and len(last[0]) == len(found):
+            changed = np.flatnonzero(last[0] != found)
+            if len(changed) * _PATCH_SHARE <= len(found):
+                out = last[1].copy()
+                for k in changed.tolist():
+                    out[k] = self[nodes[k]]
+                self.last = found, out
+                return out.copy()
+        out = list(map(self.__getitem__, nodes))
+        self.last = found, out
+        return out.copy()
 
 
 class _ByGroup(dict):

@@ -103,3 +103,26 @@ def test_threads_sharing_the_groups_of_a_lineage():
     finally:
         sys.setswitchinterval(before)
     assert errors == []
+
+
+def test_a_list_like_the_last_one_is_patched_where_it_differs():
+    """A list of the last one's length differing in a few places (a queue step's new
+    NodeInfos) takes the last answers there; each answer is a new list (a caller may change
+    it), and a list differing in many places is looked up whole."""
+    view = _view(node_tables._PATCH_FROM + 40)
+    groups = NodeGroups(_UNSCHEDULABLE)
+    groups.fill(view.nodes)
+    table = NodeTable(groups, _UNSCHEDULABLE)
+    nodes = list(view.nodes)
+    first = table.answers(nodes)
+    assert first == [ni.node.unschedulable for ni in nodes]
+    first[0] = "changed by the caller"
+    replaced = list(nodes)
+    for k in (0, 1, 7):
+        ni = nodes[k]
+        replaced[k] = NodeInfo(Node(name=ni.name, unschedulable=not ni.node.unschedulable), k, [])
+    patched = table.answers(replaced)
+    assert patched == [ni.node.unschedulable for ni in replaced]
+    assert table.answers(nodes) == [ni.node.unschedulable for ni in nodes]
+    reversed_nodes = nodes[::-1]
+    assert table.answers(reversed_nodes) == [ni.node.unschedulable for ni in reversed_nodes]

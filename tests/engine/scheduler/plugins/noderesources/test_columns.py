@@ -1,7 +1,7 @@
 """columns.py: the columns of a list of NodeInfos are each node's own values (``row_values``),
 whether answered from the memo, from rows the store holds or from rows it adds, as lists
 follow one another like a queue run's; a node with a value outside the exact range is not
-plain; the addresses read from a list are the ids of its items."""
+plain; the columns follow lists alike when addresses are read by ``id`` per item."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import random
 import numpy as np
 import pytest
 
+from service.engine import addresses as engine_addresses
 from service.engine.scheduler.framework import NodeInfo
 from service.engine.scheduler.plugins.noderesources import columns as col
 from tests.engine.scheduler.helpers import node
@@ -38,21 +39,13 @@ def test_row_values_read_as_the_plugins_read() -> None:
         assert col.row_values(ni) == ((0,) * len(col.FIELDS), False)
 
 
-@pytest.mark.parametrize("size", [0, 1, 7, 1000])
-def test_addresses_are_the_ids(size: int) -> None:
-    items = [object() for _ in range(size)]
-    assert col.addresses(items).tolist() == [id(x) for x in items]
-    assert col._addresses_mapped(items).tolist() == [id(x) for x in items]
-    assert col._read_works()  # CPython: the lists are read without Python code per item
-
-
 @pytest.mark.parametrize("mapped", [False, True])
 @pytest.mark.parametrize("seed", range(4))
 def test_columns_follow_successive_lists(seed: int, mapped: bool, monkeypatch) -> None:
     """Lists as a queue run makes them: subsets, the same list again, a few NodeInfos
     replaced, a NodeInfo twice, another cluster altogether, in random order."""
     if mapped:
-        monkeypatch.setattr(col, "_addresses", col._addresses_mapped)
+        monkeypatch.setattr(engine_addresses, "_addresses", engine_addresses._addresses_mapped)
     rng = random.Random(seed)
     nodes = node_infos(rng, 300)
     _assert_columns(nodes)
