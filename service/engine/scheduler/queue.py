@@ -43,6 +43,7 @@ from datetime import UTC
 
 import msgspec
 
+from service.engine.collector import collector_paused
 from service.engine.objects import Cluster, Node, Pod, Snapshot
 from service.engine.scheduler.framework import NodeInfo, PodInfo, pod_info
 from service.engine.scheduler.placement import PlacementOutcome, place
@@ -697,25 +698,52 @@ def run_queue(
     PlacementOutcome with every node's record (slower; the queue needs only the choice).
     ``between_steps`` is called before each cycle (the caller's chance to let other work
     run: decisions/cooperative.py)."""
-    work = WorkingCluster(cluster, settings, cordoned=cordoned, deleted=deleted, fresh=fresh_views)
-    rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
+    # a run makes long-lived objects (each step's view) and no cyclic garbage
+    # (tests/engine/scheduler/test_queue.py): collections would find nothing. Views built
+    # anew every step (fresh_views) do leave some.
+    with collector_paused(not fresh_views):
+        work = WorkingCluster(
+            cluster, settings, cordoned=cordoned, deleted=deleted, fresh=fresh_views
+        )
+        rng = random.Random(tie_break_seed) if tie_break_seed is not None else None
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        steps, pending, limit = _cycles(
+            work, pods, profiles, preemption, rng, max_steps, deadline, keep_outcomes,
+            between_steps,
+        )  # fmt: skip
+        usage = work.usage()
+    return QueueRun(steps, work.cluster, usage, limit is not None, pending, limit)
+
+
+def _cycles(
+    work: WorkingCluster,
+    pods: Sequence[Pod],
+    profiles: Mapping[str, Profile],
+    preemption: bool,
+    rng: random.Random | None,
+    max_steps: int,
+    deadline: float | None,
+    keep_outcomes: bool,
+    between_steps: Callable[[], None] | None,
+) -> tuple[list[QueueStep], list[str], str | None]:
+    """run_queue's loop: the active queue popped in PrioritySort order, the nominated pods
+    retried after it. Returns the steps, the pods left when a limit stopped it, and the
+    limit ("MaxSteps", "TimeLimit", or None)."""
     heap = [(rank, i) for rank, i in enumerate(queue_order(pods))]
     heapq.heapify(heap)
     retries: list[Pod] = []
     steps: list[QueueStep] = []
-    deadline = None if max_seconds is None else time.monotonic() + max_seconds
-    limit: str | None = None
-    pending: list[str] = []
     while heap or retries:
         if between_steps is not None:
             between_steps()
+        limit = None
         if len(steps) >= max_steps:
             limit = "MaxSteps"
         elif deadline is not None and time.monotonic() > deadline:
             limit = "TimeLimit"
         if limit is not None:
             pending = [pods[i].key for _, i in sorted(heap)] + [p.key for p in retries]
-            break
+            return steps, pending, limit
         if heap:
             pod, attempt = pods[heapq.heappop(heap)[1]], 1
         else:
@@ -732,4 +760,4 @@ def run_queue(
         steps.append(step)
         if step.outcome == NOMINATED and attempt == 1:
             retries.append(step.pod)
-    return QueueRun(steps, work.cluster, work.usage(), limit is not None, pending, limit)
+    return steps, [], None
