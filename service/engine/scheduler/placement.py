@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
-from operator import add, attrgetter, mul, not_
+from itertools import compress
+from operator import attrgetter, not_
+
+import numpy as np
 
 from service.engine.objects import (
     AllocatedDevice,
@@ -45,6 +47,7 @@ from service.engine.scheduler.plugins.dynamic_resources import (
 from service.engine.scheduler.preemption import fit_error_message
 from service.engine.scheduler.profile import DEFAULT_PROFILE, Profile
 from service.engine.scheduler.runtime import (
+    Column,
     CycleError,
     Framework,
     NodeScores,
@@ -61,6 +64,7 @@ __all__ = ["NodePlacement", "PlacementOutcome", "num_feasible_nodes_to_find", "p
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 _INDEX = attrgetter("index")
+_NAME = attrgetter("name")
 
 
 @dataclass(slots=True)
@@ -105,7 +109,7 @@ class PlacementOutcome:
     # failed), and the status of each examined node that did not pass: what selectHost and
     # the FitError read, without ``nodes`` (``place(records=False)`` leaves it empty)
     feasible_nodes: list[str] = field(default_factory=list)
-    totals: list[int] = field(default_factory=list)
+    totals: Column = field(default_factory=list)
     statuses: dict[str, Status] = field(default_factory=dict)
 
 
@@ -190,16 +194,21 @@ def place(
     nominated = pod.nominated_node_name
     nominated_chosen = bool(nominated) and any(ni.name == nominated for ni in feasible)
     scores = _score(fwk, state, feasible)
-    feasible_names = [ni.name for ni in feasible]
+    feasible_names = list(map(_NAME, feasible))
     if nominated_chosen:
         cycle_error = None
     elif cycle_error is None and len(feasible) > 1:
         # schedulePod takes a lone feasible node as it is: it never scores it.
         cycle_error = scores.error or invalid_score(scores, feasible_names)
-    totals = _totals(scores, len(feasible))
+    totals = scores.totals(len(feasible))
     if records:
         _record_scores(scores, feasible, placed, totals, with_totals=cycle_error is None)
-    best_name = _select_host(feasible, totals)
+    if nominated_chosen:
+        best_name = nominated
+    elif cycle_error is not None:
+        best_name = None
+    else:
+        best_name = _select_host(feasible, totals)
 
     nodes = (
         [
@@ -209,10 +218,6 @@ def place(
         if records
         else []
     )
-    if nominated_chosen:
-        best_name = nominated
-    elif cycle_error is not None:
-        best_name = None
 
     outcome = PlacementOutcome(
         selected_node=best_name,
@@ -262,33 +267,25 @@ def _filter(
     return examined, found
 
 
-def _totals(scores: NodeScores, count: int) -> list[int]:
-    """The weighted sum of the normalized scores, per feasible node."""
-    totals = [0] * count
-    for p in scores.plugins:
-        column, weight = scores.normalized[p], scores.weights[p]
-        weighted = column if weight == 1 else map(mul, column, repeat(weight))
-        totals = list(map(add, totals, weighted))
-    return totals
-
-
 def _record_scores(
     scores: NodeScores,
     feasible: list[NodeInfo],
     placed: list[NodePlacement | None],
-    totals: list[int],
+    totals: Column,
     *,
     with_totals: bool,
 ) -> None:
-    """Each feasible node's scores onto its NodePlacement: the normalized score per plugin,
-    the raw scores that normalization changed, and (``with_totals``) the weighted total."""
+    """Each feasible node's scores onto its NodePlacement, as Python ints: the normalized
+    score per plugin, the raw scores that normalization changed, and (``with_totals``) the
+    weighted total."""
     plugins = scores.plugins
-    columns = [scores.normalized[p] for p in plugins]
+    columns = [_as_list(scores.normalized[p]) for p in plugins]
+    raws = [_as_list(scores.raw[p]) for p in plugins]
     # the plugins whose normalization changed some score: only they get rawScores
-    renormalized = [(p, scores.raw[p], scores.normalized[p]) for p in plugins
-                    if scores.raw[p] != scores.normalized[p]]  # fmt: skip
+    renormalized = [(p, raw, norm) for p, raw, norm in zip(plugins, raws, columns, strict=True)
+                    if raw != norm]  # fmt: skip
     rows = zip(*columns, strict=True) if columns else [()] * len(feasible)
-    for i, (ni, row, total) in enumerate(zip(feasible, rows, totals, strict=True)):
+    for i, (ni, row, total) in enumerate(zip(feasible, rows, _as_list(totals), strict=True)):
         entry = placed[ni.index]
         entry.scores = dict(zip(plugins, row, strict=True))  # type: ignore[union-attr]
         entry.raw_scores = (  # type: ignore[union-attr]
@@ -299,18 +296,21 @@ def _record_scores(
         entry.total = total if with_totals else None  # type: ignore[union-attr]
 
 
-def _select_host(feasible: list[NodeInfo], totals: list[int]) -> str | None:
+def _as_list(column: Column) -> list[int]:
+    """A column as Python ints (what the records and their JSON hold)."""
+    return column.tolist() if isinstance(column, np.ndarray) else column
+
+
+def _select_host(feasible: list[NodeInfo], totals: Column) -> str | None:
     """selectHost: the highest total; ties go to the first node in snapshot order, whatever
     order the nodes were visited in."""
     if not feasible:
         return None
-    best = max(totals)
-    if totals.count(best) == 1:
-        return feasible[totals.index(best)].name
-    return min(
-        (ni for ni, total in zip(feasible, totals, strict=True) if total == best),
-        key=_INDEX,
-    ).name
+    if len(feasible) == 1:
+        return feasible[0].name
+    top = np.asarray(totals)
+    tied = np.flatnonzero(top == top.max()).tolist()
+    return min((feasible[i] for i in tied), key=_INDEX).name
 
 
 def _score(fwk: Framework, state, feasible: list[NodeInfo]) -> NodeScores:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from service.engine.objects import Pod
 from service.engine.scheduler.framework import ReadsWholePods
 
 if TYPE_CHECKING:
+    from service.engine.scheduler.runtime import Column
     from service.engine.scheduler.snapshot import SchedulerView
 
 __all__ = ["ReadsPodVolumes", "default_normalize_score"]
@@ -22,12 +25,22 @@ class ReadsPodVolumes(ReadsWholePods):
         return bool(pod.volumes)
 
 
-def default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:
+def default_normalize_score(max_priority: int, reverse: bool, scores: Column) -> None:
     """DefaultNormalizeScore: scale to 0..``max_priority`` by the highest score (integer
     division), reversed if asked; all zero stays zero, or becomes ``max_priority`` reversed.
 
-    Done in C (max, then one map) with each distinct score scaled once (``_Scaled``): the
+    On an int64 column, in numpy (its scores lie within ±2**53: no product wraps); on a
+    list, in C (max, then one map) with each distinct score scaled once (``_Scaled``): the
     scores of a plugin over thousands of nodes take few values."""
+    if isinstance(scores, np.ndarray):
+        highest = int(scores.max()) if len(scores) else 0
+        if highest <= 0:
+            if reverse:
+                scores[:] = max_priority
+            return
+        scaled = max_priority * scores // highest
+        scores[:] = max_priority - scaled if reverse else scaled
+        return
     highest = max(scores, default=0)
     if highest <= 0:
         if reverse:
