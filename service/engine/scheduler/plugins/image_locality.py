@@ -20,8 +20,9 @@ import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
 from operator import attrgetter
+
+import numpy as np
 
 from service.engine.scheduler.framework import (
     MAX_NODE_SCORE,
@@ -150,15 +151,19 @@ class ImageLocality(ScoresNodes):
             found = self._per_node(state)
         return found[0].get(ni.index, found[1])
 
-    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
-        """Score on each node: the default but on the few holding one of the pod's images."""
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> np.ndarray:
+        """Score on each node, an int64 column (scores are 0..100): the default but on the
+        few holding one of the pod's images, looked up by node index."""
         found = state.data.get(self.name)
         if found is None:
             found = self._per_node(state)
         by_index, default = found
-        if not by_index:
-            return [default] * len(nodes)
-        return list(map(by_index.get, map(_INDEX, nodes), repeat(default)))
+        if not by_index or not nodes:
+            return np.full(len(nodes), default, np.int64)
+        indexes = np.fromiter(map(_INDEX, nodes), np.intp, len(nodes))
+        by_node = np.full(max(int(indexes.max()), max(by_index)) + 1, default, np.int64)
+        by_node[list(by_index)] = list(by_index.values())
+        return by_node[indexes]
 
 
 def _scores_of(states: ImageStates, names: tuple[str, ...]) -> tuple[dict[int, int], int]:
