@@ -199,7 +199,7 @@ class TemplateCycles:
         if scores.invalid():
             return None  # invalid_score: the full cycle reports it
         self._previous = (state, indexes)
-        found = pick_host([ni.name for ni in feasible], scores.totals(len(feasible)), rng)
+        found = pick_host(feasible, scores.totals(len(feasible)), rng)
         self.tied = bool(found[1])
         return found  # type: ignore[return-value]
 

@@ -23,7 +23,7 @@ Mirrors kubernetes/kubernetes ``pkg/scheduler/schedule_one.go`` (v1.35) ``schedu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter, not_
@@ -37,7 +37,7 @@ from service.engine.objects import (
     Pod,
 )
 from service.engine.scheduler.framework import ERROR, SUCCESS, NodeInfo, Status
-from service.engine.scheduler.holds import Hold, apply_holds, hold_reasons
+from service.engine.scheduler.holds import Hold, HoldPlan, apply_holds, hold_reasons
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.plugins.dynamic_resources import (
     allocating,
@@ -106,9 +106,10 @@ class PlacementOutcome:
     num_nodes_to_find: int | None = None
     next_start_index: int | None = None
     # the scored feasible nodes in snapshot order and their totals (empty when the cycle
-    # failed), and the status of each examined node that did not pass: what selectHost and
-    # the FitError read, without ``nodes`` (``place(records=False)`` leaves it empty)
-    feasible_nodes: list[str] = field(default_factory=list)
+    # failed), and the status of each examined node that did not pass (given with the
+    # records, or when no node is chosen): what selectHost and the FitError read, without
+    # ``nodes`` (``place(records=False)`` leaves it empty)
+    feasible_nodes: list[NodeInfo] = field(default_factory=list)
     totals: Column = field(default_factory=list)
     statuses: dict[str, Status] = field(default_factory=dict)
 
@@ -161,32 +162,15 @@ def place(
     examined, found = _filter(fwk, state, order, to_find)
     passed = [status.code == SUCCESS for status in found]
     feasible: list[NodeInfo] = list(compress(examined, passed))
-    cycle_error: CycleError | None = None
-    statuses: dict[str, Status] = {}
-    for ni, status in compress(zip(examined, found, strict=True), map(not_, passed)):
-        code = status.code
-        if code == ERROR and cycle_error is None:
-            cycle_error = filter_error(ni.name, status)
-        if hold_nodes and ni.name in hold_nodes:
-            extra = hold_reasons(fwk, state, ni, status, plan)
-            status = Status(code, status.reasons + tuple(extra), status.plugin)
-        statuses[ni.name] = status
-        if records:
-            placed[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
+    failed = list(compress(zip(examined, found, strict=True), map(not_, passed)))
+    cycle_error: CycleError | None = next(
+        (filter_error(ni.name, status) for ni, status in failed if status.code == ERROR), None
+    )
+    # The failed nodes' statuses are built only when read: by the records, by the FitError
+    # (no node chosen), or with holds (their reasons run the filters again: before Score).
+    statuses = _statuses(fwk, state, failed, plan) if records or hold_nodes else None
     if records:
-        allocates = allocating(state)
-        for ni, status in zip(feasible, compress(found, passed), strict=True):
-            placed[ni.index] = (
-                NodePlacement(
-                    ni.name,
-                    status,
-                    [],
-                    allocation=allocation_of(state, ni.name),
-                    allocation_config=allocation_config_of(state, ni.name),
-                )
-                if allocates
-                else NodePlacement(ni.name, status, [])
-            )
+        _record_statuses(state, feasible, compress(found, passed), failed, statuses, placed)
     processed = len(examined)
 
     # evaluateNominatedNode: a nominated node that passes is taken before any other node is
@@ -194,12 +178,11 @@ def place(
     nominated = pod.nominated_node_name
     nominated_chosen = bool(nominated) and any(ni.name == nominated for ni in feasible)
     scores = _score(fwk, state, feasible)
-    feasible_names = list(map(_NAME, feasible))
     if nominated_chosen:
         cycle_error = None
     elif cycle_error is None and len(feasible) > 1:
         # schedulePod takes a lone feasible node as it is: it never scores it.
-        cycle_error = scores.error or invalid_score(scores, feasible_names)
+        cycle_error = scores.error or invalid_score(scores, feasible)
     totals = scores.totals(len(feasible))
     if records:
         _record_scores(scores, feasible, placed, totals, with_totals=cycle_error is None)
@@ -209,6 +192,8 @@ def place(
         best_name = None
     else:
         best_name = _select_host(feasible, totals)
+    if statuses is None:
+        statuses = _statuses(fwk, state, failed, plan) if best_name is None else {}
 
     nodes = (
         [
@@ -236,7 +221,7 @@ def place(
         nominated_node_chosen=nominated_chosen,
         holds_freed=plan.freed,
         cycle_error=cycle_error,
-        feasible_nodes=feasible_names if cycle_error is None else [],
+        feasible_nodes=feasible if cycle_error is None else [],
         totals=totals if cycle_error is None else [],
         statuses=statuses,
     )
@@ -244,6 +229,48 @@ def place(
         outcome.num_nodes_to_find = to_find
         outcome.next_start_index = ((start_index or 0) + processed) % len(view.nodes)
     return outcome
+
+
+def _statuses(
+    fwk: Framework, state, failed: list[tuple[NodeInfo, Status]], plan: HoldPlan
+) -> dict[str, Status]:
+    """Each failed node's status by name, a held node's with its hold reasons."""
+    hold_nodes = plan.nodes()
+    statuses: dict[str, Status] = {}
+    for ni, status in failed:
+        if hold_nodes and ni.name in hold_nodes:
+            extra = hold_reasons(fwk, state, ni, status, plan)
+            status = Status(status.code, status.reasons + tuple(extra), status.plugin)
+        statuses[ni.name] = status
+    return statuses
+
+
+def _record_statuses(
+    state,
+    feasible: list[NodeInfo],
+    passed: Iterable[Status],
+    failed: list[tuple[NodeInfo, Status]],
+    statuses: dict[str, Status],
+    placed: list[NodePlacement | None],
+) -> None:
+    """Each examined node's NodePlacement with its filter status (and, on a feasible node,
+    the devices DynamicResources allocated there)."""
+    for ni, _ in failed:
+        status = statuses[ni.name]
+        placed[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
+    allocates = allocating(state)
+    for ni, status in zip(feasible, passed, strict=True):
+        placed[ni.index] = (
+            NodePlacement(
+                ni.name,
+                status,
+                [],
+                allocation=allocation_of(state, ni.name),
+                allocation_config=allocation_config_of(state, ni.name),
+            )
+            if allocates
+            else NodePlacement(ni.name, status, [])
+        )
 
 
 def _filter(

@@ -564,23 +564,23 @@ def select_host(outcome: PlacementOutcome, rng: random.Random | None) -> tuple[s
 
 
 def pick_host(
-    names: Sequence[str], totals: Column, rng: random.Random | None
+    nodes: Sequence[NodeInfo], totals: Column, rng: random.Random | None
 ) -> tuple[str | None, tuple[str, ...]]:
     """selectHost over scored feasible nodes given in snapshot order (``totals`` parallel to
-    ``names``, a list or an int64 array): the chosen node and the nodes tied at the top
-    total (empty when one led alone or fewer than two nodes were scored). Without ``rng``
-    the first of the top nodes; see select_host."""
-    if len(names) < 2:
-        return (names[0] if names else None), ()
+    ``nodes``, a list or an int64 array): the name of the chosen node and of the nodes tied
+    at the top total (empty when one led alone or fewer than two nodes were scored).
+    Without ``rng`` the first of the top nodes; see select_host."""
+    if len(nodes) < 2:
+        return (nodes[0].name if nodes else None), ()
     top = np.asarray(totals)
     tied = np.flatnonzero(top == top.max()).tolist()
     first = tied[0]
     if len(tied) < 2:
-        return names[first], ()
-    ties = tuple(map(names.__getitem__, tied))
+        return nodes[first].name, ()
+    ties = tuple(nodes[i].name for i in tied)
     if rng is None:
-        return names[first], ties
-    return names[_reservoir(top, rng)], ties
+        return ties[0], ties
+    return nodes[_reservoir(top, rng)].name, ties
 
 
 def _reservoir(totals: np.ndarray, rng: random.Random) -> int:

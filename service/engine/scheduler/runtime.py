@@ -173,7 +173,7 @@ def filter_error(node_name: str, status: Status) -> CycleError:
     return CycleError("Filter", status.plugin, node_name, message)
 
 
-def invalid_score(scores: NodeScores, node_names: Sequence[str]) -> CycleError | None:
+def invalid_score(scores: NodeScores, nodes: Sequence[NodeInfo]) -> CycleError | None:
     """RunScorePlugins' weighting step refuses a normalized score outside
     [0, MaxNodeScore] (a wrapped int64 sum can give one). Upstream weighs the nodes in
     parallel and reports whichever error comes first; Verdict names the first node, in the
@@ -182,7 +182,7 @@ def invalid_score(scores: NodeScores, node_names: Sequence[str]) -> CycleError |
     if not bad:
         return None
     columns = [(p, scores.normalized[p]) for p in bad]
-    for i, name in enumerate(node_names):
+    for i, ni in enumerate(nodes):
         for plugin, column in columns:
             score = int(column[i])
             if 0 <= score <= MAX_NODE_SCORE:
@@ -192,7 +192,7 @@ def invalid_score(scores: NodeScores, node_names: Sequence[str]) -> CycleError |
                 f'plugin "{plugin}" returns an invalid score {score}, it should in the range '
                 f"of [0, {MAX_NODE_SCORE}] after normalizing"
             )
-            return CycleError("Score", plugin, name, message)
+            return CycleError("Score", plugin, ni.name, message)
     return None  # pragma: no cover - a bad plugin has a bad score on some node
 
 

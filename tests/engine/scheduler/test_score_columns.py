@@ -54,12 +54,13 @@ def test_pick_host_on_arrays_is_the_list_code(seed: int) -> None:
     for count in (0, 1, 2, 3, 7, 150):
         totals = _totals(rng, count)
         names = [f"n{i}" for i in range(count)]
-        assert pick_host(names, np.array(totals, np.int64), None) == _pick_host_lists(
+        nodes = [SimpleNamespace(name=name) for name in names]
+        assert pick_host(nodes, np.array(totals, np.int64), None) == _pick_host_lists(
             names, totals, None
         )
-        assert pick_host(names, totals, None) == _pick_host_lists(names, totals, None)
+        assert pick_host(nodes, totals, None) == _pick_host_lists(names, totals, None)
         ours, theirs = random.Random(seed), random.Random(seed)
-        assert pick_host(names, np.array(totals, np.int64), ours) == _pick_host_lists(
+        assert pick_host(nodes, np.array(totals, np.int64), ours) == _pick_host_lists(
             names, totals, theirs
         )
         assert ours.getstate() == theirs.getstate()  # the same draws, no more, no fewer
@@ -74,7 +75,7 @@ def _scores(columns: dict[str, list[int]], weights: dict[str, int], arrays: bool
 def test_totals_and_invalid_scores_on_arrays_are_the_list_code(seed: int) -> None:
     rng = random.Random(seed)
     count = 300
-    names = [f"n{i}" for i in range(count)]
+    nodes = [SimpleNamespace(name=f"n{i}") for i in range(count)]
     columns = {f"P{j}": [rng.randint(0, MAX_NODE_SCORE) for _ in range(count)] for j in range(4)}
     weights = {p: rng.randint(1, 5) for p in columns}
     if seed % 2:  # an invalid score, and one beyond int64 in the totals' Python ints
@@ -85,7 +86,9 @@ def test_totals_and_invalid_scores_on_arrays_are_the_list_code(seed: int) -> Non
     got = arrays.totals(count)
     assert isinstance(got, np.ndarray) != bool(seed % 2)
     assert list(got) == want == plain.totals(count)
-    assert invalid_score(arrays, names) == invalid_score(plain, names)
+    assert invalid_score(arrays, nodes) == invalid_score(plain, nodes)
+    if seed % 2:
+        assert invalid_score(arrays, nodes) is not None
     assert arrays.invalid() == plain.invalid() == (["P1", "P2"] if seed % 2 else [])
 
 
