@@ -44,6 +44,7 @@ from service.engine.scheduler.plugins.dynamic_resources import (
     allocation_config_of,
     allocation_of,
 )
+from service.engine.scheduler.plugins.helper import give_node_indexes
 from service.engine.scheduler.preemption import fit_error_message
 from service.engine.scheduler.profile import DEFAULT_PROFILE, Profile
 from service.engine.scheduler.runtime import (
@@ -162,6 +163,8 @@ def place(
     examined, found = _filter(fwk, state, order, to_find)
     passed = [status.code == SUCCESS for status in found]
     feasible: list[NodeInfo] = list(compress(examined, passed))
+    if examined is view.nodes:  # a view's nodes sit at their own index
+        give_node_indexes(state, feasible, np.flatnonzero(passed))
     failed = list(compress(zip(examined, found, strict=True), map(not_, passed)))
     cycle_error: CycleError | None = next(
         (filter_error(ni.name, status) for ni, status in failed if status.code == ERROR), None

@@ -13,7 +13,11 @@ import pytest
 
 from service.engine.scheduler.framework import MAX_NODE_SCORE
 from service.engine.scheduler.plugins import pod_topology_spread as pts
-from service.engine.scheduler.plugins.helper import default_normalize_score
+from service.engine.scheduler.plugins.helper import (
+    default_normalize_score,
+    give_node_indexes,
+    node_indexes,
+)
 from service.engine.scheduler.plugins.interpod_affinity import InterPodAffinity
 from service.engine.scheduler.queue import pick_host
 from service.engine.scheduler.runtime import SAFE_SCORE, NodeScores, as_column, invalid_score
@@ -124,3 +128,12 @@ def test_normalize_scores_on_arrays_are_the_list_code(seed: int) -> None:
         normalize(plain)
         normalize(column)
         assert column.tolist() == plain
+
+
+def test_node_indexes_given_for_that_list_only() -> None:
+    nodes = [SimpleNamespace(index=i) for i in (4, 1, 7)]
+    state = SimpleNamespace(data={})
+    assert node_indexes(state, nodes).tolist() == [4, 1, 7]  # read off the nodes
+    give_node_indexes(state, nodes, np.array([4, 1, 7]))
+    assert node_indexes(state, nodes) is state.data["helper/nodeIndexes"][1]
+    assert node_indexes(state, nodes[:2]).tolist() == [4, 1]  # another list: read

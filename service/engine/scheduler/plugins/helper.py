@@ -3,18 +3,23 @@ helper), and the volume plugins' ReadsWholePods."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from service.engine.objects import Pod
-from service.engine.scheduler.framework import ReadsWholePods
+from service.engine.scheduler.framework import CycleState, NodeInfo, ReadsWholePods
 
 if TYPE_CHECKING:
     from service.engine.scheduler.runtime import Column
     from service.engine.scheduler.snapshot import SchedulerView
 
-__all__ = ["ReadsPodVolumes", "default_normalize_score"]
+__all__ = ["ReadsPodVolumes", "default_normalize_score", "give_node_indexes", "node_indexes"]
+
+_NODE_INDEXES = "helper/nodeIndexes"  # (the nodes, their view indexes), see give_node_indexes
+_INDEX = attrgetter("index")
 
 
 class ReadsPodVolumes(ReadsWholePods):
@@ -23,6 +28,21 @@ class ReadsPodVolumes(ReadsWholePods):
 
     def reads_whole_pods(self, pod: Pod, view: SchedulerView) -> bool:
         return bool(pod.volumes)
+
+
+def give_node_indexes(state: CycleState, nodes: Sequence[NodeInfo], indexes: np.ndarray) -> None:
+    """Tell the plugins the view index of each of ``nodes`` (the cycle's feasible nodes,
+    whose indexes placement has from the filter's verdicts without reading a node)."""
+    state.data[_NODE_INDEXES] = (nodes, indexes)
+
+
+def node_indexes(state: CycleState, nodes: Sequence[NodeInfo]) -> np.ndarray:
+    """The view index (NodeInfo.index) of each of ``nodes``, as an array: the one given for
+    this very list (give_node_indexes), else read off the nodes."""
+    given = state.data.get(_NODE_INDEXES)
+    if given is not None and given[0] is nodes:
+        return given[1]
+    return np.fromiter(map(_INDEX, nodes), np.intp, len(nodes))
 
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: Column) -> None:

@@ -20,7 +20,6 @@ import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 import numpy as np
 
@@ -30,6 +29,7 @@ from service.engine.scheduler.framework import (
     NodeInfo,
     ScoresNodes,
 )
+from service.engine.scheduler.plugins.helper import node_indexes
 
 __all__ = [
     "ImageLocality",
@@ -119,9 +119,6 @@ def image_states(nodes: Sequence[NodeInfo], key: object) -> ImageStates:
     return found
 
 
-_INDEX = attrgetter("index")
-
-
 class ImageLocality(ScoresNodes):
     name = "ImageLocality"
 
@@ -160,7 +157,7 @@ class ImageLocality(ScoresNodes):
         by_index, default = found
         if not by_index or not nodes:
             return np.full(len(nodes), default, np.int64)
-        indexes = np.fromiter(map(_INDEX, nodes), np.intp, len(nodes))
+        indexes = node_indexes(state, nodes)
         by_node = np.full(max(int(indexes.max()), max(by_index)) + 1, default, np.int64)
         by_node[list(by_index)] = list(by_index.values())
         return by_node[indexes]
