@@ -117,7 +117,7 @@ def test_normalize_scores_on_arrays_are_the_list_code(seed: int) -> None:
     nodes = [SimpleNamespace(name=f"n{i}") for i in range(count)]
     ignored = {f"n{i}" for i in range(count) if rng.random() < 0.2}
     spread = SimpleNamespace(ignored=ignored, nodes=None, tokens=None, present=None)
-    state = SimpleNamespace(data={pts._SCORE_KEY: spread})
+    state = SimpleNamespace(data={pts._SCORE_KEY: spread}, view=None)
     for normalize in (
         lambda s: default_normalize_score(MAX_NODE_SCORE, False, s),
         lambda s: default_normalize_score(MAX_NODE_SCORE, True, s),

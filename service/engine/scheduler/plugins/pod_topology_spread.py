@@ -53,6 +53,7 @@ from service.engine.scheduler.framework import (
     ScoresNodes,
     Status,
 )
+from service.engine.scheduler.plugins.helper import node_indexes
 from service.engine.scheduler.profile import SYSTEM_DEFAULT_CONSTRAINTS, PodTopologySpreadArgs
 from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.tolerations import find_untolerated
@@ -958,16 +959,15 @@ class PodTopologySpread(
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
         if s is None:
             return [0] * len(nodes)
-        same = nodes is s.nodes and s.classes is not None
-        if same:
-            tokens, classes, present = s.tokens, s.classes, s.present
+        if nodes is s.nodes and s.classes is not None:
+            classes, present = s.classes, s.present
         else:
-            tokens, classes = _tokens_of(nodes, state.view)
+            classes = _tokens_of(nodes, state.view)[1]
             present = set(classes)
         values_of = _tokens_for(state.view).generation.values_of(s.keys)
         scores = s.class_scores(present, values_of)  # type: ignore[arg-type]
         out = list(map(scores.__getitem__, classes))  # type: ignore[arg-type]
-        alone = _positions(tokens, present, s.alone())  # type: ignore[arg-type]
+        alone = _named_positions(state, nodes, s.alone())
         if None in scores.values():
             unknown = {k for k, score in scores.items() if score is None}
             alone += compress(range(len(nodes)), map(unknown.__contains__, classes))
@@ -984,7 +984,7 @@ class PodTopologySpread(
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
         if s is None:
             return
-        ignored_at = _ignored_positions(s, nodes)
+        ignored_at = _named_positions(state, nodes, s.ignored)
         if isinstance(scores, np.ndarray):
             _normalize_column(scores, ignored_at)
             return
@@ -1006,14 +1006,20 @@ class PodTopologySpread(
             scores[p] = 0
 
 
-def _ignored_positions(s: _PreScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
-    """The positions in ``nodes`` of the nodes PreScore ignored."""
-    ignored = s.ignored
-    if not ignored:
+def _named_positions(
+    state: CycleState, nodes: Sequence[NodeInfo], names: Collection[str]
+) -> list[int]:
+    """The positions in ``nodes`` (the view's) of the nodes named in ``names``, in order: the
+    few names looked up in the view, found among the nodes' view indexes (node_indexes,
+    which the cycle gives without reading the nodes); without a view, by name."""
+    if not names:
         return []
-    if nodes is s.nodes and s.tokens is not None and s.present is not None:
-        return _positions(s.tokens, s.present, ignored)
-    return list(compress(range(len(nodes)), map(ignored.__contains__, map(_NAME, nodes))))
+    view = state.view
+    if view is None:
+        return list(compress(range(len(nodes)), map(names.__contains__, map(_NAME, nodes))))
+    by_name = view.by_name
+    wanted = [ni.index for ni in map(by_name.get, names) if ni is not None]
+    return np.flatnonzero(np.isin(node_indexes(state, nodes), wanted)).tolist()
 
 
 def _normalize_by_value(scores: list[int]) -> None:
