@@ -164,8 +164,8 @@ def place(
     passed = [status.code == SUCCESS for status in found]
     feasible: list[NodeInfo] = list(compress(examined, passed))
     if examined is view.nodes:  # a view's nodes sit at their own index
-        give_node_indexes(state, feasible, np.flatnonzero(passed))
-    failed = list(compress(zip(examined, found, strict=True), map(not_, passed)))
+        give_node_indexes(state, feasible, np.flatnonzero(np.array(passed, bool)))
+    failed = [(examined[i], found[i]) for i in compress(range(len(found)), map(not_, passed))]
     cycle_error: CycleError | None = next(
         (filter_error(ni.name, status) for ni, status in failed if status.code == ERROR), None
     )
