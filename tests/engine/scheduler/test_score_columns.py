@@ -11,7 +11,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from service.engine.scheduler import runtime
 from service.engine.scheduler.framework import MAX_NODE_SCORE
+from service.engine.scheduler.placement import place
 from service.engine.scheduler.plugins import pod_topology_spread as pts
 from service.engine.scheduler.plugins.helper import (
     default_normalize_score,
@@ -19,8 +21,10 @@ from service.engine.scheduler.plugins.helper import (
     node_indexes,
 )
 from service.engine.scheduler.plugins.interpod_affinity import InterPodAffinity
-from service.engine.scheduler.queue import pick_host
+from service.engine.scheduler.queue import pick_host, select_host
 from service.engine.scheduler.runtime import SAFE_SCORE, NodeScores, as_column, invalid_score
+from service.engine.version import DEFAULT_SETTINGS
+from tests.engine.scheduler.plugins.node_batches import random_cluster, random_pod
 
 
 def _pick_host_lists(names, totals, rng):
@@ -137,3 +141,28 @@ def test_node_indexes_given_for_that_list_only() -> None:
     give_node_indexes(state, nodes, np.array([4, 1, 7]))
     assert node_indexes(state, nodes) is state.data["helper/nodeIndexes"][1]
     assert node_indexes(state, nodes[:2]).tolist() == [4, 1]  # another list: read
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_place_on_columns_is_place_node_by_node(seed: int, monkeypatch) -> None:
+    """place with every cycle batched (array columns, whatever the number of feasible nodes)
+    and with the batches off (lists): the same records, their scores and totals plain ints
+    (what the JSON holds), the same choice; and the queue's pick equals it."""
+    rng = random.Random(seed)
+    cluster = random_cluster(rng, 150)
+    pods = [random_pod(rng, 150, i) for i in range(6)]
+    monkeypatch.setattr(runtime, "BATCH_FROM_NODES", 0)
+    batched = [place(cluster, pod, settings=DEFAULT_SETTINGS) for pod in pods]
+    monkeypatch.setattr(runtime, "BATCH_FROM_NODES", 10**9)
+    plain = [place(cluster, pod, settings=DEFAULT_SETTINGS) for pod in pods]
+    for ours, theirs in zip(batched, plain, strict=True):
+        assert ours.nodes == theirs.nodes
+        assert ours.selected_node == theirs.selected_node
+        assert ours.message == theirs.message
+        for entry in ours.nodes:
+            values = [*(entry.scores or {}).values(), *(entry.raw_scores or {}).values()]
+            assert all(type(v) is int for v in values)
+            assert entry.total is None or type(entry.total) is int
+        if ours.selected_node is not None and not ours.nominated_node_chosen:
+            assert select_host(ours, None)[0] == ours.selected_node
+            assert select_host(ours, None) == select_host(theirs, None)
