@@ -1009,17 +1009,24 @@ class PodTopologySpread(
 def _named_positions(
     state: CycleState, nodes: Sequence[NodeInfo], names: Collection[str]
 ) -> list[int]:
-    """The positions in ``nodes`` (the view's) of the nodes named in ``names``, in order: the
-    few names looked up in the view, found among the nodes' view indexes (node_indexes,
-    which the cycle gives without reading the nodes); without a view, by name."""
+    """The positions in ``nodes`` (the view's) of the nodes named in ``names``, in order. For
+    many nodes and fewer names: the names looked up in the view, their nodes marked by view
+    index and read at the nodes' indexes (node_indexes, which the cycle gives without
+    reading the nodes); else a pass over the nodes' names."""
     if not names:
         return []
     view = state.view
-    if view is None:
+    if view is None or len(nodes) < _BY_INDEX_FROM or len(names) >= len(nodes):
         return list(compress(range(len(nodes)), map(names.__contains__, map(_NAME, nodes))))
     by_name = view.by_name
-    wanted = [ni.index for ni in map(by_name.get, names) if ni is not None]
-    return np.flatnonzero(np.isin(node_indexes(state, nodes), wanted)).tolist()
+    named = np.zeros(len(view.nodes), bool)
+    named[[ni.index for ni in map(by_name.get, names) if ni is not None]] = True
+    return np.flatnonzero(named[node_indexes(state, nodes)]).tolist()
+
+
+# Below this many nodes _named_positions reads the nodes' names: numpy's fixed costs would
+# outweigh the pass (score_groups normalizes over a few nodes per replica).
+_BY_INDEX_FROM = 100
 
 
 def _normalize_by_value(scores: list[int]) -> None:
