@@ -65,7 +65,6 @@ __all__ = ["NodePlacement", "PlacementOutcome", "num_feasible_nodes_to_find", "p
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 _INDEX = attrgetter("index")
-_NAME = attrgetter("name")
 
 
 @dataclass(slots=True)
