@@ -23,7 +23,7 @@ Mirrors kubernetes/kubernetes ``pkg/scheduler/schedule_one.go`` (v1.35) ``schedu
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter, not_
@@ -164,15 +164,16 @@ def place(
     feasible: list[NodeInfo] = list(compress(examined, passed))
     if examined is view.nodes:  # a view's nodes sit at their own index
         give_node_indexes(state, feasible, np.flatnonzero(np.array(passed, bool)))
-    failed = [(examined[i], found[i]) for i in compress(range(len(found)), map(not_, passed))]
-    cycle_error: CycleError | None = next(
-        (filter_error(ni.name, status) for ni, status in failed if status.code == ERROR), None
-    )
+    failed = list(compress(range(len(found)), map(not_, passed)))  # their positions
+    errors = [i for i in failed if found[i].code == ERROR]
+    cycle_error = filter_error(examined[errors[0]].name, found[errors[0]]) if errors else None
     # The failed nodes' statuses are built only when read: by the records, by the FitError
     # (no node chosen), or with holds (their reasons run the filters again: before Score).
-    statuses = _statuses(fwk, state, failed, plan) if records or hold_nodes else None
+    statuses = (
+        _statuses(fwk, state, examined, found, failed, plan) if records or hold_nodes else None
+    )
     if records:
-        _record_statuses(state, feasible, compress(found, passed), failed, statuses, placed)
+        _record_statuses(state, examined, found, passed, statuses, placed)
     processed = len(examined)
 
     # evaluateNominatedNode: a nominated node that passes is taken before any other node is
@@ -195,7 +196,7 @@ def place(
     else:
         best_name = _select_host(feasible, totals)
     if statuses is None:
-        statuses = _statuses(fwk, state, failed, plan) if best_name is None else {}
+        statuses = _statuses(fwk, state, examined, found, failed, plan) if best_name is None else {}
 
     nodes = (
         [
@@ -234,12 +235,19 @@ def place(
 
 
 def _statuses(
-    fwk: Framework, state, failed: list[tuple[NodeInfo, Status]], plan: HoldPlan
+    fwk: Framework,
+    state,
+    examined: Sequence[NodeInfo],
+    found: list[Status],
+    failed: list[int],
+    plan: HoldPlan,
 ) -> dict[str, Status]:
-    """Each failed node's status by name, a held node's with its hold reasons."""
+    """Each failed node's status by name (``failed``: their positions among the examined),
+    a held node's with its hold reasons."""
     hold_nodes = plan.nodes()
     statuses: dict[str, Status] = {}
-    for ni, status in failed:
+    for i in failed:
+        ni, status = examined[i], found[i]
         if hold_nodes and ni.name in hold_nodes:
             extra = hold_reasons(fwk, state, ni, status, plan)
             status = Status(status.code, status.reasons + tuple(extra), status.plugin)
@@ -249,30 +257,29 @@ def _statuses(
 
 def _record_statuses(
     state,
-    feasible: list[NodeInfo],
-    passed: Iterable[Status],
-    failed: list[tuple[NodeInfo, Status]],
+    examined: Sequence[NodeInfo],
+    found: list[Status],
+    passed: list[bool],
     statuses: dict[str, Status],
     placed: list[NodePlacement | None],
 ) -> None:
-    """Each examined node's NodePlacement with its filter status (and, on a feasible node,
-    the devices DynamicResources allocated there)."""
-    for ni, _ in failed:
-        status = statuses[ni.name]
-        placed[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
+    """Each examined node's NodePlacement with its filter status (a failed one's from
+    ``statuses``; on a feasible node, the devices DynamicResources allocated there)."""
     allocates = allocating(state)
-    for ni, status in zip(feasible, passed, strict=True):
-        placed[ni.index] = (
-            NodePlacement(
+    for ni, status, ok in zip(examined, found, passed, strict=True):
+        if not ok:
+            status = statuses[ni.name]
+            placed[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
+        elif allocates:
+            placed[ni.index] = NodePlacement(
                 ni.name,
                 status,
                 [],
                 allocation=allocation_of(state, ni.name),
                 allocation_config=allocation_config_of(state, ni.name),
             )
-            if allocates
-            else NodePlacement(ni.name, status, [])
-        )
+        else:
+            placed[ni.index] = NodePlacement(ni.name, status, [])
 
 
 def _filter(
