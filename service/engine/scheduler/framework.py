@@ -22,7 +22,8 @@ by these types, never by its name:
 ``ScorePlugin.score(state, ni, ns) -> int``
     Score one feasible node.
 ``ScoreExtensions.normalize_score(state, nodes, scores)``
-    NormalizeScore: rewrite ``scores`` (parallel to ``nodes``) in place.
+    NormalizeScore: rewrite ``scores`` (parallel to ``nodes``) in place; a Score column, a
+    ``list[int]`` or a numpy int64 array (runtime.py ``Column``).
 
 Capabilities are Verdict's own: what a plugin promises so that the runtime and preemption
 may skip work, each a base class the plugin opts into (the promise is the plugin's; the
@@ -48,8 +49,9 @@ tests hold the fast path to the literal one, ``select_victims_reference``):
     Its verdict on ``ni`` is the same whichever of ``victims`` are on it.
 ``FiltersNodes.filter_nodes(state, nodes) -> list[Status | None]`` (a Filter)
     Filter on many nodes at once (each with its own pods), equal to Filter node by node.
-``ScoresNodes.score_nodes(state, nodes) -> list[int]`` (a Score)
-    Score many nodes at once (each with its own pods), equal to Score node by node.
+``ScoresNodes.score_nodes(state, nodes) -> Column`` (a Score)
+    Score many nodes at once (each with its own pods), equal to Score node by node: a list,
+    or an int64 array (a batch computed in numpy answers its array, not a list).
 ``ReadsWholePods.reads_whole_pods(pod, view) -> bool``
     The plugin reads other pods whole for this pod (their labels, affinity terms or
     volumes), which a view restored from its stored form does not hold.

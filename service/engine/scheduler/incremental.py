@@ -35,13 +35,11 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 from collections.abc import Sequence
-from itertools import compress, repeat
-from operator import add, mul
+from itertools import compress
 
 from service.engine.objects import Pod
 from service.engine.scheduler.framework import (
     ERROR,
-    MAX_NODE_SCORE,
     SUCCESS,
     CarriesPreScore,
     CycleState,
@@ -198,15 +196,10 @@ class TemplateCycles:
         scores = fwk.run_score_plugins(state, feasible, feasible, known)
         if scores.error is not None:
             return None
-        totals = [0] * len(feasible)
-        for plugin in scores.plugins:
-            column, weight = scores.normalized[plugin], scores.weights[plugin]
-            if column and (min(column) < 0 or max(column) > MAX_NODE_SCORE):
-                return None  # invalid_score: the full cycle reports it
-            weighted = column if weight == 1 else map(mul, column, repeat(weight))
-            totals = list(map(add, totals, weighted))
+        if scores.invalid():
+            return None  # invalid_score: the full cycle reports it
         self._previous = (state, indexes)
-        found = pick_host([ni.name for ni in feasible], totals, rng)
+        found = pick_host(feasible, scores.totals(len(feasible)), rng)
         self.tied = bool(found[1])
         return found  # type: ignore[return-value]
 

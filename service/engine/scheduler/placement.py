@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
-from operator import add, attrgetter, mul, not_
+from itertools import compress
+from operator import attrgetter, not_
+
+import numpy as np
 
 from service.engine.objects import (
     AllocatedDevice,
@@ -35,16 +37,18 @@ from service.engine.objects import (
     Pod,
 )
 from service.engine.scheduler.framework import ERROR, SUCCESS, NodeInfo, Status
-from service.engine.scheduler.holds import Hold, apply_holds, hold_reasons
+from service.engine.scheduler.holds import Hold, HoldPlan, apply_holds, hold_reasons
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.plugins.dynamic_resources import (
     allocating,
     allocation_config_of,
     allocation_of,
 )
+from service.engine.scheduler.plugins.helper import give_node_indexes
 from service.engine.scheduler.preemption import fit_error_message
 from service.engine.scheduler.profile import DEFAULT_PROFILE, Profile
 from service.engine.scheduler.runtime import (
+    Column,
     CycleError,
     Framework,
     NodeScores,
@@ -102,10 +106,11 @@ class PlacementOutcome:
     num_nodes_to_find: int | None = None
     next_start_index: int | None = None
     # the scored feasible nodes in snapshot order and their totals (empty when the cycle
-    # failed), and the status of each examined node that did not pass: what selectHost and
-    # the FitError read, without ``nodes`` (``place(records=False)`` leaves it empty)
-    feasible_nodes: list[str] = field(default_factory=list)
-    totals: list[int] = field(default_factory=list)
+    # failed), and the status of each examined node that did not pass (given with the
+    # records, or when no node is chosen): what selectHost and the FitError read, without
+    # ``nodes`` (``place(records=False)`` leaves it empty)
+    feasible_nodes: list[NodeInfo] = field(default_factory=list)
+    totals: Column = field(default_factory=list)
     statuses: dict[str, Status] = field(default_factory=dict)
 
 
@@ -157,32 +162,18 @@ def place(
     examined, found = _filter(fwk, state, order, to_find)
     passed = [status.code == SUCCESS for status in found]
     feasible: list[NodeInfo] = list(compress(examined, passed))
-    cycle_error: CycleError | None = None
-    statuses: dict[str, Status] = {}
-    for ni, status in compress(zip(examined, found, strict=True), map(not_, passed)):
-        code = status.code
-        if code == ERROR and cycle_error is None:
-            cycle_error = filter_error(ni.name, status)
-        if hold_nodes and ni.name in hold_nodes:
-            extra = hold_reasons(fwk, state, ni, status, plan)
-            status = Status(code, status.reasons + tuple(extra), status.plugin)
-        statuses[ni.name] = status
-        if records:
-            placed[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
+    if examined is view.nodes:  # a view's nodes sit at their own index
+        give_node_indexes(state, feasible, np.flatnonzero(np.array(passed, bool)))
+    failed = list(compress(range(len(found)), map(not_, passed)))  # their positions
+    errors = [i for i in failed if found[i].code == ERROR]
+    cycle_error = filter_error(examined[errors[0]].name, found[errors[0]]) if errors else None
+    # The failed nodes' statuses are built only when read: by the records, by the FitError
+    # (no node chosen), or with holds (their reasons run the filters again: before Score).
+    statuses = (
+        _statuses(fwk, state, examined, found, failed, plan) if records or hold_nodes else None
+    )
     if records:
-        allocates = allocating(state)
-        for ni, status in zip(feasible, compress(found, passed), strict=True):
-            placed[ni.index] = (
-                NodePlacement(
-                    ni.name,
-                    status,
-                    [],
-                    allocation=allocation_of(state, ni.name),
-                    allocation_config=allocation_config_of(state, ni.name),
-                )
-                if allocates
-                else NodePlacement(ni.name, status, [])
-            )
+        _record_statuses(state, examined, found, passed, statuses, placed)
     processed = len(examined)
 
     # evaluateNominatedNode: a nominated node that passes is taken before any other node is
@@ -190,16 +181,22 @@ def place(
     nominated = pod.nominated_node_name
     nominated_chosen = bool(nominated) and any(ni.name == nominated for ni in feasible)
     scores = _score(fwk, state, feasible)
-    feasible_names = [ni.name for ni in feasible]
     if nominated_chosen:
         cycle_error = None
     elif cycle_error is None and len(feasible) > 1:
         # schedulePod takes a lone feasible node as it is: it never scores it.
-        cycle_error = scores.error or invalid_score(scores, feasible_names)
-    totals = _totals(scores, len(feasible))
+        cycle_error = scores.error or invalid_score(scores, feasible)
+    totals = scores.totals(len(feasible))
     if records:
         _record_scores(scores, feasible, placed, totals, with_totals=cycle_error is None)
-    best_name = _select_host(feasible, totals)
+    if nominated_chosen:
+        best_name = nominated
+    elif cycle_error is not None:
+        best_name = None
+    else:
+        best_name = _select_host(feasible, totals)
+    if statuses is None:
+        statuses = _statuses(fwk, state, examined, found, failed, plan) if best_name is None else {}
 
     nodes = (
         [
@@ -209,10 +206,6 @@ def place(
         if records
         else []
     )
-    if nominated_chosen:
-        best_name = nominated
-    elif cycle_error is not None:
-        best_name = None
 
     outcome = PlacementOutcome(
         selected_node=best_name,
@@ -231,7 +224,7 @@ def place(
         nominated_node_chosen=nominated_chosen,
         holds_freed=plan.freed,
         cycle_error=cycle_error,
-        feasible_nodes=feasible_names if cycle_error is None else [],
+        feasible_nodes=feasible if cycle_error is None else [],
         totals=totals if cycle_error is None else [],
         statuses=statuses,
     )
@@ -239,6 +232,54 @@ def place(
         outcome.num_nodes_to_find = to_find
         outcome.next_start_index = ((start_index or 0) + processed) % len(view.nodes)
     return outcome
+
+
+def _statuses(
+    fwk: Framework,
+    state,
+    examined: Sequence[NodeInfo],
+    found: list[Status],
+    failed: list[int],
+    plan: HoldPlan,
+) -> dict[str, Status]:
+    """Each failed node's status by name (``failed``: their positions among the examined),
+    a held node's with its hold reasons."""
+    hold_nodes = plan.nodes()
+    statuses: dict[str, Status] = {}
+    for i in failed:
+        ni, status = examined[i], found[i]
+        if hold_nodes and ni.name in hold_nodes:
+            extra = hold_reasons(fwk, state, ni, status, plan)
+            status = Status(status.code, status.reasons + tuple(extra), status.plugin)
+        statuses[ni.name] = status
+    return statuses
+
+
+def _record_statuses(
+    state,
+    examined: Sequence[NodeInfo],
+    found: list[Status],
+    passed: list[bool],
+    statuses: dict[str, Status],
+    placed: list[NodePlacement | None],
+) -> None:
+    """Each examined node's NodePlacement with its filter status (a failed one's from
+    ``statuses``; on a feasible node, the devices DynamicResources allocated there)."""
+    allocates = allocating(state)
+    for ni, status, ok in zip(examined, found, passed, strict=True):
+        if not ok:
+            status = statuses[ni.name]
+            placed[ni.index] = NodePlacement(ni.name, status, list(status.reasons))
+        elif allocates:
+            placed[ni.index] = NodePlacement(
+                ni.name,
+                status,
+                [],
+                allocation=allocation_of(state, ni.name),
+                allocation_config=allocation_config_of(state, ni.name),
+            )
+        else:
+            placed[ni.index] = NodePlacement(ni.name, status, [])
 
 
 def _filter(
@@ -262,33 +303,25 @@ def _filter(
     return examined, found
 
 
-def _totals(scores: NodeScores, count: int) -> list[int]:
-    """The weighted sum of the normalized scores, per feasible node."""
-    totals = [0] * count
-    for p in scores.plugins:
-        column, weight = scores.normalized[p], scores.weights[p]
-        weighted = column if weight == 1 else map(mul, column, repeat(weight))
-        totals = list(map(add, totals, weighted))
-    return totals
-
-
 def _record_scores(
     scores: NodeScores,
     feasible: list[NodeInfo],
     placed: list[NodePlacement | None],
-    totals: list[int],
+    totals: Column,
     *,
     with_totals: bool,
 ) -> None:
-    """Each feasible node's scores onto its NodePlacement: the normalized score per plugin,
-    the raw scores that normalization changed, and (``with_totals``) the weighted total."""
+    """Each feasible node's scores onto its NodePlacement, as Python ints: the normalized
+    score per plugin, the raw scores that normalization changed, and (``with_totals``) the
+    weighted total."""
     plugins = scores.plugins
-    columns = [scores.normalized[p] for p in plugins]
+    columns = [_as_list(scores.normalized[p]) for p in plugins]
+    raws = [_as_list(scores.raw[p]) for p in plugins]
     # the plugins whose normalization changed some score: only they get rawScores
-    renormalized = [(p, scores.raw[p], scores.normalized[p]) for p in plugins
-                    if scores.raw[p] != scores.normalized[p]]  # fmt: skip
+    renormalized = [(p, raw, norm) for p, raw, norm in zip(plugins, raws, columns, strict=True)
+                    if raw != norm]  # fmt: skip
     rows = zip(*columns, strict=True) if columns else [()] * len(feasible)
-    for i, (ni, row, total) in enumerate(zip(feasible, rows, totals, strict=True)):
+    for i, (ni, row, total) in enumerate(zip(feasible, rows, _as_list(totals), strict=True)):
         entry = placed[ni.index]
         entry.scores = dict(zip(plugins, row, strict=True))  # type: ignore[union-attr]
         entry.raw_scores = (  # type: ignore[union-attr]
@@ -299,18 +332,21 @@ def _record_scores(
         entry.total = total if with_totals else None  # type: ignore[union-attr]
 
 
-def _select_host(feasible: list[NodeInfo], totals: list[int]) -> str | None:
+def _as_list(column: Column) -> list[int]:
+    """A column as Python ints (what the records and their JSON hold)."""
+    return column.tolist() if isinstance(column, np.ndarray) else column
+
+
+def _select_host(feasible: list[NodeInfo], totals: Column) -> str | None:
     """selectHost: the highest total; ties go to the first node in snapshot order, whatever
     order the nodes were visited in."""
     if not feasible:
         return None
-    best = max(totals)
-    if totals.count(best) == 1:
-        return feasible[totals.index(best)].name
-    return min(
-        (ni for ni, total in zip(feasible, totals, strict=True) if total == best),
-        key=_INDEX,
-    ).name
+    if len(feasible) == 1:
+        return feasible[0].name
+    top = np.asarray(totals)
+    tied = np.flatnonzero(top == top.max()).tolist()
+    return min((feasible[i] for i in tied), key=_INDEX).name
 
 
 def _score(fwk: Framework, state, feasible: list[NodeInfo]) -> NodeScores:

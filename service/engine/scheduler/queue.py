@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import UTC
 
 import msgspec
+import numpy as np
 
 from service.engine.collector import collector_paused
 from service.engine.objects import Cluster, Node, Pod, Snapshot
@@ -55,6 +56,7 @@ from service.engine.scheduler.plugins.interpod_affinity import (
 )
 from service.engine.scheduler.preemption import PreemptionOutcome, preempt
 from service.engine.scheduler.profile import DEFAULT_SCHEDULER_NAME, Profile
+from service.engine.scheduler.runtime import Column
 from service.engine.scheduler.snapshot import (
     SchedulerView,
     as_scheduler_sees,
@@ -573,29 +575,43 @@ def select_host(outcome: PlacementOutcome, rng: random.Random | None) -> tuple[s
 
 
 def pick_host(
-    names: Sequence[str], totals: Sequence[int], rng: random.Random | None
+    nodes: Sequence[NodeInfo], totals: Column, rng: random.Random | None
 ) -> tuple[str | None, tuple[str, ...]]:
-    """selectHost over scored feasible nodes given in snapshot order (parallel lists): the
-    chosen node and the nodes tied at the top total (empty when one led alone or fewer than
-    two nodes were scored). Without ``rng`` the first of the top nodes; see select_host."""
-    if not names:
-        return None, ()
-    best = max(totals)
-    first = totals.index(best)
-    if len(names) < 2 or totals.count(best) < 2:
-        return names[first], ()
-    ties = tuple(name for name, total in zip(names, totals, strict=True) if total == best)
-    if rng is None or len(ties) < 2:
-        return names[first], ties if len(ties) > 1 else ()
-    selected, top, count = names[0], totals[0], 1
-    for name, total in zip(names[1:], totals[1:], strict=True):
-        if total > top:
-            selected, top, count = name, total, 1
-        elif total == top:
+    """selectHost over scored feasible nodes given in snapshot order (``totals`` parallel to
+    ``nodes``, a list or an int64 array): the name of the chosen node and of the nodes tied
+    at the top total (empty when one led alone or fewer than two nodes were scored).
+    Without ``rng`` the first of the top nodes; see select_host."""
+    if len(nodes) < 2:
+        return (nodes[0].name if nodes else None), ()
+    top = np.asarray(totals)
+    tied = np.flatnonzero(top == top.max()).tolist()
+    first = tied[0]
+    if len(tied) < 2:
+        return nodes[first].name, ()
+    ties = tuple(nodes[i].name for i in tied)
+    if rng is None:
+        return ties[0], ties
+    return nodes[_reservoir(top, rng)].name, ties
+
+
+def _reservoir(totals: np.ndarray, rng: random.Random) -> int:
+    """selectHost's reservoir sampling, replayed on the nodes where it acts: walking the
+    nodes in order, one above the highest total so far is taken (a new count), and one
+    equal to it is taken when ``rng.randrange(count) == 0`` after counting it; so the
+    draws are the same, in the same order, as node by node. The chosen position."""
+    highest = np.maximum.accumulate(totals)[:-1]  # the highest total before each next node
+    later = totals[1:]
+    acts = np.flatnonzero(later >= highest)
+    rises = (later[acts] > highest[acts]).tolist()
+    chosen, count = 0, 1
+    for at, rise in zip((acts + 1).tolist(), rises, strict=True):
+        if rise:
+            chosen, count = at, 1
+        else:
             count += 1
             if rng.randrange(count) == 0:
-                selected = name
-    return selected, ties
+                chosen = at
+    return chosen
 
 
 def reason_counts(outcome: PlacementOutcome) -> dict[str, int]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import compress
 from typing import Any
 
@@ -62,7 +62,16 @@ from service.engine.scheduler.profile import IN_TREE, Profile
 from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.version import EngineSettings
 
-__all__ = ["CycleError", "Framework", "NodeScores", "filter_error", "invalid_score", "node_state"]
+__all__ = [
+    "Column",
+    "CycleError",
+    "Framework",
+    "NodeScores",
+    "as_column",
+    "filter_error",
+    "invalid_score",
+    "node_state",
+]
 
 # findNodesThatFitPod's status for a node outside PreFilterResult's node set.
 _PREFILTER_RESULT_REASON = "node(s) didn't satisfy plugin(s) [{}]"
@@ -76,21 +85,74 @@ _SUMMED = "framework/summedInputs"  # see Framework.summed_inputs
 _NONE_ADDRESS = id(None)  # a filter's answer at this address passed the node
 
 
+# A Score column: one score per scored node, in the nodes' order; a ``list[int]``, or a 1-D
+# numpy int64 array whose values lie within ±SAFE_SCORE (``as_column``), where int64
+# arithmetic (the plugins' NormalizeScore, the weighted totals) gives Python's answers.
+Column = list[int] | np.ndarray
+SAFE_SCORE = 2**53
+
+
+def as_column(raw: Column) -> Column:
+    """``raw`` as a column: an array when it is one or holds many nodes' scores
+    (BATCH_FROM_NODES), and every score lies within ±SAFE_SCORE; else a list (Python's
+    unbounded ints, as a wrapped or huge score needs)."""
+    if isinstance(raw, np.ndarray):
+        column = raw
+    elif len(raw) >= BATCH_FROM_NODES:
+        try:
+            column = np.array(raw, np.int64)
+        except OverflowError:
+            return raw
+    else:
+        return raw
+    if len(column) and (column.min() < -SAFE_SCORE or column.max() > SAFE_SCORE):
+        return column.tolist()
+    return column
+
+
+def _in_range(column: Column) -> bool:
+    """Whether every score of ``column`` lies in [0, MaxNodeScore]."""
+    if isinstance(column, np.ndarray):
+        return not len(column) or (column.min() >= 0 and column.max() <= MAX_NODE_SCORE)
+    return not column or (min(column) >= 0 and max(column) <= MAX_NODE_SCORE)
+
+
 @dataclass(slots=True)
 class NodeScores:
-    """RunScorePlugins' answer for the scored nodes (parallel lists): per plugin the raw
-    score, the score after NormalizeScore, and the plugin's weight."""
+    """RunScorePlugins' answer for the scored nodes: per plugin the raw score column, the
+    column after NormalizeScore, and the plugin's weight. A column is a ``list[int]`` or a
+    numpy int64 array (``Column``); every consumer takes either."""
 
     plugins: list[str]
     weights: dict[str, int]
-    raw: dict[str, list[int]]
-    normalized: dict[str, list[int]]
+    raw: dict[str, Column]
+    normalized: dict[str, Column]
     # a Score plugin's error (RunScorePlugins fails: the cycle fails)
     error: CycleError | None = None
+    _invalid: list[str] | None = field(default=None, repr=False)
 
-    def total(self, i: int) -> int:
-        """Σ weight × normalized score of node ``i``."""
-        return sum(self.weights[p] * self.normalized[p][i] for p in self.plugins)
+    def invalid(self) -> list[str]:
+        """The plugins with a normalized score outside [0, MaxNodeScore], in order (once)."""
+        if self._invalid is None:
+            self._invalid = [p for p in self.plugins if not _in_range(self.normalized[p])]
+        return self._invalid
+
+    def totals(self, count: int) -> Column:
+        """Σ weight × normalized score per node (``count`` nodes). An int64 array when the
+        columns are in range and one is an array: the sum cannot wrap (profile.py bounds
+        Σ weight × MaxNodeScore by int64); else Python ints, however wide (a failed cycle
+        reports them on the nodes)."""
+        columns = [(self.normalized[p], self.weights[p]) for p in self.plugins]
+        if not self.invalid() and any(isinstance(c, np.ndarray) for c, _ in columns):
+            totals = np.zeros(count, np.int64)
+            for column, weight in columns:
+                totals += column if weight == 1 else np.multiply(column, weight, dtype=np.int64)
+            return totals
+        totals = [0] * count
+        for column, weight in columns:
+            values = column.tolist() if isinstance(column, np.ndarray) else column
+            totals = [t + weight * v for t, v in zip(totals, values, strict=True)]
+        return totals
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,18 +174,18 @@ def filter_error(node_name: str, status: Status) -> CycleError:
     return CycleError("Filter", status.plugin, node_name, message)
 
 
-def invalid_score(scores: NodeScores, node_names: Sequence[str]) -> CycleError | None:
+def invalid_score(scores: NodeScores, nodes: Sequence[NodeInfo]) -> CycleError | None:
     """RunScorePlugins' weighting step refuses a normalized score outside
     [0, MaxNodeScore] (a wrapped int64 sum can give one). Upstream weighs the nodes in
     parallel and reports whichever error comes first; Verdict names the first node, in the
     order the nodes were filtered, and its first such plugin in the profile's order."""
-    bad = [p for p in scores.plugins
-           if min(scores.normalized[p]) < 0 or max(scores.normalized[p]) > MAX_NODE_SCORE]  # fmt: skip
+    bad = scores.invalid()
     if not bad:
         return None
-    for i, name in enumerate(node_names):
-        for plugin in bad:
-            score = scores.normalized[plugin][i]
+    columns = [(p, scores.normalized[p]) for p in bad]
+    for i, ni in enumerate(nodes):
+        for plugin, column in columns:
+            score = int(column[i])
             if 0 <= score <= MAX_NODE_SCORE:
                 continue
             message = (
@@ -131,7 +193,7 @@ def invalid_score(scores: NodeScores, node_names: Sequence[str]) -> CycleError |
                 f'plugin "{plugin}" returns an invalid score {score}, it should in the range '
                 f"of [0, {MAX_NODE_SCORE}] after normalizing"
             )
-            return CycleError("Score", plugin, name, message)
+            return CycleError("Score", plugin, ni.name, message)
     return None  # pragma: no cover - a bad plugin has a bad score on some node
 
 
@@ -149,7 +211,7 @@ def _scores(
     state: CycleState,
     nodes: Sequence[NodeInfo],
     states: Sequence[NodeInfo | NodeInfoPods],
-) -> list[int]:
+) -> Column:
     """The plugin's Score on every node, its pods as in ``states`` (most often the nodes
     themselves: then no pairs are built, and a plugin that scores many nodes at once,
     ScoresNodes, does)."""
@@ -626,7 +688,7 @@ class Framework:
         state: CycleState,
         nodes: Sequence[NodeInfo],
         states: Sequence[NodeInfo | NodeInfoPods],
-        known: Mapping[str, list[int]] | None = None,
+        known: Mapping[str, Column] | None = None,
     ) -> NodeScores:
         """RunScorePlugins over the feasible ``nodes`` (their pods as in ``states``).
         ``known``: plugins whose raw scores over ``nodes`` the caller already has (the
@@ -635,15 +697,18 @@ class Framework:
         for plugin, weight in self.score_plugins:
             if plugin.name in state.skip_score:
                 continue
+            raw = known.get(plugin.name) if known else None
             try:
-                raw = (known and known.get(plugin.name)) or _scores(plugin, state, nodes, states)
+                if raw is None or not len(raw):
+                    raw = _scores(plugin, state, nodes, states)
             except ScoreError as exc:
                 message = f'running Score plugins: plugin "{plugin.name}" failed with: {exc}'
                 result.error = result.error or CycleError("Score", plugin.name, None, message)
                 raw = [0] * len(nodes)
+            raw = as_column(raw)
             normalized = raw
             if isinstance(plugin, ScoreExtensions):
-                normalized = list(raw)
+                normalized = raw.copy()
                 plugin.normalize_score(state, nodes, normalized)
             result.plugins.append(plugin.name)
             result.weights[plugin.name] = weight

@@ -108,7 +108,7 @@ def test_batches_equal_their_plugins_node_by_node(family: str, seed: int, versio
     for plugin, _ in fwk.score_plugins:
         if plugin.name in state.skip_score or not isinstance(plugin, ScoresNodes):
             continue
-        batch = _scores(lambda ns, p=plugin: p.score_nodes(state, ns), feasible)
+        batch = _scores(lambda ns, p=plugin: list(p.score_nodes(state, ns)), feasible)
         one_by_one = _scores(lambda ns, p=plugin: [p.score(state, ni, ni) for ni in ns], feasible)
         assert batch == one_by_one, plugin.name
 

@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from service.engine.dra.allocator import (
     AllocationError,
     Allocator,
@@ -275,11 +277,12 @@ class DynamicResources(IgnoresNodePods, PreFilterPlugin, ScoreExtensions, Scores
                         total += FIRST_AVAILABLE_MAX_SIZE - j
         return total
 
-    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
-        """0 on every node for a pod without claims (or without the PreFilter state)."""
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int] | np.ndarray:
+        """0 on every node (an int64 column) for a pod without claims (or without the
+        PreFilter state)."""
         s = state.read(self.name)
         if s is None or not s.claims:
-            return [0] * len(nodes)
+            return np.zeros(len(nodes), np.int64)
         return [self.score(state, ni, ni) for ni in nodes]
 
     def normalize_score(

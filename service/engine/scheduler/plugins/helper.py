@@ -3,15 +3,23 @@ helper), and the volume plugins' ReadsWholePods."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from service.engine.objects import Pod
-from service.engine.scheduler.framework import ReadsWholePods
+from service.engine.scheduler.framework import CycleState, NodeInfo, ReadsWholePods
 
 if TYPE_CHECKING:
+    from service.engine.scheduler.runtime import Column
     from service.engine.scheduler.snapshot import SchedulerView
 
-__all__ = ["ReadsPodVolumes", "default_normalize_score"]
+__all__ = ["ReadsPodVolumes", "default_normalize_score", "give_node_indexes", "node_indexes"]
+
+_NODE_INDEXES = "helper/nodeIndexes"  # (the nodes, their view indexes), see give_node_indexes
+_INDEX = attrgetter("index")
 
 
 class ReadsPodVolumes(ReadsWholePods):
@@ -22,12 +30,37 @@ class ReadsPodVolumes(ReadsWholePods):
         return bool(pod.volumes)
 
 
-def default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:
+def give_node_indexes(state: CycleState, nodes: Sequence[NodeInfo], indexes: np.ndarray) -> None:
+    """Tell the plugins the view index of each of ``nodes`` (the cycle's feasible nodes,
+    whose indexes placement has from the filter's verdicts without reading a node)."""
+    state.data[_NODE_INDEXES] = (nodes, indexes)
+
+
+def node_indexes(state: CycleState, nodes: Sequence[NodeInfo]) -> np.ndarray:
+    """The view index (NodeInfo.index) of each of ``nodes``, as an array: the one given for
+    this very list (give_node_indexes), else read off the nodes."""
+    given = state.data.get(_NODE_INDEXES)
+    if given is not None and given[0] is nodes:
+        return given[1]
+    return np.fromiter(map(_INDEX, nodes), np.intp, len(nodes))
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores: Column) -> None:
     """DefaultNormalizeScore: scale to 0..``max_priority`` by the highest score (integer
     division), reversed if asked; all zero stays zero, or becomes ``max_priority`` reversed.
 
-    Done in C (max, then one map) with each distinct score scaled once (``_Scaled``): the
+    On an int64 column, in numpy (its scores lie within ±2**53: no product wraps); on a
+    list, in C (max, then one map) with each distinct score scaled once (``_Scaled``): the
     scores of a plugin over thousands of nodes take few values."""
+    if isinstance(scores, np.ndarray):
+        highest = int(scores.max()) if len(scores) else 0
+        if highest <= 0:
+            if reverse:
+                scores[:] = max_priority
+            return
+        scaled = max_priority * scores // highest
+        scores[:] = max_priority - scaled if reverse else scaled
+        return
     highest = max(scores, default=0)
     if highest <= 0:
         if reverse:

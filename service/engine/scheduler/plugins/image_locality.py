@@ -20,8 +20,8 @@ import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import attrgetter
+
+import numpy as np
 
 from service.engine.scheduler.framework import (
     MAX_NODE_SCORE,
@@ -29,6 +29,7 @@ from service.engine.scheduler.framework import (
     NodeInfo,
     ScoresNodes,
 )
+from service.engine.scheduler.plugins.helper import node_indexes
 
 __all__ = [
     "ImageLocality",
@@ -118,9 +119,6 @@ def image_states(nodes: Sequence[NodeInfo], key: object) -> ImageStates:
     return found
 
 
-_INDEX = attrgetter("index")
-
-
 class ImageLocality(ScoresNodes):
     name = "ImageLocality"
 
@@ -150,15 +148,19 @@ class ImageLocality(ScoresNodes):
             found = self._per_node(state)
         return found[0].get(ni.index, found[1])
 
-    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
-        """Score on each node: the default but on the few holding one of the pod's images."""
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> np.ndarray:
+        """Score on each node, an int64 column (scores are 0..100): the default but on the
+        few holding one of the pod's images, looked up by node index."""
         found = state.data.get(self.name)
         if found is None:
             found = self._per_node(state)
         by_index, default = found
-        if not by_index:
-            return [default] * len(nodes)
-        return list(map(by_index.get, map(_INDEX, nodes), repeat(default)))
+        if not by_index or not nodes:
+            return np.full(len(nodes), default, np.int64)
+        indexes = node_indexes(state, nodes)
+        by_node = np.full(max(int(indexes.max()), max(by_index)) + 1, default, np.int64)
+        by_node[list(by_index)] = list(by_index.values())
+        return by_node[indexes]
 
 
 def _scores_of(states: ImageStates, names: tuple[str, ...]) -> tuple[dict[int, int], int]:

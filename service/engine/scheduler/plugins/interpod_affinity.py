@@ -40,6 +40,7 @@ from itertools import compress, repeat
 from operator import add, attrgetter, is_not
 
 import msgspec
+import numpy as np
 
 from service.engine.labels import selector_matches
 from service.engine.objects import LabelSelector, Node, Pod, PodAffinityTerm
@@ -515,16 +516,21 @@ class InterPodAffinity(
     def normalize_score(
         self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> None:
-        """Min-max normalization onto 0..100 (float64, truncated), computed once per distinct
-        score (the nodes of a domain share one)."""
-        if not scores:
+        """Min-max normalization onto 0..100 (float64, truncated): on an int64 column in
+        numpy (scores within ±2**53: each difference converts exactly), on a list once per
+        distinct score (the nodes of a domain share one)."""
+        if not len(scores):
             return
-        low, high = min(scores), max(scores)
+        column = isinstance(scores, np.ndarray)
+        low, high = (int(scores.min()), int(scores.max())) if column else (min(scores), max(scores))
         spread = high - low
         if spread <= 0:
-            scores[:] = [0] * len(scores)
-            return
-        scores[:] = map(_Scaled(low, spread).__getitem__, scores)
+            scores[:] = 0 if column else [0] * len(scores)
+        elif column:
+            ratio = (scores - low).astype(np.float64) / float(spread)
+            scores[:] = (float(MAX_NODE_SCORE) * ratio).astype(np.int64)
+        else:
+            scores[:] = map(_Scaled(low, spread).__getitem__, scores)
 
 
 class TermGroups(dict):

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter, itemgetter
 
+import numpy as np
+
 from service.engine.labels import selector_matches
 from service.engine.nodeaffinity import matches_node_selector_and_affinity
 from service.engine.objects import (
@@ -51,6 +53,7 @@ from service.engine.scheduler.framework import (
     ScoresNodes,
     Status,
 )
+from service.engine.scheduler.plugins.helper import node_indexes
 from service.engine.scheduler.profile import SYSTEM_DEFAULT_CONSTRAINTS, PodTopologySpreadArgs
 from service.engine.scheduler.snapshot import SchedulerView
 from service.engine.tolerations import find_untolerated
@@ -550,9 +553,6 @@ class _PreScoreState:
     classes: list[_NodeClass] | None = None
     present: set[_NodeClass] | None = None
     group_scores: dict[tuple, int | None] = field(default_factory=dict)
-    # score_nodes' last answer for ``nodes`` (a copy) and its distinct values, for
-    # NormalizeScore over the same nodes and scores
-    scored: tuple[list[int], set[int]] | None = None
     # carry_pre_score's memos: the last added pod's labels and whether each constraint's
     # selector matched them; per Node (by id, the Node held) what adding such a pod there
     # does (_carried_effect)
@@ -605,7 +605,6 @@ class _PreScoreState:
         """A carried cycle changed a domain's count: the scores by class are stale."""
         if self.group_scores:
             self.group_scores.clear()
-        self.scored = None
 
     def alone(self) -> set[str]:
         """The nodes Score reads one by one: those with matching pods of their own under a
@@ -977,41 +976,37 @@ class PodTopologySpread(
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
         if s is None:
             return [0] * len(nodes)
-        same = nodes is s.nodes and s.classes is not None
-        if same:
-            tokens, classes, present = s.tokens, s.classes, s.present
+        if nodes is s.nodes and s.classes is not None:
+            classes, present = s.classes, s.present
         else:
-            tokens, classes = _tokens_of(nodes, state.view)
+            classes = _tokens_of(nodes, state.view)[1]
             present = set(classes)
         values_of = _tokens_for(state.view).generation.values_of(s.keys)
         scores = s.class_scores(present, values_of)  # type: ignore[arg-type]
         out = list(map(scores.__getitem__, classes))  # type: ignore[arg-type]
-        alone = _positions(tokens, present, s.alone())  # type: ignore[arg-type]
+        alone = _named_positions(state, nodes, s.alone())
         if None in scores.values():
             unknown = {k for k, score in scores.items() if score is None}
             alone += compress(range(len(nodes)), map(unknown.__contains__, classes))
         for p in alone:
             out[p] = self.score(state, nodes[p], nodes[p])
-        if same:
-            # every class present has a node scored by class, unless some were scored alone
-            values = set(out) if alone else set(scores.values())
-            s.scored = (list(out), values)  # type: ignore[arg-type]
         return out  # type: ignore[return-value]
 
     def normalize_score(
         self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> None:
-        """Ignored nodes score 0 and bound neither the lowest nor the highest score; the
-        arithmetic runs once per distinct score of the others."""
+        """Ignored nodes score 0 and bound neither the lowest nor the highest score; on an
+        int64 column in numpy (``_normalize_column``), on a list once per distinct score
+        of the others."""
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
         if s is None:
             return
-        ignored_at = _ignored_positions(s, nodes)
+        ignored_at = _named_positions(state, nodes, s.ignored)
+        if isinstance(scores, np.ndarray):
+            _normalize_column(scores, ignored_at)
+            return
         if not ignored_at:
-            values = None
-            if nodes is s.nodes and s.scored is not None and scores == s.scored[0]:
-                values = s.scored[1]
-            _normalize_by_value(scores, values)
+            _normalize_by_value(scores)
             return
         kept = [True] * len(scores)
         for p in ignored_at:
@@ -1028,24 +1023,35 @@ class PodTopologySpread(
             scores[p] = 0
 
 
-def _ignored_positions(s: _PreScoreState, nodes: Sequence[NodeInfo]) -> list[int]:
-    """The positions in ``nodes`` of the nodes PreScore ignored."""
-    ignored = s.ignored
-    if not ignored:
+def _named_positions(
+    state: CycleState, nodes: Sequence[NodeInfo], names: Collection[str]
+) -> list[int]:
+    """The positions in ``nodes`` (the view's) of the nodes named in ``names``, in order. For
+    many nodes and fewer names: the names looked up in the view, their nodes marked by view
+    index and read at the nodes' indexes (node_indexes, which the cycle gives without
+    reading the nodes); else a pass over the nodes' names."""
+    if not names:
         return []
-    if nodes is s.nodes and s.tokens is not None and s.present is not None:
-        return _positions(s.tokens, s.present, ignored)
-    return list(compress(range(len(nodes)), map(ignored.__contains__, map(_NAME, nodes))))
+    view = state.view
+    if view is None or len(nodes) < _BY_INDEX_FROM or len(names) >= len(nodes):
+        return list(compress(range(len(nodes)), map(names.__contains__, map(_NAME, nodes))))
+    by_name = view.by_name
+    named = np.zeros(len(view.nodes), bool)
+    named[[ni.index for ni in map(by_name.get, names) if ni is not None]] = True
+    return np.flatnonzero(named[node_indexes(state, nodes)]).tolist()
 
 
-def _normalize_by_value(scores: list[int], values: set[int] | None = None) -> None:
+# Below this many nodes _named_positions reads the nodes' names: numpy's fixed costs would
+# outweigh the pass (score_groups normalizes over a few nodes per replica).
+_BY_INDEX_FROM = 100
+
+
+def _normalize_by_value(scores: list[int]) -> None:
     """NormalizeScore where no node is ignored: the arithmetic done once per distinct raw
-    score (the nodes of a domain share one), mapped onto every node. ``values``: the
-    distinct scores when known."""
+    score (the nodes of a domain share one), mapped onto every node."""
     if not scores:
         return
-    if values is None:
-        values = set(scores)
+    values = set(scores)
     low, high = min(values), max(0, max(values))
     if high == 0:
         scores[:] = [MAX_NODE_SCORE] * len(scores)
@@ -1053,6 +1059,25 @@ def _normalize_by_value(scores: list[int], values: set[int] | None = None) -> No
     top, most = high + low, MAX_NODE_SCORE
     normalized = {v: (top - v) * most // high for v in values}
     scores[:] = map(normalized.__getitem__, scores)
+
+
+def _normalize_column(scores: np.ndarray, ignored_at: list[int]) -> None:
+    """NormalizeScore on an int64 column (scores within ±2**53: no product wraps): the
+    nodes not ignored scaled by their lowest and highest score, the ignored ones 0."""
+    counted = scores
+    if ignored_at:
+        kept = np.ones(len(scores), bool)
+        kept[ignored_at] = False
+        counted = scores[kept]
+    if len(counted):
+        low, high = int(counted.min()), max(0, int(counted.max()))
+        scaled = (high + low - counted) * MAX_NODE_SCORE // high if high else MAX_NODE_SCORE
+        if ignored_at:
+            scores[kept] = scaled
+        else:
+            scores[:] = scaled
+    if ignored_at:
+        scores[ignored_at] = 0
 
 
 _NOTHING: frozenset[tuple[str, str]] = frozenset()

@@ -215,7 +215,7 @@ def check_batches(
                 assert instance.filter_nodes(state, nodes) == want, (seed, step, pod)
             if isinstance(instance, ScoresNodes):
                 want = [instance.score(state, ni, ni) for ni in nodes]
-                assert instance.score_nodes(state, nodes) == want, (seed, step, pod)
+                assert list(instance.score_nodes(state, nodes)) == want, (seed, step, pod)
         target = rng.choice([ni for ni in view.nodes if ni.name] or [None])
         if target is not None:
             work.bind(msgspec.structs.replace(pod, name=f"b{step}", uid=f"b{step}"), target.name)

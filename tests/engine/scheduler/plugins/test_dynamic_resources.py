@@ -139,10 +139,10 @@ def test_score_batch_and_normalize_for_a_pod_without_claims():
     view = scheduler_view(Cluster(snapshot_from_objects([node("a"), node("b")])), settings)
     plugin = DynamicResources(settings=settings)
     state = CycleState(Pod("d", "p"), view, settings)
-    assert plugin.score_nodes(state, view.nodes) == [0, 0]  # PreFilter did not run
+    assert list(plugin.score_nodes(state, view.nodes)) == [0, 0]  # PreFilter did not run
     _, status = plugin.pre_filter(state, view.nodes)
     assert status.is_skip
-    assert plugin.score_nodes(state, view.nodes) == [
+    assert list(plugin.score_nodes(state, view.nodes)) == [
         plugin.score(state, ni, ni) for ni in view.nodes
     ]
     scores = [0, 0]

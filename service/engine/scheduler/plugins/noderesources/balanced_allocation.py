@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from service.engine.scheduler.framework import (
     OK,
     SKIPPED,
@@ -59,7 +61,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScoresNodes):
             state.write(self.name, prepared)
         return self.scorer.score(prepared, ni.allocatable, ns.requested)
 
-    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int] | np.ndarray:
         """Score on every node at once (BalancedAllocationScorer.score_columns); nodes out
         of the batch's exact range, and pods or resources without a batch, take ``score``."""
         prepared = state.data.get(self.name)

@@ -416,11 +416,15 @@ def _rows_of(
     return rows
 
 
-def with_others(scores: np.ndarray, cols: Columns, nodes: Sequence[NodeInfo], score) -> list[int]:
-    """A batch's ``scores`` as a list, with ``score(node)`` (the per-node code) on the nodes
-    outside the batch's exact range (``cols.plain`` False)."""
+def with_others(
+    scores: np.ndarray, cols: Columns, nodes: Sequence[NodeInfo], score
+) -> np.ndarray | list[int]:
+    """A batch's ``scores`` (a Score column: the array itself when every node is in the
+    batch's exact range), with ``score(node)`` (the per-node code) on the nodes outside it
+    (``cols.plain`` False): then a list, as the per-node scores may not fit int64."""
+    if cols.all_plain:
+        return scores
     out = scores.tolist()
-    if not cols.all_plain:
-        for k in np.flatnonzero(~cols.plain).tolist():
-            out[k] = score(nodes[k])
+    for k in np.flatnonzero(~cols.plain).tolist():
+        out[k] = score(nodes[k])
     return out

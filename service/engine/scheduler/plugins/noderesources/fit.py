@@ -219,7 +219,7 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, FiltersNodes, PreScorePlug
         unresolvable = unresolvable and self.settings.fit_unresolvable_beyond_allocatable
         return Status(UNRESOLVABLE if unresolvable else UNSCHEDULABLE, tuple(reasons), self.name)
 
-    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int] | np.ndarray:
         """Score on every node at once (ResourceAllocationScorer.score_columns); nodes out
         of the batch's exact range, and pods or strategies without a batch, take ``score``."""
         prepared = state.data.get(_SCORE_KEY)

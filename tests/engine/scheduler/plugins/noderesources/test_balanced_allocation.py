@@ -56,7 +56,9 @@ def test_score_nodes_is_score(edges: bool, seed: int, scores_change: bool, resou
             continue
         subset = [ni for ni in nodes if rng.random() < 0.8]
         for batch in (nodes, subset, nodes[:1], []):
-            assert plugin.score_nodes(state, batch) == [plugin.score(state, ni, ni) for ni in batch]
+            assert list(plugin.score_nodes(state, batch)) == [
+                plugin.score(state, ni, ni) for ni in batch
+            ]
         scored += 1
         prepared = state.read(plugin.name)
         batches += plugin.scorer.score_columns(prepared, col.columns_of(nodes)) is not None
@@ -72,6 +74,6 @@ def test_score_nodes_without_pre_score_computes_it() -> None:
     nodes = node_infos(random.Random(5), 50)
     batch_state = CycleState(pod("p", 100, 2**20), None, plugin.settings)
     node_state = CycleState(pod("p", 100, 2**20), None, plugin.settings)
-    assert plugin.score_nodes(batch_state, nodes) == [
+    assert list(plugin.score_nodes(batch_state, nodes)) == [
         plugin.score(node_state, ni, ni) for ni in nodes
     ]

@@ -94,7 +94,7 @@ def test_filter_nodes_is_filter(seed: int, unresolvable: bool, edges: bool) -> N
             assert statuses == [plugin.filter(state, ni, ni) for ni in batch]
             # Score on the nodes passed: the sublist the batch announced (columns.py)
             passed = [ni for ni, s in zip(batch, statuses, strict=True) if s is None]
-            assert plugin.score_nodes(state, passed) == [
+            assert list(plugin.score_nodes(state, passed)) == [
                 plugin.score(state, ni, ni) for ni in passed
             ]
         batches += fit_module._batch_checks(state.read(plugin.name)) is not None
@@ -137,7 +137,9 @@ def test_score_nodes_is_score(edges: bool, seed: int, strategy: ScoringStrategy)
         state = _state(plugin, incoming(rng), nodes)
         subset = [ni for ni in nodes if rng.random() < 0.8]
         for batch in (nodes, subset, nodes[:1], []):
-            assert plugin.score_nodes(state, batch) == [plugin.score(state, ni, ni) for ni in batch]
+            assert list(plugin.score_nodes(state, batch)) == [
+                plugin.score(state, ni, ni) for ni in batch
+            ]
         prepared = state.read(fit_module._SCORE_KEY)
         batches += plugin.scorer.score_columns(prepared, col.columns_of(nodes)) is not None
     assert batches >= 3
@@ -149,7 +151,7 @@ def test_score_nodes_without_pre_score_computes_it() -> None:
     nodes = node_infos(rng, 50)
     batch_state = CycleState(pod("p", 100, 2**20), None, plugin.settings)
     node_state = CycleState(pod("p", 100, 2**20), None, plugin.settings)
-    assert plugin.score_nodes(batch_state, nodes) == [
+    assert list(plugin.score_nodes(batch_state, nodes)) == [
         plugin.score(node_state, ni, ni) for ni in nodes
     ]
 
@@ -160,4 +162,4 @@ def test_score_nodes_without_resources_raises_as_score() -> None:
     state = _state(plugin, pod("p", 1, 1), nodes)
     with pytest.raises(ScoringError, match="resources not found"):
         plugin.score_nodes(state, nodes)
-    assert plugin.score_nodes(state, []) == []
+    assert list(plugin.score_nodes(state, [])) == []
