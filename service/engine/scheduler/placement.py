@@ -26,17 +26,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import attrgetter, not_
+from operator import attrgetter
 
 import numpy as np
 
+from service.engine.addresses import addresses
 from service.engine.objects import (
     AllocatedDevice,
     Cluster,
     DeviceAllocationConfiguration,
     Pod,
 )
-from service.engine.scheduler.framework import ERROR, SUCCESS, NodeInfo, Status
+from service.engine.scheduler.framework import ERROR, OK, SUCCESS, NodeInfo, Status
 from service.engine.scheduler.holds import Hold, HoldPlan, apply_holds, hold_reasons
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.plugins.dynamic_resources import (
@@ -160,11 +161,11 @@ def place(
 
     placed: list[NodePlacement | None] = [None] * len(view.nodes)  # by node index
     examined, found = _filter(fwk, state, order, to_find)
-    passed = [status.code == SUCCESS for status in found]
+    mask, failed = _passed(found)
+    passed = mask.tolist()
     feasible: list[NodeInfo] = list(compress(examined, passed))
     if examined is view.nodes:  # a view's nodes sit at their own index
-        give_node_indexes(state, feasible, np.flatnonzero(np.array(passed, bool)))
-    failed = list(compress(range(len(found)), map(not_, passed)))  # their positions
+        give_node_indexes(state, feasible, np.flatnonzero(mask))
     errors = [i for i in failed if found[i].code == ERROR]
     cycle_error = filter_error(examined[errors[0]].name, found[errors[0]]) if errors else None
     # The failed nodes' statuses are built only when read: by the records, by the FitError
@@ -280,6 +281,20 @@ def _record_statuses(
             )
         else:
             placed[ni.index] = NodePlacement(ni.name, status, [])
+
+
+def _passed(found: list[Status]) -> tuple[np.ndarray, list[int]]:
+    """Which examined nodes passed the filters (a mask) and the positions of the others. A
+    status that is the OK singleton passed, found by address in numpy (engine/addresses.py)
+    rather than by Python code per node; any other status passed only with code Success,
+    read on those few."""
+    mask = addresses(found) == id(OK)
+    others = np.flatnonzero(~mask).tolist()
+    succeeded = [i for i in others if found[i].code == SUCCESS]
+    if succeeded:
+        mask[succeeded] = True
+        others = np.flatnonzero(~mask).tolist()
+    return mask, others
 
 
 def _filter(
