@@ -66,6 +66,7 @@ __all__ = ["NodePlacement", "PlacementOutcome", "num_feasible_nodes_to_find", "p
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 _INDEX = attrgetter("index")
+_CODE = attrgetter("code")
 
 
 @dataclass(slots=True)
@@ -161,13 +162,15 @@ def place(
 
     placed: list[NodePlacement | None] = [None] * len(view.nodes)  # by node index
     examined, found = _filter(fwk, state, order, to_find)
-    mask, failed = _passed(found)
+    mask, failed, codes = _passed(found)
     passed = mask.tolist()
     feasible: list[NodeInfo] = list(compress(examined, passed))
     if examined is view.nodes:  # a view's nodes sit at their own index
         give_node_indexes(state, feasible, np.flatnonzero(mask))
-    errors = [i for i in failed if found[i].code == ERROR]
-    cycle_error = filter_error(examined[errors[0]].name, found[errors[0]]) if errors else None
+    cycle_error = None
+    if ERROR in codes:  # the first node whose filters errored fails the cycle
+        first = failed[codes.index(ERROR)]
+        cycle_error = filter_error(examined[first].name, found[first])
     # The failed nodes' statuses are built only when read: by the records, by the FitError
     # (no node chosen), or with holds (their reasons run the filters again: before Score).
     statuses = (
@@ -283,18 +286,19 @@ def _record_statuses(
             placed[ni.index] = NodePlacement(ni.name, status, [])
 
 
-def _passed(found: list[Status]) -> tuple[np.ndarray, list[int]]:
-    """Which examined nodes passed the filters (a mask) and the positions of the others. A
-    status that is the OK singleton passed, found by address in numpy (engine/addresses.py)
-    rather than by Python code per node; any other status passed only with code Success,
-    read on those few."""
+def _passed(found: list[Status]) -> tuple[np.ndarray, list[int], list[str]]:
+    """Which examined nodes passed the filters (a mask), the positions of the others and
+    their codes. A status that is the OK singleton passed, found by address in numpy
+    (engine/addresses.py) rather than by Python code per node; any other status passed only
+    with code Success, read on those few."""
     mask = addresses(found) == id(OK)
     others = np.flatnonzero(~mask).tolist()
-    succeeded = [i for i in others if found[i].code == SUCCESS]
-    if succeeded:
-        mask[succeeded] = True
+    codes = list(map(_CODE, map(found.__getitem__, others)))
+    if SUCCESS in codes:
+        mask[[i for i, code in zip(others, codes, strict=True) if code == SUCCESS]] = True
         others = np.flatnonzero(~mask).tolist()
-    return mask, others
+        codes = list(map(_CODE, map(found.__getitem__, others)))
+    return mask, others, codes
 
 
 def _filter(

@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -82,6 +83,7 @@ _EXTENSIONS = "framework/activeExtensions"  # the PreFilterExtensions whose PreF
 _COUNTED_PODS = "framework/countedPods"  # see Framework._counted_pods
 _PER_NODE = "framework/keepsVerdict"  # the filters asked per node, see Framework._counted_pods
 _SUMMED = "framework/summedInputs"  # see Framework.summed_inputs
+_PLUGIN = attrgetter("plugin")
 _NONE_ADDRESS = id(None)  # a filter's answer at this address passed the node
 
 
@@ -172,6 +174,14 @@ def filter_error(node_name: str, status: Status) -> CycleError:
     <message>``, and findNodesThatPassFilters cancels the cycle with it."""
     message = f'running "{status.plugin}" filter plugin: {status.message}'
     return CycleError("Filter", status.plugin, node_name, message)
+
+
+def _named(statuses: list[Status], name: str) -> list[Status]:
+    """A filter's rejections with the filter named on those without a plugin, as
+    RunFilterPlugins does. A batch's statuses mostly name theirs: that is checked in C."""
+    if all(map(_PLUGIN, statuses)):
+        return statuses
+    return [s if s.plugin else Status(s.code, s.reasons, name) for s in statuses]
 
 
 def invalid_score(scores: NodeScores, nodes: Sequence[NodeInfo]) -> CycleError | None:
@@ -562,7 +572,7 @@ class Framework:
             return [state.prefilter_status] * len(nodes)
         if len(nodes) < (BATCH_FROM_NODES if batch_from is None else batch_from):
             return [self.run_filter_plugins_with_nominated(state, ni) for ni in nodes]
-        out: list[Status] = [OK] * len(nodes)
+        out = np.full(len(nodes), OK, object)  # a list at the end
         positions = np.arange(len(nodes))  # the nodes filtered in the batches
         removed, names = state.removed, state.node_names
         if removed or names is not None:
@@ -586,14 +596,14 @@ class Framework:
         self._filter_batches(state, nodes, positions, out, rejected_at)
         if pass_two:
             self._first_passes(state, nodes, pass_two, rejected_at, out)
-        return out
+        return out.tolist()
 
     def _filter_batches(
         self,
         state: CycleState,
         nodes: Sequence[NodeInfo],
         positions: np.ndarray,
-        out: list[Status],
+        out: np.ndarray,
         rejected_at: np.ndarray | None,
     ) -> None:
         """Each filter of the cycle, in order, on the nodes every earlier one passed (those
@@ -620,8 +630,8 @@ class Framework:
             if passed.all():
                 continue
             at = positions[~passed]
-            for i, status in zip(at.tolist(), compress(found, found), strict=True):
-                out[i] = status if status.plugin else Status(status.code, status.reasons, name)
+            rejections = _named(list(compress(found, found)), name)
+            out[at] = np.fromiter(rejections, object, len(rejections))
             if rejected_at is not None:
                 rejected_at[at] = k
             if k == last:
@@ -637,7 +647,7 @@ class Framework:
         nodes: Sequence[NodeInfo],
         pass_two: list[int],
         rejected_at: np.ndarray,
-        out: list[Status],
+        out: np.ndarray,
     ) -> None:
         """Pass 1 of RunFilterPluginsWithNominatedPods on the nodes at ``pass_two`` (their
         nominated pods added, ``NodeInfo.with_nominated``), given pass 2's answers (the
