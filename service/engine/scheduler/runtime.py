@@ -40,6 +40,7 @@ from service.engine.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FiltersNodes,
+    FiltersNodesWithPods,
     IgnoresNodePods,
     KeepsVerdict,
     NodeInfo,
@@ -547,11 +548,9 @@ class Framework:
     ) -> Status:
         """Pass 1 of RunFilterPluginsWithNominatedPods: the filters with ``additions`` on the
         node (addGENominatedPods, on a copy of the state when a plugin follows added pods)."""
-        with_them = state
-        if self.active_extensions(state):
-            with_them = state.clone()
-            for pi in additions:
-                self.add_pod(with_them, pi, ni)
+        with_them = (
+            self._with_added(state, additions, ni) if self.active_extensions(state) else state
+        )
         if isinstance(ns, NodeInfo):
             return self.run_filter_plugins(with_them, ni, ns.with_nominated(additions))
         return self.run_filter_plugins(with_them, ni, ns.with_pods(additions))
@@ -654,32 +653,52 @@ class Framework:
         index of the filter that rejected each node): a failure replaces the node's status
         in ``out``. The leading filters that ignore the node's pods (IgnoresNodePods)
         answer as in pass 2, so they are not run again: a node they rejected keeps its
-        rejection. The state is copied for the nominated pods only when a filter still to
-        run follows added pods (an active PreFilterExtensions plugin)."""
+        rejection. The others run filter by filter on the nodes every earlier one passed,
+        each node meeting them in the same order as node by node; a filter with a batch
+        (FiltersNodesWithPods) and no AddPod of its own takes them at once. The state is
+        copied per node for the nominated pods only when a filter still to run follows
+        added pods (an active PreFilterExtensions plugin)."""
         filters = state.filters
         lead = 0
         while lead < len(filters) and filters[lead][0] in self.ignores_node_pods:
             lead += 1
         rest = filters[lead:]
         names = {name for name, _ in rest}
-        follows = any(p.name in names for p in self.active_extensions(state))
+        extended = {p.name for p in self.active_extensions(state)}
         nominated = state.nominated
-        for i, k in zip(pass_two, rejected_at[pass_two].tolist(), strict=True):
-            if k < lead:
-                continue
-            ni = nodes[i]
-            additions = nominated[ni.name]
-            with_them = state
-            if follows:
-                with_them = state.clone()
-                for pi in additions:
-                    self.add_pod(with_them, pi, ni)
-            ns = ni.with_nominated(additions)
-            for name, run in rest:
-                status = run(with_them, ni, ns)
-                if status is not None:
-                    out[i] = status if status.plugin else Status(status.code, status.reasons, name)
-                    break
+        todo = [i for i, k in zip(pass_two, rejected_at[pass_two].tolist(), strict=True)
+                if k >= lead]  # fmt: skip
+        infos = [nodes[i] for i in todo]
+        pods = [ni.with_nominated(nominated[ni.name]) for ni in infos]
+        states = [state] * len(todo)
+        if not extended.isdisjoint(names):
+            states = [self._with_added(state, nominated[ni.name], ni) for ni in infos]
+        live = list(range(len(todo)))  # the nodes (in ``todo``) passed so far
+        for name, run in rest:
+            if not live:
+                break
+            plugin = self._filters_by_name.get(name)
+            if isinstance(plugin, FiltersNodesWithPods) and name not in extended:
+                found = plugin.filter_with_pods(state, [infos[j] for j in live],
+                                                [pods[j] for j in live])  # fmt: skip
+            else:
+                found = [run(states[j], infos[j], pods[j]) for j in live]
+            passed = []
+            for j, status in zip(live, found, strict=True):
+                if status is None:
+                    passed.append(j)
+                else:
+                    out[todo[j]] = (
+                        status if status.plugin else Status(status.code, status.reasons, name)
+                    )
+            live = passed
+
+    def _with_added(self, state: CycleState, added: list[PodInfo], ni: NodeInfo) -> CycleState:
+        """A copy of the state with ``added`` pods on ``ni`` (addGENominatedPods' AddPod)."""
+        with_them = state.clone()
+        for pi in added:
+            self.add_pod(with_them, pi, ni)
+        return with_them
 
     def run_pre_score_plugins(
         self, state: CycleState, nodes: Sequence[NodeInfo], carried: Collection[str] = ()

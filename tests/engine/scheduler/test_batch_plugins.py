@@ -1,7 +1,7 @@
 """Every plugin that filters or scores many nodes at once (framework.FiltersNodes,
-ScoresNodes) against its own node-by-node Filter and Score, and Framework.filter_all
-(plugin by plugin) against RunFilterPluginsWithNominatedPods node by node: on the random
-clusters of the differential tests (taints, affinity, spread, volumes, workloads), for the
+FiltersNodesWithPods, ScoresNodes) against its own node-by-node Filter and Score, and
+Framework.filter_all (plugin by plugin) against RunFilterPluginsWithNominatedPods node by
+node: on the random clusters of the differential tests (taints, affinity, spread, volumes, workloads), for the
 default profile of every release."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from service.engine.objects import Cluster
 from service.engine.scheduler import runtime
 from service.engine.scheduler.framework import (
     FiltersNodes,
+    FiltersNodesWithPods,
     NodeInfo,
     NodeInfoPods,
     ScoreError,
@@ -34,7 +35,7 @@ from service.engine.scheduler.snapshot import as_scheduler_sees, scheduler_view
 from service.engine.version import DEFAULT_SETTINGS, KNOWN_VERSIONS, settings_for
 from service.ingest.kube import pod_from_object
 from tests.conftest import snapshot_from_objects
-from tests.engine.scheduler.helpers import cluster, node, pod
+from tests.engine.scheduler.helpers import GI, cluster, cycle, node, pod
 from tests.engine.scheduler.random_clusters import random_case, random_workload_case
 from tests.oracles import seeds
 
@@ -98,6 +99,10 @@ def test_batches_equal_their_plugins_node_by_node(family: str, seed: int, versio
         plugin = fwk._filters_by_name[name]
         if isinstance(plugin, FiltersNodes):
             assert plugin.filter_nodes(state, nodes) == [run(state, ni, ni) for ni in nodes], name
+        if isinstance(plugin, FiltersNodesWithPods):  # pass 1: the nominated pods added
+            pods = [ni.with_nominated(state.nominated.get(ni.name, ())) for ni in nodes]
+            one_by_one = [run(state, ni, ns) for ni, ns in zip(nodes, pods, strict=True)]
+            assert plugin.filter_with_pods(state, nodes, pods) == one_by_one, name
     plain = [fwk.run_filter_plugins_with_nominated(state, ni) for ni in nodes]
     assert fwk.filter_all(state, nodes, batch_from=0) == plain
     assert fwk.filter_all(state, nodes) == plain
@@ -138,6 +143,27 @@ def test_a_placement_batched_equals_one_node_by_node(
     plain = _outcome(copy.deepcopy(case), version)
     monkeypatch.setattr(runtime, "BATCH_FROM_NODES", 0)
     assert _outcome(case, version) == plain
+
+
+def test_fit_with_pods_equals_its_filter_at_the_edges() -> None:
+    """NodeResourcesFit's pass-1 batch against its Filter: too many pods, shortfalls within
+    and beyond allocatable, sums whose difference wraps in int64, and a sum beyond int64
+    (the batch leaves it to Filter)."""
+    c = cluster([node("full", 4000, pods=1), node("small", 500), node("roomy", 8000)],
+                [pod("base", 100, node="full")])  # fmt: skip
+    view = scheduler_view(c, DEFAULT_SETTINGS)
+    fwk, state = cycle(pod("p", 1000, GI), view)
+    fit = fwk._filters_by_name["NodeResourcesFit"]
+    roomy = view.by_name["roomy"]
+    wraps = NodeInfoPods({"cpu": -(2**63), "memory": 2**63 - 1}, 0, None)
+    infos = [*view.nodes, roomy]
+    pods = [ni.base_state() for ni in view.nodes] + [wraps]
+    one_by_one = [fit.filter(state, ni, ns) for ni, ns in zip(infos, pods, strict=True)]
+    assert fit.filter_with_pods(state, infos, pods) == one_by_one
+    assert sum(status is not None for status in one_by_one) == 3
+    beyond = [*pods[:-1], NodeInfoPods({"cpu": 2**64}, 0, None)]
+    one_by_one = [fit.filter(state, ni, ns) for ni, ns in zip(infos, beyond, strict=True)]
+    assert fit.filter_with_pods(state, infos, beyond) == one_by_one
 
 
 def test_carried_pass_one_states_equal_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,8 +8,9 @@ it too, as upstream's kubelet calls this plugin's ``Fits``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter, methodcaller
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from service.engine.scheduler.framework import (
     UNSCHEDULABLE,
     CycleState,
     FiltersNodes,
+    FiltersNodesWithPods,
     NodeInfo,
     NodeInfoPods,
     PreFilterPlugin,
@@ -121,7 +123,14 @@ _BATCH_RESOURCES = {
 }
 
 
-class NodeResourcesFit(PreFilterPlugin, SumsRequests, FiltersNodes, PreScorePlugin, ScoresNodes):
+class NodeResourcesFit(
+    PreFilterPlugin,
+    SumsRequests,
+    FiltersNodes,
+    FiltersNodesWithPods,
+    PreScorePlugin,
+    ScoresNodes,
+):
     name = "NodeResourcesFit"
 
     def __init__(
@@ -196,6 +205,36 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, FiltersNodes, PreScorePlug
         col.expect_sublist(cols, passed.nonzero()[0])  # Score may get the nodes passed
         return out
 
+    def filter_with_pods(
+        self, state: CycleState, nodes: Sequence[NodeInfo], pods: Sequence[NodeInfoPods]
+    ) -> list[Status | None]:
+        """Filter on every node at once with its pods as in ``pods`` (their requested sums):
+        each node's set of shortfalls a small integer (as ``_shortfall_bits``), one Status
+        per set. In int64 numpy, allocatable - requested wraps as Go's; values beyond int64,
+        and pods checking a scalar resource or without PreFilter state, take ``filter``."""
+        fit: FitState | None = state.data.get(self.name)
+        checks = _batch_checks(fit)
+        if checks is None or not nodes:
+            return [self.filter(state, ni, ns) for ni, ns in zip(nodes, pods, strict=True)]
+        n = len(nodes)
+        try:
+            bits = _too_many_pods(nodes, pods)
+            for j, (name, want) in enumerate(checks):
+                alloc = _values(map(_ALLOCATABLE, nodes), name, n)
+                with np.errstate(over="ignore"):
+                    short = alloc - _values(map(_REQUESTED, pods), name, n) < want
+                if short.any():
+                    bits |= short.view(np.uint8) << (1 + 2 * j)
+                    bits |= (short & (alloc < want)).view(np.uint8) << (2 + 2 * j)
+        except OverflowError:  # a value beyond int64
+            return [self.filter(state, ni, ns) for ni, ns in zip(nodes, pods, strict=True)]
+        out: list[Status | None] = [None] * n
+        table = self._status_table(tuple(name for name, _ in checks))
+        failing = np.flatnonzero(bits)
+        for k, failed in zip(failing.tolist(), bits[failing].tolist(), strict=True):
+            out[k] = table[failed]
+        return out
+
     def _status_table(self, names: tuple[str, ...]) -> np.ndarray:
         """Filter's answer for every set of shortfalls of ``names`` (``_shortfall_bits``):
         None for none; the reasons in fitsRequest's order (pods, then ``names``)."""
@@ -244,6 +283,26 @@ class NodeResourcesFit(PreFilterPlugin, SumsRequests, FiltersNodes, PreScorePlug
             self.pre_score(state, ())
             prepared = state.data[_SCORE_KEY]
         return self.scorer.score(prepared, ni.allocatable, ns.requested, ns.nz_cpu, ns.nz_mem)
+
+
+_ALLOCATABLE = attrgetter("allocatable")
+_REQUESTED = attrgetter("requested")
+
+
+def _values(sums: Iterable[Mapping[str, int]], name: str, n: int) -> np.ndarray:
+    """Each mapping's value of ``name`` (0 when absent), as int64 (OverflowError beyond)."""
+    return np.fromiter(map(methodcaller("get", name, 0), sums), np.int64, n)
+
+
+def _too_many_pods(nodes: Sequence[NodeInfo], pods: Sequence[NodeInfoPods]) -> np.ndarray:
+    """Bit 0 of ``_shortfall_bits``: pods + 1 > allowed pods, per node (uint8)."""
+    n = len(nodes)
+    counts = np.fromiter(map(_POD_COUNT, pods), np.int64, n)
+    return (counts >= np.fromiter(map(_ALLOWED_PODS, nodes), np.int64, n)).view(np.uint8)
+
+
+_POD_COUNT = attrgetter("pod_count")
+_ALLOWED_PODS = attrgetter("allowed_pods")
 
 
 def _batch_checks(fit: FitState | None) -> list[tuple[str, int]] | None:
