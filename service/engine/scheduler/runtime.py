@@ -666,32 +666,29 @@ class Framework:
         names = {name for name, _ in rest}
         extended = {p.name for p in self.active_extensions(state)}
         nominated = state.nominated
-        todo = [i for i, k in zip(pass_two, rejected_at[pass_two].tolist(), strict=True)
-                if k >= lead]  # fmt: skip
-        infos = [nodes[i] for i in todo]
+        todo = np.asarray(pass_two, np.intp)
+        todo = todo[rejected_at[todo] >= lead]
+        infos = [nodes[i] for i in todo.tolist()]
         pods = [ni.with_nominated(nominated[ni.name]) for ni in infos]
-        states = [state] * len(todo)
+        states = [state] * len(infos)
         if not extended.isdisjoint(names):
             states = [self._with_added(state, nominated[ni.name], ni) for ni in infos]
-        live = list(range(len(todo)))  # the nodes (in ``todo``) passed so far
         for name, run in rest:
-            if not live:
+            if not infos:
                 break
             plugin = self._filters_by_name.get(name)
             if isinstance(plugin, FiltersNodesWithPods) and name not in extended:
-                found = plugin.filter_with_pods(state, [infos[j] for j in live],
-                                                [pods[j] for j in live])  # fmt: skip
+                found = plugin.filter_with_pods(state, infos, pods)
             else:
-                found = [run(states[j], infos[j], pods[j]) for j in live]
-            passed = []
-            for j, status in zip(live, found, strict=True):
-                if status is None:
-                    passed.append(j)
-                else:
-                    out[todo[j]] = (
-                        status if status.plugin else Status(status.code, status.reasons, name)
-                    )
-            live = passed
+                found = [run(*args) for args in zip(states, infos, pods, strict=True)]
+            passed = addresses(found) == _NONE_ADDRESS
+            if passed.all():
+                continue
+            rejections = _named(list(compress(found, found)), name)
+            out[todo[~passed]] = np.fromiter(rejections, object, len(rejections))
+            todo = todo[passed]
+            kept = passed.tolist()
+            infos, pods, states = (list(compress(items, kept)) for items in (infos, pods, states))
 
     def _with_added(self, state: CycleState, added: list[PodInfo], ni: NodeInfo) -> CycleState:
         """A copy of the state with ``added`` pods on ``ni`` (addGENominatedPods' AddPod)."""

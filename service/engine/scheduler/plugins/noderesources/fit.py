@@ -8,9 +8,8 @@ it too, as upstream's kubelet calls this plugin's ``Fits``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter, methodcaller
 
 import numpy as np
 
@@ -216,19 +215,19 @@ class NodeResourcesFit(
         checks = _batch_checks(fit)
         if checks is None or not nodes:
             return [self.filter(state, ni, ns) for ni, ns in zip(nodes, pods, strict=True)]
-        n = len(nodes)
+        allocatable = [ni.allocatable for ni in nodes]
+        requested = [ns.requested for ns in pods]
         try:
             bits = _too_many_pods(nodes, pods)
             for j, (name, want) in enumerate(checks):
-                alloc = _values(map(_ALLOCATABLE, nodes), name, n)
-                with np.errstate(over="ignore"):
-                    short = alloc - _values(map(_REQUESTED, pods), name, n) < want
+                alloc = _values(allocatable, name)
+                short = alloc - _values(requested, name) < want  # arrays wrap silently
                 if short.any():
                     bits |= short.view(np.uint8) << (1 + 2 * j)
                     bits |= (short & (alloc < want)).view(np.uint8) << (2 + 2 * j)
         except OverflowError:  # a value beyond int64
             return [self.filter(state, ni, ns) for ni, ns in zip(nodes, pods, strict=True)]
-        out: list[Status | None] = [None] * n
+        out: list[Status | None] = [None] * len(nodes)
         table = self._status_table(tuple(name for name, _ in checks))
         failing = np.flatnonzero(bits)
         for k, failed in zip(failing.tolist(), bits[failing].tolist(), strict=True):
@@ -285,24 +284,15 @@ class NodeResourcesFit(
         return self.scorer.score(prepared, ni.allocatable, ns.requested, ns.nz_cpu, ns.nz_mem)
 
 
-_ALLOCATABLE = attrgetter("allocatable")
-_REQUESTED = attrgetter("requested")
-
-
-def _values(sums: Iterable[Mapping[str, int]], name: str, n: int) -> np.ndarray:
+def _values(sums: Sequence[Mapping[str, int]], name: str) -> np.ndarray:
     """Each mapping's value of ``name`` (0 when absent), as int64 (OverflowError beyond)."""
-    return np.fromiter(map(methodcaller("get", name, 0), sums), np.int64, n)
+    return np.array([values.get(name, 0) for values in sums], np.int64)
 
 
 def _too_many_pods(nodes: Sequence[NodeInfo], pods: Sequence[NodeInfoPods]) -> np.ndarray:
     """Bit 0 of ``_shortfall_bits``: pods + 1 > allowed pods, per node (uint8)."""
-    n = len(nodes)
-    counts = np.fromiter(map(_POD_COUNT, pods), np.int64, n)
-    return (counts >= np.fromiter(map(_ALLOWED_PODS, nodes), np.int64, n)).view(np.uint8)
-
-
-_POD_COUNT = attrgetter("pod_count")
-_ALLOWED_PODS = attrgetter("allowed_pods")
+    counts = np.array([ns.pod_count for ns in pods], np.int64)
+    return (counts >= np.array([ni.allowed_pods for ni in nodes], np.int64)).view(np.uint8)
 
 
 def _batch_checks(fit: FitState | None) -> list[tuple[str, int]] | None:
