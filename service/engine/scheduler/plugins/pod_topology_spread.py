@@ -969,13 +969,14 @@ class PodTopologySpread(
             total += float(count) * weight + skew
         return _go_round(total)
 
-    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int] | np.ndarray:
         """``score`` on every node, computed once per node class (its domains); the nodes
         with matching pods of their own under a hostname constraint, and the ignored ones,
-        one by one."""
+        one by one. An int64 column, built from the classes' scores without a list of
+        them (a list only where a score outgrows int64)."""
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
         if s is None:
-            return [0] * len(nodes)
+            return np.zeros(len(nodes), np.int64)
         if nodes is s.nodes and s.classes is not None:
             classes, present = s.classes, s.present
         else:
@@ -983,14 +984,19 @@ class PodTopologySpread(
             present = set(classes)
         values_of = _tokens_for(state.view).generation.values_of(s.keys)
         scores = s.class_scores(present, values_of)  # type: ignore[arg-type]
-        out = list(map(scores.__getitem__, classes))  # type: ignore[arg-type]
         alone = _named_positions(state, nodes, s.alone())
         if None in scores.values():
             unknown = {k for k, score in scores.items() if score is None}
             alone += compress(range(len(nodes)), map(unknown.__contains__, classes))
+            scores = {k: score or 0 for k, score in scores.items()}
+        by_class = map(scores.__getitem__, classes)  # type: ignore[arg-type]
+        try:
+            out: list[int] | np.ndarray = np.fromiter(by_class, np.int64, len(nodes))
+        except OverflowError:
+            out = list(map(scores.__getitem__, classes))  # type: ignore[arg-type]
         for p in alone:
             out[p] = self.score(state, nodes[p], nodes[p])
-        return out  # type: ignore[return-value]
+        return out
 
     def normalize_score(
         self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]

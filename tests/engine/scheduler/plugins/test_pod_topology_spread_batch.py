@@ -201,11 +201,14 @@ def test_pre_score_score_nodes_and_normalize_as_node_by_node(seed: int) -> None:
             weights,
         )
         for given in (nodes, list(nodes), nodes[::-1]):
-            raw = plugin.score_nodes(state, given)
+            column = plugin.score_nodes(state, given)
+            raw = list(map(int, column))
             assert raw == [plugin.score(state, n, n) for n in given]
             scores = list(raw)
             plugin.normalize_score(state, given, scores)
             assert scores == _plain_normalize(s.ignored, given, raw)
+            plugin.normalize_score(state, given, column)
+            assert list(map(int, column)) == scores
         # scores not from score_nodes (a caller's own, or capacity's kept raw scores)
         scores = [rng.randint(0, 40) for _ in nodes]
         want = _plain_normalize(s.ignored, nodes, scores)
@@ -225,8 +228,10 @@ def test_score_nodes_after_the_token_registry_is_emptied(monkeypatch) -> None:
         token_map.clear()
         token_map.generation = pts._Generation()
         nodes = view.nodes
-        assert plugin.score_nodes(state, nodes) == [plugin.score(state, n, n) for n in nodes]
-        assert plugin.score_nodes(state, list(nodes)) == [plugin.score(state, n, n) for n in nodes]
+        assert list(plugin.score_nodes(state, nodes)) == [plugin.score(state, n, n) for n in nodes]
+        assert list(plugin.score_nodes(state, list(nodes))) == [
+            plugin.score(state, n, n) for n in nodes
+        ]
 
 
 def test_token_maps_live_as_long_as_their_base_view() -> None:
@@ -283,7 +288,9 @@ def test_carried_pre_score_memos_follow_the_pod() -> None:
                         checked += 1
             assert (s.counts, s.matching) == (counts, matching), seed
             nodes = view.nodes
-            assert plugin.score_nodes(state, nodes) == [plugin.score(state, n, n) for n in nodes]
+            assert list(plugin.score_nodes(state, nodes)) == [
+                plugin.score(state, n, n) for n in nodes
+            ]
     assert checked > 10
 
 
