@@ -51,6 +51,7 @@ from service.engine.scheduler.placement import PlacementOutcome, place
 from service.engine.scheduler.plugins.interpod_affinity import (
     EXISTING_ANTI_TERMS,
     EXISTING_TERMS,
+    TOPOLOGY,
     existing_term_groups,
     existing_terms_after,
 )
@@ -399,7 +400,8 @@ def _successor(
     recomputed: the other NodeInfos, the PDB and workload indexes are shared; the label and
     pod-affinity indexes over all pods are updated for the pods added and removed, and so
     are InterPodAffinity's groups of the existing pods' terms (the pods added and removed
-    with terms counted or uncounted: interpod_affinity.existing_terms_after).
+    with terms counted or uncounted: interpod_affinity.existing_terms_after); its topology
+    (the nodes' domains) is kept while the changed NodeInfos hold the same Nodes.
     ``owned``: ``view``'s indexes belong to this run (derived earlier), so they are updated
     in place; the first step copies the base view's instead. InterPodAffinity's groups are
     shared with ``base`` until a step changes them (most steps add no pod with terms), then
@@ -430,6 +432,9 @@ def _successor(
     if kept and with_terms:  # the base view's groups are copied, never changed
         of_base = any(value is base._derived.get(key) for key, value in kept.items())
         kept = _existing_terms_after(kept, new, added, removed, with_terms, owned=not of_base)
+    topology = view._derived.get(TOPOLOGY)
+    if topology is not None and all(ni.node is view.nodes[i].node for i, ni in changed.items()):
+        kept[TOPOLOGY] = topology  # the same Node objects: the same labels by index
     new._derived = kept
     new._bound = []
     new._bound_pdbs_done = True  # PodInfos not yet looked up are looked up when asked

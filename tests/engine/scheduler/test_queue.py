@@ -313,3 +313,21 @@ def test_a_queue_run_pauses_the_collector_and_leaves_no_cyclic_garbage():
     states.clear()
     _run(c, pending[:3], fresh_views=True, between_steps=lambda: states.append(gc.isenabled()))
     assert states and all(states)
+
+
+def test_a_bind_keeps_interpod_affinitys_topology_and_a_cordon_looks_again():
+    """The nodes' domains (InterPodAffinity's topology, by node index) pass to the next view
+    while a step keeps every Node object (a bind); a step that replaces a Node (a cordon)
+    leaves the next view to find it again: the same domains, as its labels did not change."""
+    from service.engine.scheduler.plugins.interpod_affinity import TOPOLOGY, _topology
+    from service.engine.scheduler.queue import WorkingCluster
+
+    nodes = [node(f"n{i}", 1000, labels={"zone": f"z{i % 2}"}) for i in range(3)]
+    work = WorkingCluster(cluster(nodes, []), DEFAULT_SETTINGS)
+    topology = _topology(work.view)
+    work.bind(pod("r1", 100), "n1")
+    assert work.view._derived.get(TOPOLOGY) is topology
+    assert _topology(work.view).domains("zone") is topology.domains("zone")
+    cordoned = WorkingCluster(cluster(nodes, []), DEFAULT_SETTINGS, cordoned=["n0"])
+    assert TOPOLOGY not in cordoned.view._derived
+    assert _topology(cordoned.view).nodes[0] is cordoned.view.nodes[0].node
