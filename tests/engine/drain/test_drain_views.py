@@ -84,14 +84,19 @@ def test_recreated_replicas_of_one_template_decide_as_full_cycles(seed: int) -> 
     assert _usage(mine) == _usage(full)
 
 
-def test_the_working_cluster_deletes_and_cordons_on_the_base_view() -> None:
+def _drained_web() -> tuple[Cluster, WorkingCluster]:
+    """Three ReplicaSet pods labelled app=web on two nodes; n1 cordoned and w1 evicted."""
     cluster = cluster_of(
         owned("w1", "n1", "ReplicaSet", "web"),
         owned("w2", "n1", "ReplicaSet", "web"),
         owned("other", "n2", "ReplicaSet", "web"),
     )
     w1 = next(p for p in cluster.snapshot.pods if p.name == "w1")
-    work = WorkingCluster(cluster, SETTINGS, cordoned=["n1"], deleted=[w1])
+    return cluster, WorkingCluster(cluster, SETTINGS, cordoned=["n1"], deleted=[w1])
+
+
+def test_the_working_cluster_deletes_and_cordons_on_the_base_view() -> None:
+    cluster, work = _drained_web()
     n1 = work.view.by_name["n1"]
     assert n1.node.unschedulable and [pi.name for pi in n1.pods] == ["w2"]
     assert n1.requested["cpu"] == 100
@@ -104,13 +109,7 @@ def test_the_working_cluster_deletes_and_cordons_on_the_base_view() -> None:
 
 
 def test_a_derived_views_label_index_is_its_origins_with_the_pods_refiled() -> None:
-    cluster = cluster_of(
-        owned("w1", "n1", "ReplicaSet", "web"),
-        owned("w2", "n1", "ReplicaSet", "web"),
-        owned("other", "n2", "ReplicaSet", "web"),
-    )
-    w1 = next(p for p in cluster.snapshot.pods if p.name == "w1")
-    work = WorkingCluster(cluster, SETTINGS, cordoned=["n1"], deleted=[w1])
+    cluster, work = _drained_web()
     base = scheduler_view(cluster, SETTINGS, whole_pods=True)
     assert base._by_label is None and work.view._by_label is None
     # the derived view's index is the base's (built there, kept) without w1
