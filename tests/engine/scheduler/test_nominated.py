@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.engine.scheduler.framework import SUCCESS
+from service.engine.scheduler.framework import SUCCESS, pod_info
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS
@@ -66,3 +66,59 @@ def test_nominated_pods_are_not_node_state() -> None:
 def test_bound_pod_with_stale_nomination_is_not_nominated() -> None:
     cl = cluster([node("n")], [pod("bound", 400, node="n", nominated="n")])
     assert scheduler_view(cl, settings=DEFAULT_SETTINGS).nominated_for("n") == []
+
+
+def _selection_by_hand(view, incoming) -> dict[str, list[str]]:
+    """addGENominatedPods' selection pod by pod, as the plain loop makes it."""
+    info = pod_info(incoming, DEFAULT_SETTINGS)
+    out: dict[str, list[str]] = {}
+    for name, pods in view.nominated.items():
+        for pi in pods:
+            if pi.priority >= info.priority and not pi.same_pod(info):
+                out.setdefault(name, []).append(pi.key)
+    return out
+
+
+@pytest.mark.parametrize(
+    "incoming",
+    [
+        pod("p", 100, priority=10),
+        pod("p", 100, priority=5),
+        pod("p", 100, priority=30),
+        pod("w1", 100, priority=10, nominated="a"),  # in the map by UID
+        pod("w1", 100, priority=10, uid=""),  # by key: its UID missing
+        pod("other", 100, priority=10, uid="uid-default-w2"),  # another key, w2's UID
+    ],
+    ids=["p10", "p5", "p30", "itself", "itself-by-key", "same-uid"],
+)
+def test_kept_selection_is_the_plain_one(incoming) -> None:
+    """The selection kept per nominator map and priority answers as the plain loop does,
+    for every pod that may be in the map or not, cycle after cycle."""
+    waiting = [
+        pod("w1", 100, priority=10, nominated="a"),
+        pod("w2", 100, priority=20, nominated="a"),
+        pod("w3", 100, priority=5, nominated="b"),
+        pod("w4", 100, priority=10, nominated="c"),
+    ]
+    view = scheduler_view(cluster([node("a"), node("b"), node("c")], waiting), DEFAULT_SETTINGS)
+    for _ in range(2):
+        _, ctx = cycle(incoming, view)
+        prepare_nominated(ctx, view)
+        assert {n: [pi.key for pi in pods] for n, pods in ctx.nominated.items()} == (
+            _selection_by_hand(view, incoming)
+        )
+
+
+def test_kept_selection_is_not_changed_by_a_cycle() -> None:
+    """A cycle's lists are its own: holds appended to them do not reach the next cycle."""
+    view = scheduler_view(
+        cluster([node("a")], [pod("w", 100, priority=10, nominated="a")]), DEFAULT_SETTINGS
+    )
+    _, first = cycle(pod("p", 100, priority=0), view)
+    prepare_nominated(first, view)
+    first.nominated["a"].append(first.info)
+    _, second = cycle(pod("q", 100, priority=0), view)
+    second.nominated["b"] = [second.info]  # a hold added before the selection
+    prepare_nominated(second, view)
+    assert [pi.key for pi in second.nominated["a"]] == ["default/w"]
+    assert list(second.nominated) == ["b", "a"]
