@@ -7,13 +7,16 @@ from collections import Counter
 
 import msgspec
 
-from service.engine.scheduler.placement import place
+from service.engine.scheduler import framework
+from service.engine.scheduler.framework import Status
+from service.engine.scheduler.placement import PlacementOutcome, place
 from service.engine.scheduler.profile import DEFAULT_PROFILE, DEFAULT_SCHEDULER_NAME
 from service.engine.scheduler.queue import (
     BOUND,
     NOMINATED,
     UNSCHEDULABLE,
     queue_order,
+    reason_counts,
     run_queue,
 )
 from service.engine.version import DEFAULT_SETTINGS
@@ -331,3 +334,21 @@ def test_a_bind_keeps_interpod_affinitys_topology_and_a_cordon_looks_again():
     cordoned = WorkingCluster(cluster(nodes, []), DEFAULT_SETTINGS, cordoned=["n0"])
     assert TOPOLOGY not in cordoned.view._derived
     assert _topology(cordoned.view).nodes[0] is cordoned.view.nodes[0].node
+
+
+def test_reason_counts_count_every_node_reason() -> None:
+    """Counted per distinct tuple of reasons, each reason gets the number of nodes giving
+    it, as counting node by node does (a reason twice in a tuple counts twice)."""
+    statuses = {
+        "a": Status(framework.UNSCHEDULABLE, ("Insufficient cpu", "Insufficient memory")),
+        "b": Status(framework.UNSCHEDULABLE, ("Insufficient cpu",)),
+        "c": Status(framework.UNSCHEDULABLE, ("Insufficient cpu", "Insufficient memory")),
+        "d": Status(framework.UNSCHEDULABLE, ("Too many pods", "Too many pods")),
+        "e": Status(framework.UNSCHEDULABLE, ()),
+    }
+    outcome = PlacementOutcome(None, [], "", statuses=statuses)
+    by_node: Counter[str] = Counter()
+    for status in statuses.values():
+        by_node.update(status.reasons)
+    assert reason_counts(outcome) == dict(sorted(by_node.items()))
+    assert list(reason_counts(outcome)) == sorted(by_node)
