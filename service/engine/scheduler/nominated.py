@@ -25,14 +25,18 @@ __all__ = [
 ]
 
 
-def prepare_nominated(ctx: CycleState, view: SchedulerView) -> None:
+def prepare_nominated(ctx: CycleState, view: SchedulerView, *, shared: bool = False) -> None:
     """addGENominatedPods' selection, once per pod: for every node, the nominated pods with
     priority >= the pod's, other than the pod itself. Holds (holds.py) are added to the same
     lists before or after this call (each node's list is the cycle's own). The selection by
     priority is kept per nominator map (``_selections``): a queue run's cycles share one map
-    and a few priorities; a pod that may be in the map is left out pod by pod."""
+    and a few priorities; a pod that may be in the map is left out pod by pod. ``shared``:
+    the caller adds no holds, so the lists may be the kept ones (read-only), not copies."""
     selection = _selections(view.nominated).of(ctx.priority, ctx.info)
     counted = ctx.nominated
+    if shared and not counted:
+        ctx.nominated = dict(selection)
+        return
     for node_name, pods in selection.items():
         kept = counted.get(node_name)
         if kept is None:

@@ -147,7 +147,7 @@ def place(
     if fwk.needs_whole_pods(pod, view):
         view = scheduler_view(cluster, settings, whole_pods=True)
     state = fwk.cycle_state(pod, view)
-    prepare_nominated(state, view)
+    prepare_nominated(state, view, shared=not holds)
     plan = apply_holds(
         state, view, hold_statefulset_upgrades=hold_statefulset_upgrades, holds=holds
     )

@@ -364,7 +364,7 @@ def preempt(
     if args is None:
         args = _default_preemption_args(profile)
     ctx = fwk.cycle_state(pod, view, scoring=False)
-    prepare_nominated(ctx, view)
+    prepare_nominated(ctx, view, shared=not holds)
     plan = apply_holds(ctx, view, hold_statefulset_upgrades=hold_statefulset_upgrades, holds=holds)
     node_names = [ni.name for ni in view.nodes]
     computed: dict[str, Status] | None = None

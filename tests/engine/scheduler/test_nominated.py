@@ -93,7 +93,7 @@ def _selection_by_hand(view, incoming) -> dict[str, list[str]]:
 )
 def test_kept_selection_is_the_plain_one(incoming) -> None:
     """The selection kept per nominator map and priority answers as the plain loop does,
-    for every pod that may be in the map or not, cycle after cycle."""
+    for every pod that may be in the map or not, cycle after cycle, shared or copied."""
     waiting = [
         pod("w1", 100, priority=10, nominated="a"),
         pod("w2", 100, priority=20, nominated="a"),
@@ -101,9 +101,9 @@ def test_kept_selection_is_the_plain_one(incoming) -> None:
         pod("w4", 100, priority=10, nominated="c"),
     ]
     view = scheduler_view(cluster([node("a"), node("b"), node("c")], waiting), DEFAULT_SETTINGS)
-    for _ in range(2):
+    for shared in (False, True, True, False):
         _, ctx = cycle(incoming, view)
-        prepare_nominated(ctx, view)
+        prepare_nominated(ctx, view, shared=shared)
         assert {n: [pi.key for pi in pods] for n, pods in ctx.nominated.items()} == (
             _selection_by_hand(view, incoming)
         )
