@@ -31,11 +31,12 @@ def prepare_nominated(ctx: CycleState, view: SchedulerView, *, shared: bool = Fa
     lists before or after this call (each node's list is the cycle's own). The selection by
     priority is kept per nominator map (``_selections``): a queue run's cycles share one map
     and a few priorities; a pod that may be in the map is left out pod by pod. ``shared``:
-    the caller adds no holds, so the lists may be the kept ones (read-only), not copies."""
+    the caller adds no holds, so the map may be the kept one (read-only), not a copy: the
+    framework then knows it from the cycle before (runtime.Framework._nominated_nodes_of)."""
     selection = _selections(view.nominated).of(ctx.priority, ctx.info)
     counted = ctx.nominated
     if shared and not counted:
-        ctx.nominated = dict(selection)
+        ctx.nominated = selection
         return
     for node_name, pods in selection.items():
         kept = counted.get(node_name)
@@ -59,7 +60,7 @@ class _Selections:
         self.by_priority: dict[int, dict[str, list[PodInfo]]] = {}
 
     def of(self, priority: int, pod: PodInfo) -> dict[str, list[PodInfo]]:
-        """The lists of pods counted for ``pod`` (read-only: they may be kept)."""
+        """The pods counted for ``pod`` by node (read-only: it may be kept)."""
         if (pod.uid and pod.uid in self.uids) or pod.key in self.keys:
             return _selected(self.nominated, priority, pod)
         found = self.by_priority.get(priority)

@@ -240,6 +240,22 @@ def _scores(
 BATCH_FROM_NODES = 100
 
 
+@dataclass(frozen=True, slots=True)
+class _NominatedNodes:
+    """The nodes with nominated pods counted for a pod (one map of them, ``nominated``):
+    their positions in the view's nodes and names, and for each the NodeInfo last seen
+    there with its pass-1 pods (NodeInfo.with_nominated). A queue run's cycles count the
+    same kept map (nominated.prepare_nominated, shared) on views that replace a node or two
+    per step: only those nodes' pass-1 pods are made again."""
+
+    nominated: Mapping[str, list[PodInfo]]
+    positions: list[int]
+    names: list[str]
+    infos: list[NodeInfo]
+    pods: list[NodeInfoPods]
+    seen: np.ndarray  # the infos' addresses (engine/addresses.py)
+
+
 def _unmodelled(names: Sequence[str]) -> tuple[str, ...]:
     """The in-tree plugins among ``names`` that Verdict does not model, once each, in order."""
     return tuple(n for n in dict.fromkeys(names) if n not in REGISTRY and n in IN_TREE)
@@ -325,6 +341,9 @@ class Framework:
         self.filter_names = frozenset(p.name for p in self.filter_plugins)
         self._filters_by_name = {p.name: p for p in self.filter_plugins}
         self._capabilities()
+        # the last cycle's nodes with nominated pods (_nominated_nodes); replaced whole, so
+        # decisions sharing this framework read one consistent value
+        self._nominated_nodes: _NominatedNodes | None = None
         self.unmodelled_filters = _unmodelled((*profile.pre_filter, *profile.filter))
         self.unmodelled = _unmodelled(
             (*profile.pre_filter, *profile.filter, *profile.pre_score, *weights)
@@ -583,18 +602,18 @@ class Framework:
         nominated = state.nominated
         # the nodes with nominated pods (their positions), filtered again in pass 1
         pass_two: list[int] = []
+        known: _NominatedNodes | None = None
         view = state.view
         if nominated and view is not None and nodes is view.nodes and len(positions) == len(nodes):
-            by_name = view.by_name  # a view's nodes sit at their own index
-            pass_two = [by_name[name].index
-                        for name, pods in nominated.items() if pods and name in by_name]  # fmt: skip
+            known = self._nominated_nodes_of(nominated, view)
+            pass_two = known.positions
         elif nominated:
             pass_two = [i for i in positions.tolist() if nominated.get(nodes[i].name)]
         # each node's rejecting filter (its index in state.filters; len(filters): none)
         rejected_at = np.full(len(nodes), len(state.filters), np.intp) if pass_two else None
         self._filter_batches(state, nodes, positions, out, rejected_at)
         if pass_two:
-            self._first_passes(state, nodes, pass_two, rejected_at, out)
+            self._first_passes(state, nodes, pass_two, rejected_at, out, known)
         return out.tolist()
 
     def _filter_batches(
@@ -647,9 +666,11 @@ class Framework:
         pass_two: list[int],
         rejected_at: np.ndarray,
         out: np.ndarray,
+        known: _NominatedNodes | None = None,
     ) -> None:
         """Pass 1 of RunFilterPluginsWithNominatedPods on the nodes at ``pass_two`` (their
-        nominated pods added, ``NodeInfo.with_nominated``), given pass 2's answers (the
+        nominated pods added, ``NodeInfo.with_nominated``; ``known``: those nodes with their
+        pass-1 pods, when found by ``_nominated_nodes_of``), given pass 2's answers (the
         index of the filter that rejected each node): a failure replaces the node's status
         in ``out``. The leading filters that ignore the node's pods (IgnoresNodePods)
         answer as in pass 2, so they are not run again: a node they rejected keeps its
@@ -667,9 +688,14 @@ class Framework:
         extended = {p.name for p in self.active_extensions(state)}
         nominated = state.nominated
         todo = np.asarray(pass_two, np.intp)
-        todo = todo[rejected_at[todo] >= lead]
-        infos = [nodes[i] for i in todo.tolist()]
-        pods = [ni.with_nominated(nominated[ni.name]) for ni in infos]
+        kept = rejected_at[todo] >= lead
+        todo = todo[kept]
+        if known is not None:
+            mask = kept.tolist()
+            infos, pods = list(compress(known.infos, mask)), list(compress(known.pods, mask))
+        else:
+            infos = [nodes[i] for i in todo.tolist()]
+            pods = [ni.with_nominated(nominated[ni.name]) for ni in infos]
         states = [state] * len(infos)
         if not extended.isdisjoint(names):
             states = [self._with_added(state, nominated[ni.name], ni) for ni in infos]
@@ -689,6 +715,37 @@ class Framework:
             todo = todo[passed]
             kept = passed.tolist()
             infos, pods, states = (list(compress(items, kept)) for items in (infos, pods, states))
+
+    def _nominated_nodes_of(
+        self, nominated: Mapping[str, list[PodInfo]], view: SchedulerView
+    ) -> _NominatedNodes:
+        """The view's nodes with pods in ``nominated`` (a view's nodes sit at their own
+        index) and their pass-1 pods, from the last cycle's while it counted the same map:
+        its NodeInfos still in the view keep their pods, the others (a step replaced them,
+        under the same name: views derived one from another keep their nodes' names and
+        order) get theirs made again."""
+        known = self._nominated_nodes
+        if known is not None and known.nominated is nominated:
+            nodes = view.nodes
+            infos = [nodes[i] for i in known.positions]
+            seen = addresses(infos)
+            moved = np.flatnonzero(seen != known.seen).tolist()
+            if not moved:
+                return known
+            if all(infos[k].name == known.names[k] for k in moved):
+                pods = list(known.pods)
+                for k in moved:
+                    pods[k] = infos[k].with_nominated(nominated[known.names[k]])
+                known = _NominatedNodes(nominated, known.positions, known.names, infos, pods, seen)
+                self._nominated_nodes = known
+                return known
+        by_name = view.by_name
+        infos = [by_name[name] for name, pods in nominated.items() if pods and name in by_name]
+        pods = [ni.with_nominated(nominated[ni.name]) for ni in infos]
+        positions, names = [ni.index for ni in infos], [ni.name for ni in infos]
+        known = _NominatedNodes(nominated, positions, names, infos, pods, addresses(infos))
+        self._nominated_nodes = known
+        return known
 
     def _with_added(self, state: CycleState, added: list[PodInfo], ni: NodeInfo) -> CycleState:
         """A copy of the state with ``added`` pods on ``ni`` (addGENominatedPods' AddPod)."""

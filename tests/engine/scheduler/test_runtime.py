@@ -14,10 +14,13 @@ import pytest
 from service.engine.objects import Taint
 from service.engine.scheduler import runtime
 from service.engine.scheduler.framework import UNRESOLVABLE, FilterPlugin, IgnoresNodePods
+from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.placement import num_feasible_nodes_to_find, place
 from service.engine.scheduler.plugins import REGISTRY, default_preemption
 from service.engine.scheduler.preemption import preempt
 from service.engine.scheduler.profile import DEFAULT_PROFILE, IN_TREE, Profile
+from service.engine.scheduler.queue import WorkingCluster
+from service.engine.scheduler.snapshot import scheduler_view
 from service.engine.version import DEFAULT_SETTINGS, settings_for
 from service.ingest.kube import pod_from_object
 from tests.engine.scheduler.helpers import GI, cluster, cluster_of, node, pod
@@ -277,3 +280,60 @@ def test_preemption_takes_the_fast_path_by_capability(monkeypatch, cls, literal)
     out = preempt(cl, pod("p", 500, priority=100), profile=profile, settings=DEFAULT_SETTINGS)
     assert [v.name for v in out.victims] == ["low"]
     assert calls == (["n"] if literal else [])
+
+
+def test_nodes_with_nominated_pods_are_kept_from_cycle_to_cycle(monkeypatch) -> None:
+    """The nodes with nominated pods and their pass-1 pods are kept while cycles count the
+    same map (Framework._nominated_nodes_of): on the views of a queue run whose binds
+    replace a node with nominated pods, every cycle's filter_all equals
+    RunFilterPluginsWithNominatedPods node by node; a replaced node gets new pass-1 pods,
+    the others keep theirs, and another map (another priority) is looked up afresh."""
+    nodes = [node(f"n{i}", 4000) for i in range(4)]
+    nominees = [
+        pod("nom0", 2000, priority=10, nominated="n0"),
+        pod("nom1", 3500, priority=0, nominated="n1"),
+        pod("nom2", 500, priority=10, nominated="n3"),
+    ]
+    c = cluster(nodes, [pod("base", 1000, node="n0"), *nominees])
+    monkeypatch.setattr(runtime, "BATCH_FROM_NODES", 0)
+    work = WorkingCluster(c, DEFAULT_SETTINGS)
+    fwk = runtime.Framework(DEFAULT_PROFILE, DEFAULT_SETTINGS)
+
+    def filtered(incoming):
+        view = work.view
+        state = fwk.cycle_state(incoming, view)
+        prepare_nominated(state, view, shared=True)
+        plain = [fwk.run_filter_plugins_with_nominated(state, ni) for ni in view.nodes]
+        assert fwk.filter_all(state, view.nodes) == plain
+        return fwk._nominated_nodes, plain
+
+    first, plain = filtered(pod("p", 1500, priority=0))
+    assert first.names == ["n0", "n1", "n3"]
+    assert [s.is_success for s in plain] == [False, False, True, True]
+    work.bind(pod("q", 1500), "n0")
+    again, plain = filtered(pod("p", 1500, priority=0))
+    assert again.positions is first.positions
+    assert again.infos[0] is not first.infos[0] and again.pods[1:] == first.pods[1:]
+    assert again.pods[0] == again.infos[0].base_state().with_pods(again.nominated["n0"])
+    higher, plain = filtered(pod("r", 3600, priority=10))
+    assert higher.nominated is not again.nominated and higher.names == ["n0", "n3"]
+    assert [s.is_success for s in plain] == [False, True, True, False]
+
+
+def test_nodes_with_nominated_pods_are_found_again_on_other_nodes(monkeypatch) -> None:
+    """A view whose nodes are not the kept ones' (other names at those positions) gets its
+    nodes with nominated pods looked up afresh, even given the same map."""
+    monkeypatch.setattr(runtime, "BATCH_FROM_NODES", 0)
+    waiting = [pod("nom0", 3000, nominated="n0"), pod("nom1", 100, nominated="n1")]
+    one = scheduler_view(cluster([node("n0", 4000), node("n1", 4000)], waiting), DEFAULT_SETTINGS)
+    other = scheduler_view(cluster([node("n1", 4000), node("n0", 4000)], waiting), DEFAULT_SETTINGS)
+    other.nominated = one.nominated
+    fwk = runtime.Framework(DEFAULT_PROFILE, DEFAULT_SETTINGS)
+    for view in (one, other):
+        state = fwk.cycle_state(pod("p", 2000), view)
+        prepare_nominated(state, view, shared=True)
+        plain = [fwk.run_filter_plugins_with_nominated(state, ni) for ni in view.nodes]
+        assert fwk.filter_all(state, view.nodes) == plain
+        assert [s.is_success for s in plain] == [ni.name == "n1" for ni in view.nodes]
+        known = fwk._nominated_nodes
+        assert [view.nodes[i].name for i in known.positions] == known.names == ["n0", "n1"]
