@@ -278,12 +278,13 @@ def first_filter_error(statuses: Mapping[str, Status]) -> CycleError | None:
 def filter_statuses(
     fwk: Framework, ctx: CycleState, view: SchedulerView, plan: HoldPlan | None = None
 ) -> dict[str, Status]:
-    """The Filter phase over every node (RunFilterPluginsWithNominatedPods per node), with hold
-    reasons added where a hold changed the verdict."""
+    """The Filter phase over every node (RunFilterPluginsWithNominatedPods per node, run
+    plugin by plugin: Framework.filter_all), with hold reasons added where a hold changed
+    the verdict."""
     out: dict[str, Status] = {}
     hold_nodes = plan.nodes() if plan is not None else ()
-    for ni in view.nodes:
-        status = fwk.run_filter_plugins_with_nominated(ctx, ni)
+    nodes = view.nodes
+    for ni, status in zip(nodes, fwk.filter_all(ctx, nodes), strict=True):
         if hold_nodes and ni.name in hold_nodes:
             extra = hold_reasons(fwk, ctx, ni, status, plan)  # type: ignore[arg-type]
             if extra:

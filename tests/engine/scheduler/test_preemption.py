@@ -21,6 +21,7 @@ from service.engine.objects import (
     TopologySpreadConstraint,
 )
 from service.engine.quantity import MAX_INT64
+from service.engine.scheduler import runtime
 from service.engine.scheduler.framework import (
     ERROR,
     UNRESOLVABLE,
@@ -28,6 +29,7 @@ from service.engine.scheduler.framework import (
     Status,
     pod_info,
 )
+from service.engine.scheduler.holds import Hold, apply_holds, hold_reasons
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.plugins.default_preemption import (
     calculate_num_candidates,
@@ -38,6 +40,7 @@ from service.engine.scheduler.plugins.default_preemption import (
 )
 from service.engine.scheduler.preemption import (
     Candidate,
+    filter_statuses,
     fit_error_message,
     pick_one_node_for_preemption,
     preempt,
@@ -629,3 +632,32 @@ def test_fast_victim_selection_matches_reference_at_int64_edges(seed: int) -> No
             fast = select_victims_on_node(fwk, ctx, view, ni)
             slow = select_victims_reference(fwk, ctx, view, ni)
             _assert_same_victims(fast, slow, (seed, ni.name))
+
+
+@pytest.mark.parametrize("seed", range(4200, 4240))
+def test_filter_statuses_are_the_node_by_node_ones(monkeypatch, seed: int) -> None:
+    """preemption.filter_statuses runs the filters plugin by plugin (Framework.filter_all):
+    every node's status, hold reasons included, is RunFilterPluginsWithNominatedPods' on
+    that node, on the differential tests' clusters with a pod nominated and a hold."""
+    monkeypatch.setattr(runtime, "BATCH_FROM_NODES", 0)
+    rng = random.Random(seed)
+    case = random_case(seed, "preemption", volumes=seed % 2 == 0)
+    cl = Cluster(snapshot_from_objects(case["objects"]))
+    incoming = admit_priority(pod_from_object(case["pod"]), cl)
+    names = [n.name for n in cl.nodes]
+    nominee = replace(incoming, name="nominee", uid="uid-nominee", nominated_node_name="")
+    nominee = replace(nominee, nominated_node_name=rng.choice(names))
+    cl = Cluster(replace(cl.snapshot, pods=(*cl.snapshot.pods, nominee)))
+    view = scheduler_view(cl, whole_pods=True, settings=DEFAULT_SETTINGS)
+    hold = Hold(rng.choice(names), "default", "held", requests={"cpu": 10**6}, priority=10**6)
+    fwk, ctx = cycle(incoming, view)
+    prepare_nominated(ctx, view)
+    plan = apply_holds(ctx, view, holds=[hold])
+    plain = {}
+    for ni in view.nodes:
+        status = fwk.run_filter_plugins_with_nominated(ctx, ni)
+        extra = tuple(hold_reasons(fwk, ctx, ni, status, plan)) if ni.name in plan.nodes() else ()
+        plain[ni.name] = (
+            Status(status.code, status.reasons + extra, status.plugin) if extra else status
+        )
+    assert filter_statuses(fwk, ctx, view, plan) == plain
