@@ -254,6 +254,8 @@ class _NominatedNodes:
     infos: list[NodeInfo]
     pods: list[NodeInfoPods]
     seen: np.ndarray  # the infos' addresses (engine/addresses.py)
+    count: int  # the view's nodes
+    absent: list[str]  # the map's nodes the view did not have
 
 
 def _unmodelled(names: Sequence[str]) -> tuple[str, ...]:
@@ -723,10 +725,16 @@ class Framework:
         index) and their pass-1 pods, from the last cycle's while it counted the same map:
         its NodeInfos still in the view keep their pods, the others (a step replaced them,
         under the same name: views derived one from another keep their nodes' names and
-        order) get theirs made again."""
+        order) get theirs made again. A view of other nodes (another count, a node the map
+        names that the last one lacked, another name at a position) is looked up afresh."""
         known = self._nominated_nodes
-        if known is not None and known.nominated is nominated:
-            nodes = view.nodes
+        nodes, by_name = view.nodes, view.by_name
+        if (
+            known is not None
+            and known.nominated is nominated
+            and known.count == len(nodes)
+            and not any(name in by_name for name in known.absent)
+        ):
             infos = [nodes[i] for i in known.positions]
             seen = addresses(infos)
             moved = np.flatnonzero(seen != known.seen).tolist()
@@ -736,14 +744,25 @@ class Framework:
                 pods = list(known.pods)
                 for k in moved:
                     pods[k] = infos[k].with_nominated(nominated[known.names[k]])
-                known = _NominatedNodes(nominated, known.positions, known.names, infos, pods, seen)
+                known = _NominatedNodes(
+                    nominated,
+                    known.positions,
+                    known.names,
+                    infos,
+                    pods,
+                    seen,
+                    known.count,
+                    known.absent,
+                )
                 self._nominated_nodes = known
                 return known
-        by_name = view.by_name
         infos = [by_name[name] for name, pods in nominated.items() if pods and name in by_name]
         pods = [ni.with_nominated(nominated[ni.name]) for ni in infos]
         positions, names = [ni.index for ni in infos], [ni.name for ni in infos]
-        known = _NominatedNodes(nominated, positions, names, infos, pods, addresses(infos))
+        absent = [name for name, pods in nominated.items() if pods and name not in by_name]
+        known = _NominatedNodes(
+            nominated, positions, names, infos, pods, addresses(infos), len(nodes), absent
+        )
         self._nominated_nodes = known
         return known
 

@@ -327,13 +327,16 @@ def test_nodes_with_nominated_pods_are_found_again_on_other_nodes(monkeypatch) -
     waiting = [pod("nom0", 3000, nominated="n0"), pod("nom1", 100, nominated="n1")]
     one = scheduler_view(cluster([node("n0", 4000), node("n1", 4000)], waiting), DEFAULT_SETTINGS)
     other = scheduler_view(cluster([node("n1", 4000), node("n0", 4000)], waiting), DEFAULT_SETTINGS)
-    other.nominated = one.nominated
+    more = scheduler_view(
+        cluster([node("n1", 4000), node("n2", 4000), node("n0", 4000)], waiting), DEFAULT_SETTINGS
+    )
+    other.nominated = more.nominated = one.nominated
     fwk = runtime.Framework(DEFAULT_PROFILE, DEFAULT_SETTINGS)
-    for view in (one, other):
+    for view in (one, other, more, one):
         state = fwk.cycle_state(pod("p", 2000), view)
         prepare_nominated(state, view, shared=True)
         plain = [fwk.run_filter_plugins_with_nominated(state, ni) for ni in view.nodes]
         assert fwk.filter_all(state, view.nodes) == plain
-        assert [s.is_success for s in plain] == [ni.name == "n1" for ni in view.nodes]
+        assert [s.is_success for s in plain] == [ni.name != "n0" for ni in view.nodes]
         known = fwk._nominated_nodes
         assert [view.nodes[i].name for i in known.positions] == known.names == ["n0", "n1"]
