@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from service.engine.addresses import addresses
-from service.engine.scheduler.framework import NodeInfo
+from service.engine.scheduler.framework import CycleState, NodeInfo
+from service.engine.scheduler.plugins.helper import node_indexes
 
 __all__ = [
     "ALLOC_CPU",
@@ -47,9 +48,11 @@ __all__ = [
     "REQUESTED_EPHEMERAL",
     "REQUESTED_MEMORY",
     "Columns",
+    "columns_at",
     "columns_of",
     "expect_sublist",
     "row_values",
+    "scored_columns",
     "with_others",
 ]
 
@@ -306,6 +309,8 @@ class _Store:
 
 _store = _Store(0)
 _recent: list[Columns] = []
+# The last view's NodeInfo addresses, their rows and the store holding them (``columns_at``)
+_view: tuple[np.ndarray, np.ndarray, _Store] | None = None
 # Sublists announced by ``expect_sublist``: (the columns of a list, positions in it).
 _expected: list[tuple[Columns, np.ndarray]] = []
 
@@ -349,6 +354,62 @@ def columns_of(nodes: Sequence[NodeInfo]) -> Columns:
         _recent.insert(0, answer)
         del _recent[_RECENT:]
         return answer
+
+
+def scored_columns(state: CycleState, nodes: Sequence[NodeInfo]) -> Columns:
+    """The columns of the nodes a Score batch gets: by their view index (``columns_at``)
+    when the cycle has a view."""
+    view = state.view
+    if view is None:
+        return columns_of(nodes)
+    return columns_at(view.nodes, nodes, node_indexes(state, nodes))
+
+
+def columns_at(
+    view_nodes: list[NodeInfo], nodes: Sequence[NodeInfo], indexes: np.ndarray
+) -> Columns:
+    """The columns of ``nodes``, the NodeInfos of ``view_nodes`` (a view's) at ``indexes``
+    (a cycle's feasible nodes): the rows of the view's columns at those indexes, which a
+    queue step patches from the last view's (``columns_of``), rather than each NodeInfo
+    looked up; checked by address, any other list takes ``columns_of``."""
+    current = nodes if type(nodes) is list else list(nodes)
+    found = addresses(current)
+    with _LOCK:
+        for i, known in enumerate(_recent):
+            if np.array_equal(known.addresses, found):
+                _recent.insert(0, _recent.pop(i))
+                return known
+    view_found = addresses(view_nodes)  # ``view_nodes`` holds them meanwhile
+    in_view = len(indexes) == len(found) and (
+        not len(indexes) or int(indexes.max()) < len(view_found)
+    )
+    if not in_view or not np.array_equal(view_found[indexes], found):
+        return columns_of(current)
+    with _LOCK:
+        rows, store = _view_rows(view_nodes, view_found)
+        answer = Columns(found, rows[indexes], store)
+        _recent.insert(0, answer)
+        del _recent[_RECENT:]
+    return answer
+
+
+def _view_rows(view_nodes: list[NodeInfo], found: np.ndarray) -> tuple[np.ndarray, _Store]:
+    """The row of each NodeInfo of a view (``found``: their addresses), patched from the
+    last view's where a queue step replaced a few; the store holds them. Under _LOCK."""
+    global _view
+    last = _view
+    if last is not None and last[2] is _store and len(last[0]) == len(found):
+        changed = np.flatnonzero(last[0] != found)
+        if len(changed) <= _PATCH_LIMIT and len(_store.held) + len(changed) <= _limit(found):
+            rows = last[1]
+            if len(changed):
+                rows = rows.copy()
+                rows[changed] = _rows_of(_store, view_nodes, found, changed)
+            _view = found, rows, _store
+            return rows, _store
+    rows = _looked_up(view_nodes, found).rows  # may replace the store
+    _view = found, rows, _store
+    return rows, _store
 
 
 def _expected_sublist(found: np.ndarray) -> Columns | None:

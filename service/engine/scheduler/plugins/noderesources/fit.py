@@ -266,7 +266,7 @@ class NodeResourcesFit(
             prepared = state.data[_SCORE_KEY]
         scores = None
         if nodes:
-            scores = self.scorer.score_columns(prepared, cols := col.columns_of(nodes))
+            scores = self.scorer.score_columns(prepared, cols := col.scored_columns(state, nodes))
         if scores is None:
             return [self.score(state, ni, ni) for ni in nodes]
         return col.with_others(scores, cols, nodes, lambda ni: self.score(state, ni, ni))
