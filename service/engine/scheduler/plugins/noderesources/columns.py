@@ -105,6 +105,7 @@ _RECENT = 4  # lists remembered (Fit's Score and BalancedAllocation's read the s
 _PATCH_LIMIT = 64  # places a list may differ from a remembered one to be patched
 _PENDING_LIMIT = 256  # rows added before their addresses are sorted in
 _EXPECTED = 2  # sublists announced and kept
+_FEW = 16  # addresses looked up in the store's dict rather than its sorted array
 _LOCK = threading.Lock()
 
 
@@ -244,7 +245,8 @@ class Columns:
 class _Store:
     """Each NodeInfo's values, once, by row; the NodeInfos held in row order (``held``),
     their addresses sorted (``sorted_addresses``) with their rows (``sorted_rows``), the
-    latest in ``pending``."""
+    latest in ``pending``; and every row by address (``row_of``), for a look-up of a few
+    (a queue step's NodeInfos), where numpy's fixed costs would outweigh the work."""
 
     def __init__(self, capacity: int) -> None:
         capacity = max(capacity, 64)
@@ -255,9 +257,13 @@ class _Store:
         self.sorted_rows = np.empty(0, np.intp)
         # The latest rows, not yet sorted in: address -> row (a queue step's few at a time)
         self.pending: dict[int, int] = {}
+        self.row_of: dict[int, int] = {}
 
     def rows(self, found: np.ndarray) -> np.ndarray:
         """The row of each address, -1 where the store has none."""
+        if len(found) <= _FEW:
+            get = self.row_of.get
+            return np.array([get(a, -1) for a in found.tolist()], np.intp)
         if not len(self.sorted_addresses):
             rows = np.full(len(found), -1, np.intp)
         else:
@@ -288,6 +294,7 @@ class _Store:
         rows = np.arange(first, needed, dtype=np.intp)
         self.values[:, first:needed], self.plain[first:needed] = _rows_block(nodes)
         self.held.extend(nodes)
+        self.row_of.update(zip(found.tolist(), rows.tolist(), strict=True))
         if len(nodes) > _PENDING_LIMIT:  # a view's worth: sorted in at once
             self._sort_in(found, rows)
             return rows
