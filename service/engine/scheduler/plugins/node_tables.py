@@ -126,9 +126,13 @@ class NodeTable(dict):
         if last is not None and len(last[0]) == len(found):
             changed = np.flatnonzero(last[0] != found)
             if len(changed) * _PATCH_SHARE <= len(found):
-                out = last[1].copy()
-                for k in changed.tolist():
-                    out[k] = self[nodes[k]]
+                out = last[1]  # never changed once kept: copied where an answer differs
+                at = changed.tolist()
+                patch = [self[nodes[k]] for k in at]
+                if any(new is not out[k] for k, new in zip(at, patch, strict=True)):
+                    out = out.copy()
+                    for k, new in zip(at, patch, strict=True):
+                        out[k] = new
                 self.last = found, out
                 return out.copy()
         out = list(map(self.__getitem__, nodes))
@@ -165,11 +169,13 @@ class NodeTable(dict):
             if not len(changed):
                 return last
             if len(changed) * _PATCH_SHARE <= len(found):
-                values = last[1].copy()
                 patch = [self[view_nodes[k]] for k in changed.tolist()]
                 if not _all_int64(patch):
                     return None
-                values[changed] = patch
+                values = last[1]  # never changed once kept: copied where an answer differs
+                if values[changed].tolist() != patch:
+                    values = values.copy()
+                    values[changed] = patch
                 self.by_index = found, values
                 return self.by_index
         answers = list(map(self.__getitem__, view_nodes))

@@ -151,6 +151,7 @@ def test_scores_by_view_index_match_the_answers():
     replaced = list(view.nodes)
     for k in (0, 3, 9):
         replaced[k] = NodeInfo(Node(name=f"n{k + 1}"), k, [])  # another answer there
+    replaced[20] = NodeInfo(Node(name="n24"), 20, [])  # the same answer
     step = SimpleNamespace(nodes=replaced)
     nodes = [replaced[i] for i in indexes.tolist()]
     assert table.scores(step, nodes, indexes).tolist() == [int(n.name[1:]) % 4 for n in nodes]
@@ -173,3 +174,20 @@ def test_scores_fall_back_to_the_answers():
     assert table.scores(None, view.nodes, indexes) == table.answers(view.nodes)
     huge = _scored_table(view, lambda ni: 2**63 + int(ni.name[1:]))
     assert huge.scores(view, view.nodes, indexes) == [2**63 + i for i in range(12)]
+
+
+def test_a_patched_list_with_the_same_answers_is_a_new_list():
+    """A queue step's new NodeInfo answered as the one it replaces: the answers are those
+    of the last list, still a new list each time (a caller may change it)."""
+    view = _view(node_tables._PATCH_FROM + 40)
+    groups = NodeGroups(_UNSCHEDULABLE)
+    groups.fill(view.nodes)
+    table = NodeTable(groups, _UNSCHEDULABLE)
+    nodes = list(view.nodes)
+    first = table.answers(nodes)
+    replaced = list(nodes)
+    replaced[4] = NodeInfo(Node(name="n4", unschedulable=nodes[4].node.unschedulable), 4, [])
+    second = table.answers(replaced)
+    assert second == first and second is not first
+    second[0] = "changed by the caller"
+    assert table.answers(nodes) == first
