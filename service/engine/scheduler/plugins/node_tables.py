@@ -8,8 +8,10 @@ NodeInfo with the one before it (engine/scheduler/queue.py). So a plugin keeps, 
 (exactly what it reads of the pod), a table NodeInfo -> its answer there (``NodeTable``): a
 batch is one lookup per node done by ``map`` in C, and only a NodeInfo not seen before is
 computed, in Python (``__missing__``); a list that differs from the one the table answered
-last only where a queue step replaced NodeInfos is answered from it (``answers``). Keys are the NodeInfo objects themselves, held by the
-table, so an id is never reused while a key is alive.
+last only where a queue step replaced NodeInfos is answered from it (``answers``). A Score's
+answers are an int64 column over the view's nodes, patched per step alike and taken at the
+feasible nodes' view indexes (``scores``). Keys are the NodeInfo objects themselves, held by
+the table, so an id is never reused while a key is alive.
 
 A first time is cheap too: the answer depends on the node only through what the plugin
 reads of it (``read``: its taints, a few label values), so the nodes are grouped by that

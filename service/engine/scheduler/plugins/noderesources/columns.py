@@ -14,7 +14,8 @@ store shared by every view and list: a list's rows are found by the addresses of
 NodeInfos (their ``id``), read from the list in one copy (``addresses``) and looked up in
 the store's sorted addresses. The store holds the NodeInfos it has rows for, so their
 addresses are never reused while it lives; only NodeInfos it has not seen are read in
-Python (a queue step's few; a new view's all, once).
+Python (a queue step's few; a new view's all, once). A Score's feasible nodes, a sublist of
+the view's, take the view's rows at their view indexes (``columns_at``).
 
 Every value is a Python int read as the per-node code reads it (``dict.get(name, 0)``); a
 node with a value outside [0, NO_WRAP) is not ``plain``: the batches leave it to the
