@@ -166,6 +166,27 @@ def test_fit_with_pods_equals_its_filter_at_the_edges() -> None:
     assert fit.filter_with_pods(state, infos, beyond) == one_by_one
 
 
+def test_fit_with_pods_keeps_rows_per_nodeinfo_and_pods() -> None:
+    """Pass 1's rows are kept by the identity of the NodeInfo and its NodeInfoPods: the
+    same pair again answers alike, another NodeInfoPods of the same NodeInfo by its own
+    sums, another pod by its own request."""
+    c = cluster([node("a", 4000), node("b", 2000)], [pod("base", 1500, node="b")])
+    view = scheduler_view(c, DEFAULT_SETTINGS)
+    fwk, state = cycle(pod("p", 1000, GI), view)
+    fit = fwk._filters_by_name["NodeResourcesFit"]
+    infos = list(view.nodes)
+    pods = [ni.base_state() for ni in infos]
+    first = fit.filter_with_pods(state, infos, pods)
+    assert first == fit.filter_with_pods(state, infos, pods) == [None, first[1]]
+    assert first[1] is not None
+    fuller = [pods[0].with_pods([view.by_name["b"].pods[0]]), pods[1]]
+    one_by_one = [fit.filter(state, ni, ns) for ni, ns in zip(infos, fuller, strict=True)]
+    assert fit.filter_with_pods(state, infos, fuller) == one_by_one
+    _, small = cycle(pod("q", 100, GI), view)
+    one_by_one = [fit.filter(small, ni, ns) for ni, ns in zip(infos, pods, strict=True)]
+    assert fit.filter_with_pods(small, infos, pods) == one_by_one == [None, None]
+
+
 def test_carried_pass_one_states_equal_fresh_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pass 1's NodeInfoPods are carried on the NodeInfos from cycle to cycle
     (NodeInfo.with_nominated): in a queue run whose binds change nodes with nominated pods,

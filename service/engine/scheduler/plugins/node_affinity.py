@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 
+import numpy as np
+
 from service.engine.nodeaffinity import (
     matches_node_selector_and_affinity,
     matches_node_selector_terms,
@@ -39,7 +41,7 @@ from service.engine.scheduler.framework import (
     ScoresNodes,
     Status,
 )
-from service.engine.scheduler.plugins.helper import default_normalize_score
+from service.engine.scheduler.plugins.helper import default_normalize_score, node_indexes
 from service.engine.scheduler.plugins.node_tables import TableStore
 from service.engine.scheduler.profile import NodeAffinityArgs
 from service.engine.version import EngineSettings
@@ -165,8 +167,9 @@ class NodeAffinity(
             count += preferred_score(terms, node)
         return count
 
-    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
-        """Score on each node, from the table of the pod's preferred terms."""
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int] | np.ndarray:
+        """Score on each node, from the table of the pod's preferred terms (an int64 column,
+        taken by view index: NodeTable.scores)."""
         pod = state.pod
         terms = pod.preferred_node_affinity
         preferences = [t.preference for t in (*(self.added_preferred or ()), *(terms or ()))]
@@ -175,7 +178,7 @@ class NodeAffinity(
             state.view, nodes, read, _reader(read), ("score", terms),
             lambda ni: self._score_node(pod, ni.node),
         )  # fmt: skip
-        return table.answers(nodes)
+        return table.scores(state.view, nodes, node_indexes(state, nodes))
 
     def normalize_score(
         self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]

@@ -8,8 +8,10 @@ NodeInfo with the one before it (engine/scheduler/queue.py). So a plugin keeps, 
 (exactly what it reads of the pod), a table NodeInfo -> its answer there (``NodeTable``): a
 batch is one lookup per node done by ``map`` in C, and only a NodeInfo not seen before is
 computed, in Python (``__missing__``); a list that differs from the one the table answered
-last only where a queue step replaced NodeInfos is answered from it (``answers``). Keys are the NodeInfo objects themselves, held by the
-table, so an id is never reused while a key is alive.
+last only where a queue step replaced NodeInfos is answered from it (``answers``). A Score's
+answers are an int64 column over the view's nodes, patched per step alike and taken at the
+feasible nodes' view indexes (``scores``). Keys are the NodeInfo objects themselves, held by
+the table, so an id is never reused while a key is alive.
 
 A first time is cheap too: the answer depends on the node only through what the plugin
 reads of it (``read``: its taints, a few label values), so the nodes are grouped by that
@@ -42,6 +44,7 @@ __all__ = ["NodeGroups", "NodeTable", "TableStore", "lineage_of"]
 TABLES_KEPT = 32
 _PATCH_FROM = 256  # lists shorter than this are looked up whole
 _PATCH_SHARE = 8  # a list is patched when at most 1/8 of it differs from the last one
+_MIN_INT64, _MAX_INT64 = -(2**63), 2**63 - 1
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 
@@ -94,7 +97,7 @@ class NodeTable(dict):
     in bulk from ``groups``. ``last``: the addresses of the list last answered and the
     answers (see ``answers``)."""
 
-    __slots__ = ("by_group", "groups", "last")
+    __slots__ = ("by_group", "by_index", "groups", "last")
 
     def __init__(self, groups: NodeGroups, answer: Callable[[NodeInfo], Any]) -> None:
         super().__init__()
@@ -106,6 +109,7 @@ class NodeTable(dict):
             zip(map(_FIRST, items), map(by_group.__getitem__, map(_SECOND, items)), strict=True)
         )
         self.last: tuple[np.ndarray, list[Any]] | None = None
+        self.by_index: tuple[np.ndarray, np.ndarray] | None = None
 
     def __missing__(self, ni: NodeInfo) -> Any:
         value = self[ni] = self.by_group[self.groups[ni]]
@@ -124,14 +128,69 @@ class NodeTable(dict):
         if last is not None and len(last[0]) == len(found):
             changed = np.flatnonzero(last[0] != found)
             if len(changed) * _PATCH_SHARE <= len(found):
-                out = last[1].copy()
-                for k in changed.tolist():
-                    out[k] = self[nodes[k]]
+                out = last[1]  # never changed once kept: copied where an answer differs
+                at = changed.tolist()
+                patch = [self[nodes[k]] for k in at]
+                if any(new is not out[k] for k, new in zip(at, patch, strict=True)):
+                    out = out.copy()
+                    for k, new in zip(at, patch, strict=True):
+                        out[k] = new
                 self.last = found, out
                 return out.copy()
         out = list(map(self.__getitem__, nodes))
         self.last = found, out
         return out.copy()
+
+    def scores(
+        self, view: Any, nodes: Sequence[NodeInfo], indexes: np.ndarray
+    ) -> list[int] | np.ndarray:
+        """Integer answers (a Score) on ``nodes``, each at its index in ``view.nodes``
+        (``indexes``): an int64 array taken from the answers on every node of the view
+        (``_view_scores``) when those fit int64 and ``nodes`` are the view's NodeInfos at
+        ``indexes`` (their addresses compared); else ``answers``' list."""
+        if view is None or type(nodes) is not list:
+            return self.answers(nodes)
+        by_index = self._view_scores(view.nodes)
+        if by_index is None:
+            return self.answers(nodes)
+        found, values = by_index
+        if len(indexes) != len(nodes) or (len(indexes) and int(indexes.max()) >= len(found)):
+            return self.answers(nodes)
+        if not np.array_equal(found[indexes], addresses(nodes)):
+            return self.answers(nodes)
+        return values[indexes]
+
+    def _view_scores(self, view_nodes: list[NodeInfo]) -> tuple[np.ndarray, np.ndarray] | None:
+        """The addresses of ``view_nodes`` and the answer on each as int64, patched from the
+        last view's where few NodeInfos differ (as ``answers``); None when an answer is not
+        an int within int64."""
+        found = addresses(view_nodes)
+        last = self.by_index
+        if last is not None and len(last[0]) == len(found):
+            changed = np.flatnonzero(last[0] != found)
+            if not len(changed):
+                return last
+            if len(changed) * _PATCH_SHARE <= len(found):
+                patch = [self[view_nodes[k]] for k in changed.tolist()]
+                if not _all_int64(patch):
+                    return None
+                values = last[1]  # never changed once kept: copied where an answer differs
+                if values[changed].tolist() != patch:
+                    values = values.copy()
+                    values[changed] = patch
+                self.by_index = found, values
+                return self.by_index
+        answers = list(map(self.__getitem__, view_nodes))
+        if not _all_int64(answers):
+            return None
+        self.by_index = found, np.array(answers, np.int64)
+        return self.by_index
+
+
+def _all_int64(values: list[Any]) -> bool:
+    """Whether every value is an int within int64 (an int64 array holds it exactly)."""
+    ints = set(map(type, values)) <= {int}
+    return ints and (not values or (_MIN_INT64 <= min(values) and max(values) <= _MAX_INT64))
 
 
 class _ByGroup(dict):

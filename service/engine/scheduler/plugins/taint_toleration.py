@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from operator import attrgetter
 
+import numpy as np
+
 from service.engine.objects import Taint, Toleration
 from service.engine.scheduler.framework import (
     MAX_NODE_SCORE,
@@ -32,7 +34,7 @@ from service.engine.scheduler.framework import (
     ScoresNodes,
     Status,
 )
-from service.engine.scheduler.plugins.helper import default_normalize_score
+from service.engine.scheduler.plugins.helper import default_normalize_score, node_indexes
 from service.engine.scheduler.plugins.node_tables import TableStore
 from service.engine.tolerations import find_untolerated, tolerates_any
 from service.engine.version import EngineSettings
@@ -126,8 +128,9 @@ class TaintToleration(
             return 0
         return _intolerable(self._tolerations(state), taints)
 
-    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int]:
-        """Score on each node, from the table of the pod's PreferNoSchedule tolerations."""
+    def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int] | np.ndarray:
+        """Score on each node, from the table of the pod's PreferNoSchedule tolerations (an
+        int64 column, taken by view index: NodeTable.scores)."""
         tolerations = self._tolerations(state)
 
         def answer(ni: NodeInfo) -> int:
@@ -136,7 +139,7 @@ class TaintToleration(
 
         key = ("score", _matching_fields(tolerations))
         table = self._tables.table(state.view, nodes, "taints", _TAINTS, key, answer)
-        return table.answers(nodes)
+        return table.scores(state.view, nodes, node_indexes(state, nodes))
 
     def normalize_score(
         self, state: CycleState, nodes: Sequence[NodeInfo], scores: list[int]

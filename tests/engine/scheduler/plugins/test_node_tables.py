@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 from operator import attrgetter
+from types import SimpleNamespace
 
 from service.engine.objects import Cluster, Node, Snapshot
 from service.engine.scheduler.framework import NodeInfo
@@ -126,3 +127,67 @@ def test_a_list_like_the_last_one_is_patched_where_it_differs():
     assert table.answers(nodes) == [ni.node.unschedulable for ni in nodes]
     reversed_nodes = nodes[::-1]
     assert table.answers(reversed_nodes) == [ni.node.unschedulable for ni in reversed_nodes]
+
+
+def _scored_table(view, score=lambda ni: int(ni.name[1:]) % 4):
+    groups = NodeGroups(_NAME)
+    groups.fill(view.nodes)
+    return NodeTable(groups, score)
+
+
+def test_scores_by_view_index_match_the_answers():
+    """A Score's table answers a sublist of the view's nodes, at their view indexes, with an
+    int64 column equal to the per-node answers, also on a view differing in a few NodeInfos
+    (patched) and on one differing everywhere."""
+    import numpy as np
+
+    view = _view(node_tables._PATCH_FROM + 40)
+    table = _scored_table(view)
+    indexes = np.arange(0, len(view.nodes), 3)
+    nodes = [view.nodes[i] for i in indexes.tolist()]
+    column = table.scores(view, nodes, indexes)
+    assert isinstance(column, np.ndarray) and column.dtype == np.int64
+    assert column.tolist() == table.answers(nodes)
+    replaced = list(view.nodes)
+    for k in (0, 3, 9):
+        replaced[k] = NodeInfo(Node(name=f"n{k + 1}"), k, [])  # another answer there
+    replaced[20] = NodeInfo(Node(name="n24"), 20, [])  # the same answer
+    step = SimpleNamespace(nodes=replaced)
+    nodes = [replaced[i] for i in indexes.tolist()]
+    assert table.scores(step, nodes, indexes).tolist() == [int(n.name[1:]) % 4 for n in nodes]
+    fresh = SimpleNamespace(nodes=[NodeInfo(Node(name=f"n{i + 2}"), i, []) for i in range(9)])
+    column = table.scores(fresh, fresh.nodes, np.arange(9))
+    assert column.tolist() == [(i + 2) % 4 for i in range(9)]
+
+
+def test_scores_fall_back_to_the_answers():
+    """Nodes that are not the view's at the given indexes, and answers beyond int64, are
+    answered by ``answers`` (a list of Python ints)."""
+    import numpy as np
+
+    view = _view(12)
+    table = _scored_table(view)
+    indexes = np.arange(len(view.nodes))
+    shuffled = view.nodes[::-1]
+    assert table.scores(view, shuffled, indexes) == table.answers(shuffled)
+    assert table.scores(view, view.nodes[:3], indexes) == table.answers(view.nodes[:3])
+    assert table.scores(None, view.nodes, indexes) == table.answers(view.nodes)
+    huge = _scored_table(view, lambda ni: 2**63 + int(ni.name[1:]))
+    assert huge.scores(view, view.nodes, indexes) == [2**63 + i for i in range(12)]
+
+
+def test_a_patched_list_with_the_same_answers_is_a_new_list():
+    """A queue step's new NodeInfo answered as the one it replaces: the answers are those
+    of the last list, still a new list each time (a caller may change it)."""
+    view = _view(node_tables._PATCH_FROM + 40)
+    groups = NodeGroups(_UNSCHEDULABLE)
+    groups.fill(view.nodes)
+    table = NodeTable(groups, _UNSCHEDULABLE)
+    nodes = list(view.nodes)
+    first = table.answers(nodes)
+    replaced = list(nodes)
+    replaced[4] = NodeInfo(Node(name="n4", unschedulable=nodes[4].node.unschedulable), 4, [])
+    second = table.answers(replaced)
+    assert second == first and second is not first
+    second[0] = "changed by the caller"
+    assert table.answers(nodes) == first

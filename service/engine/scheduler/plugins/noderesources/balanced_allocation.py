@@ -67,7 +67,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScoresNodes):
         prepared = state.data.get(self.name)
         scores = None
         if prepared is not None and nodes:
-            scores = self.scorer.score_columns(prepared, cols := col.columns_of(nodes))
+            scores = self.scorer.score_columns(prepared, cols := col.scored_columns(state, nodes))
         if scores is None:
             return [self.score(state, ni, ni) for ni in nodes]
         return col.with_others(scores, cols, nodes, lambda ni: self.score(state, ni, ni))

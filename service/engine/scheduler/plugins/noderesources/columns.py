@@ -14,7 +14,8 @@ store shared by every view and list: a list's rows are found by the addresses of
 NodeInfos (their ``id``), read from the list in one copy (``addresses``) and looked up in
 the store's sorted addresses. The store holds the NodeInfos it has rows for, so their
 addresses are never reused while it lives; only NodeInfos it has not seen are read in
-Python (a queue step's few; a new view's all, once).
+Python (a queue step's few; a new view's all, once). A Score's feasible nodes, a sublist of
+the view's, take the view's rows at their view indexes (``columns_at``).
 
 Every value is a Python int read as the per-node code reads it (``dict.get(name, 0)``); a
 node with a value outside [0, NO_WRAP) is not ``plain``: the batches leave it to the
@@ -31,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from service.engine.addresses import addresses
-from service.engine.scheduler.framework import NodeInfo
+from service.engine.scheduler.framework import CycleState, NodeInfo
+from service.engine.scheduler.plugins.helper import node_indexes
 
 __all__ = [
     "ALLOC_CPU",
@@ -47,9 +49,11 @@ __all__ = [
     "REQUESTED_EPHEMERAL",
     "REQUESTED_MEMORY",
     "Columns",
+    "columns_at",
     "columns_of",
     "expect_sublist",
     "row_values",
+    "scored_columns",
     "with_others",
 ]
 
@@ -102,6 +106,7 @@ _RECENT = 4  # lists remembered (Fit's Score and BalancedAllocation's read the s
 _PATCH_LIMIT = 64  # places a list may differ from a remembered one to be patched
 _PENDING_LIMIT = 256  # rows added before their addresses are sorted in
 _EXPECTED = 2  # sublists announced and kept
+_FEW = 16  # addresses looked up in the store's dict rather than its sorted array
 _LOCK = threading.Lock()
 
 
@@ -241,7 +246,8 @@ class Columns:
 class _Store:
     """Each NodeInfo's values, once, by row; the NodeInfos held in row order (``held``),
     their addresses sorted (``sorted_addresses``) with their rows (``sorted_rows``), the
-    latest in ``pending``."""
+    latest in ``pending``; and every row by address (``row_of``), for a look-up of a few
+    (a queue step's NodeInfos), where numpy's fixed costs would outweigh the work."""
 
     def __init__(self, capacity: int) -> None:
         capacity = max(capacity, 64)
@@ -252,9 +258,13 @@ class _Store:
         self.sorted_rows = np.empty(0, np.intp)
         # The latest rows, not yet sorted in: address -> row (a queue step's few at a time)
         self.pending: dict[int, int] = {}
+        self.row_of: dict[int, int] = {}
 
     def rows(self, found: np.ndarray) -> np.ndarray:
         """The row of each address, -1 where the store has none."""
+        if len(found) <= _FEW:
+            get = self.row_of.get
+            return np.array([get(a, -1) for a in found.tolist()], np.intp)
         if not len(self.sorted_addresses):
             rows = np.full(len(found), -1, np.intp)
         else:
@@ -285,6 +295,7 @@ class _Store:
         rows = np.arange(first, needed, dtype=np.intp)
         self.values[:, first:needed], self.plain[first:needed] = _rows_block(nodes)
         self.held.extend(nodes)
+        self.row_of.update(zip(found.tolist(), rows.tolist(), strict=True))
         if len(nodes) > _PENDING_LIMIT:  # a view's worth: sorted in at once
             self._sort_in(found, rows)
             return rows
@@ -306,6 +317,8 @@ class _Store:
 
 _store = _Store(0)
 _recent: list[Columns] = []
+# The last view's NodeInfo addresses, their rows and the store holding them (``columns_at``)
+_view: tuple[np.ndarray, np.ndarray, _Store] | None = None
 # Sublists announced by ``expect_sublist``: (the columns of a list, positions in it).
 _expected: list[tuple[Columns, np.ndarray]] = []
 
@@ -349,6 +362,62 @@ def columns_of(nodes: Sequence[NodeInfo]) -> Columns:
         _recent.insert(0, answer)
         del _recent[_RECENT:]
         return answer
+
+
+def scored_columns(state: CycleState, nodes: Sequence[NodeInfo]) -> Columns:
+    """The columns of the nodes a Score batch gets: by their view index (``columns_at``)
+    when the cycle has a view."""
+    view = state.view
+    if view is None:
+        return columns_of(nodes)
+    return columns_at(view.nodes, nodes, node_indexes(state, nodes))
+
+
+def columns_at(
+    view_nodes: list[NodeInfo], nodes: Sequence[NodeInfo], indexes: np.ndarray
+) -> Columns:
+    """The columns of ``nodes``, the NodeInfos of ``view_nodes`` (a view's) at ``indexes``
+    (a cycle's feasible nodes): the rows of the view's columns at those indexes, which a
+    queue step patches from the last view's (``columns_of``), rather than each NodeInfo
+    looked up; checked by address, any other list takes ``columns_of``."""
+    current = nodes if type(nodes) is list else list(nodes)
+    found = addresses(current)
+    with _LOCK:
+        for i, known in enumerate(_recent):
+            if np.array_equal(known.addresses, found):
+                _recent.insert(0, _recent.pop(i))
+                return known
+    view_found = addresses(view_nodes)  # ``view_nodes`` holds them meanwhile
+    in_view = len(indexes) == len(found) and (
+        not len(indexes) or int(indexes.max()) < len(view_found)
+    )
+    if not in_view or not np.array_equal(view_found[indexes], found):
+        return columns_of(current)
+    with _LOCK:
+        rows, store = _view_rows(view_nodes, view_found)
+        answer = Columns(found, rows[indexes], store)
+        _recent.insert(0, answer)
+        del _recent[_RECENT:]
+    return answer
+
+
+def _view_rows(view_nodes: list[NodeInfo], found: np.ndarray) -> tuple[np.ndarray, _Store]:
+    """The row of each NodeInfo of a view (``found``: their addresses), patched from the
+    last view's where a queue step replaced a few; the store holds them. Under _LOCK."""
+    global _view
+    last = _view
+    if last is not None and last[2] is _store and len(last[0]) == len(found):
+        changed = np.flatnonzero(last[0] != found)
+        if len(changed) <= _PATCH_LIMIT and len(_store.held) + len(changed) <= _limit(found):
+            rows = last[1]
+            if len(changed):
+                rows = rows.copy()
+                rows[changed] = _rows_of(_store, view_nodes, found, changed)
+            _view = found, rows, _store
+            return rows, _store
+    rows = _looked_up(view_nodes, found).rows  # may replace the store
+    _view = found, rows, _store
+    return rows, _store
 
 
 def _expected_sublist(found: np.ndarray) -> Columns | None:

@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 _NO_IGNORED = NodeResourcesFitArgs()
+_PASS_ONE_KEPT = 4096  # pass 1's rows kept (``_pass_one_values``), then dropped together
 _SCORE_KEY = "NodeResourcesFit/score"  # PreScore's state (the filter's is under the name)
 
 
@@ -142,6 +143,8 @@ class NodeResourcesFit(
         # The batch's statuses by checked resource names, indexed by shortfall bits
         # (``_shortfall_bits``); built once per plugin and list of names.
         self._status_tables: dict[tuple[str, ...], np.ndarray] = {}
+        # Pass 1's rows by (NodeInfo, NodeInfoPods, names): ``_pass_one_values``
+        self._pass_one_rows: dict[tuple[int, int, tuple[str, ...]], tuple] = {}
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         """computePodResourceRequest: the effective request the pod's PodInfo holds."""
@@ -215,24 +218,47 @@ class NodeResourcesFit(
         checks = _batch_checks(fit)
         if checks is None or not nodes:
             return [self.filter(state, ni, ns) for ni, ns in zip(nodes, pods, strict=True)]
-        allocatable = [ni.allocatable for ni in nodes]
-        requested = [ns.requested for ns in pods]
+        names = tuple(name for name, _ in checks)
         try:
-            bits = _too_many_pods(nodes, pods)
-            for j, (name, want) in enumerate(checks):
-                alloc = _values(allocatable, name)
-                short = alloc - _values(requested, name) < want  # arrays wrap silently
-                if short.any():
-                    bits |= short.view(np.uint8) << (1 + 2 * j)
-                    bits |= (short & (alloc < want)).view(np.uint8) << (2 + 2 * j)
+            values = self._pass_one_values(nodes, pods, names)
         except OverflowError:  # a value beyond int64
             return [self.filter(state, ni, ns) for ni, ns in zip(nodes, pods, strict=True)]
+        bits = (values[:, 0] >= values[:, 1]).view(np.uint8)  # pods + 1 > allowed pods
+        for j, (_, want) in enumerate(checks):
+            alloc = values[:, 2 + 2 * j]
+            short = alloc - values[:, 3 + 2 * j] < want  # arrays wrap silently
+            if short.any():
+                bits |= short.view(np.uint8) << (1 + 2 * j)
+                bits |= (short & (alloc < want)).view(np.uint8) << (2 + 2 * j)
         out: list[Status | None] = [None] * len(nodes)
         table = self._status_table(tuple(name for name, _ in checks))
         failing = np.flatnonzero(bits)
         for k, failed in zip(failing.tolist(), bits[failing].tolist(), strict=True):
             out[k] = table[failed]
         return out
+
+    def _pass_one_values(
+        self, nodes: Sequence[NodeInfo], pods: Sequence[NodeInfoPods], names: tuple[str, ...]
+    ) -> np.ndarray:
+        """Per node (a row): its pod count with the nominated pods, allowed pods, then each
+        of ``names``' allocatable and requested sum; int64 (OverflowError beyond). A node's
+        row is kept by the identity of its NodeInfo and NodeInfoPods, which pass 1 meets
+        cycle after cycle (NodeInfo.with_nominated keeps them; neither ever changes)."""
+        kept = self._pass_one_rows
+        if len(kept) > _PASS_ONE_KEPT:
+            kept.clear()
+        rows = []
+        for ni, ns in zip(nodes, pods, strict=True):
+            key = (id(ni), id(ns), names)
+            found = kept.get(key)
+            if found is None:
+                alloc, requested = ni.allocatable, ns.requested
+                row = [ns.pod_count, ni.allowed_pods]
+                for name in names:
+                    row += (alloc.get(name, 0), requested.get(name, 0))
+                found = kept[key] = (row, ni, ns)  # holds them: their ids stay theirs
+            rows.append(found[0])
+        return np.array(rows, np.int64).reshape(len(rows), 2 + 2 * len(names))
 
     def _status_table(self, names: tuple[str, ...]) -> np.ndarray:
         """Filter's answer for every set of shortfalls of ``names`` (``_shortfall_bits``):
@@ -266,7 +292,7 @@ class NodeResourcesFit(
             prepared = state.data[_SCORE_KEY]
         scores = None
         if nodes:
-            scores = self.scorer.score_columns(prepared, cols := col.columns_of(nodes))
+            scores = self.scorer.score_columns(prepared, cols := col.scored_columns(state, nodes))
         if scores is None:
             return [self.score(state, ni, ni) for ni in nodes]
         return col.with_others(scores, cols, nodes, lambda ni: self.score(state, ni, ni))
@@ -282,17 +308,6 @@ class NodeResourcesFit(
             self.pre_score(state, ())
             prepared = state.data[_SCORE_KEY]
         return self.scorer.score(prepared, ni.allocatable, ns.requested, ns.nz_cpu, ns.nz_mem)
-
-
-def _values(sums: Sequence[Mapping[str, int]], name: str) -> np.ndarray:
-    """Each mapping's value of ``name`` (0 when absent), as int64 (OverflowError beyond)."""
-    return np.array([values.get(name, 0) for values in sums], np.int64)
-
-
-def _too_many_pods(nodes: Sequence[NodeInfo], pods: Sequence[NodeInfoPods]) -> np.ndarray:
-    """Bit 0 of ``_shortfall_bits``: pods + 1 > allowed pods, per node (uint8)."""
-    counts = np.array([ns.pod_count for ns in pods], np.int64)
-    return (counts >= np.array([ni.allowed_pods for ni in nodes], np.int64)).view(np.uint8)
 
 
 def _batch_checks(fit: FitState | None) -> list[tuple[str, int]] | None:

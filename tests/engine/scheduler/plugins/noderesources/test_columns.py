@@ -17,8 +17,8 @@ from tests.engine.scheduler.helpers import node
 from tests.engine.scheduler.plugins.noderesources.random_nodes import node_info, node_infos
 
 
-def _assert_columns(nodes) -> col.Columns:
-    got = col.columns_of(nodes)
+def _assert_columns(nodes, got: col.Columns | None = None) -> col.Columns:
+    got = col.columns_of(nodes) if got is None else got
     rows = [col.row_values(ni) for ni in nodes]
     assert got.addresses.tolist() == [id(ni) for ni in nodes]
     assert {id(ni) for ni in nodes} <= {id(ni) for ni in got.store.held}  # held
@@ -137,3 +137,29 @@ def test_an_announced_sublist_is_answered_from_its_list() -> None:
     other = node_infos(rng, len(positions))  # same length, other NodeInfos
     col.expect_sublist(cols, positions)
     _assert_columns(other)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_columns_at_view_indexes_follow_successive_views(seed: int) -> None:
+    """A Score's list, a view's nodes at given indexes, has its own columns, as the view
+    follows a queue run (a few NodeInfos replaced, a view of another length, the store
+    replaced meanwhile); indexes that do not name the list's NodeInfos are not trusted."""
+    rng = random.Random(seed)
+    view = node_infos(rng, 300)
+    for step in range(40):
+        roll = rng.random()
+        if roll < 0.6:  # a queue step
+            view = list(view)
+            for _ in range(rng.choice((1, 1, 2, 20))):
+                view[rng.randrange(len(view))] = node_info(rng, 1000 + step)
+        elif roll < 0.7:
+            view = node_infos(rng, rng.choice((150, 300)))
+        elif roll < 0.8:
+            col.columns_of(node_infos(rng, 400))  # another cluster: the store replaced
+        indexes = np.flatnonzero([rng.random() < 0.8 for _ in view])
+        nodes = [view[i] for i in indexes.tolist()]
+        _assert_columns(nodes, col.columns_at(view, nodes, indexes))
+        shifted = np.roll(indexes, 1)
+        _assert_columns(nodes, col.columns_at(view, nodes, shifted))
+        _assert_columns(nodes[:-1], col.columns_at(view, nodes[:-1], indexes))
+        _assert_columns(nodes, col.columns_at(view, nodes, indexes + len(view)))
