@@ -617,6 +617,8 @@ class _PreScoreState:
     combos: np.ndarray | None = None
     present: np.ndarray | None = None
     group_scores: dict[tuple, int | None] = field(default_factory=dict)
+    # the same for the nodes scored alone, per combination and own matching pods
+    own_scores: dict[tuple[tuple, tuple], int | None] = field(default_factory=dict)
     # carry_pre_score's memos: the last added pod's labels and whether each constraint's
     # selector matched them; per Node (by id, the Node held) what adding such a pod there
     # does (_carried_effect)
@@ -651,24 +653,48 @@ class _PreScoreState:
             out.append(known[values])
         return out
 
-    def _group_score(self, values: tuple) -> int | None:
+    def alone_scores(
+        self, nodes: Sequence[NodeInfo], positions: list[int], domains: _Domains, combos: np.ndarray
+    ) -> list[tuple[int, int | None]]:
+        """(position, raw score) of the nodes at ``positions`` (``alone``): 0 for an ignored
+        node, else Score's arithmetic once per combination of domains and of the node's own
+        matching pods under the hostname constraints; None where a domain of the node was
+        not counted (``score`` tells)."""
+        hostname = [per_node for _, per_node, _, _, _ in self.terms if per_node is not None]
+        known, ignored = self.own_scores, self.ignored
+        out: list[tuple[int, int | None]] = []
+        for p in positions:
+            name = nodes[p].name
+            if name in ignored:
+                out.append((p, 0))
+                continue
+            key = (domains.values[combos[p]], tuple(per_node.get(name, 0) for per_node in hostname))
+            if key not in known:
+                known[key] = self._group_score(*key)
+            out.append((p, known[key]))
+        return out
+
+    def _group_score(self, values: tuple, own: tuple = ()) -> int | None:
+        """Score's arithmetic for a node with the keys' ``values`` and ``own`` matching pods
+        under each hostname constraint, in order (none given: 0)."""
         total = 0.0
+        mine = iter(own)
         for value, (_, per_node, counts, weight, skew) in zip(values, self.terms, strict=True):
+            own_count = None if per_node is None else next(mine, 0)
             if value is None:
                 continue
-            if per_node is None:
-                count = counts.get(value)
-                if count is None:
-                    return None
-            else:
-                count = 0
+            count = counts.get(value) if own_count is None else own_count
+            if count is None:
+                return None
             total += float(count) * weight + skew
         return _go_round(total)
 
     def counts_changed(self) -> None:
-        """A carried cycle changed a domain's count: the scores by class are stale."""
+        """A carried cycle changed a domain's count: the scores kept are stale."""
         if self.group_scores:
             self.group_scores.clear()
+        if self.own_scores:
+            self.own_scores.clear()
 
     def alone(self) -> set[str]:
         """The nodes Score reads one by one: those with matching pods of their own under a
@@ -1051,8 +1077,8 @@ class PodTopologySpread(
         except OverflowError:
             by_id = dict(zip(listed, scores, strict=True))
             out = list(map(by_id.__getitem__, combos.tolist()))  # type: ignore[union-attr]
-        for p in alone:
-            out[p] = self.score(state, nodes[p], nodes[p])
+        for p, score in s.alone_scores(nodes, alone, domains, combos):  # type: ignore[arg-type]
+            out[p] = self.score(state, nodes[p], nodes[p]) if score is None else score
         return out
 
     def normalize_score(
