@@ -445,12 +445,14 @@ def _view_class_ids(view: SchedulerView) -> _ByIndex:
     and only the NodeInfos that differ are looked up (engine/addresses.py)."""
     classes = _classes_for(view)
     nodes = view.nodes
+    if type(nodes) is not list:  # addresses() reads a list's items
+        nodes = list(nodes)
     last = classes.last
     if last is not None and last.nodes is nodes and last.generation is classes.generation:
         return last
     found = addresses(nodes)
-    generation, ids = last.generation if last is not None else None, None
-    if last is not None and generation is classes.generation and len(last.ids) == len(found):
+    generation, ids = classes.generation, None
+    if last is not None and last.generation is generation and len(last.ids) == len(found):
         changed = np.flatnonzero(last.addresses != found)
         if len(changed) * _PATCH_SHARE <= len(found):
             ids = last.ids.copy()
@@ -663,12 +665,12 @@ class _PreScoreState:
         hostname = [per_node for _, per_node, _, _, _ in self.terms if per_node is not None]
         known, ignored = self.own_scores, self.ignored
         out: list[tuple[int, int | None]] = []
-        for p in positions:
+        for p, combo in zip(positions, combos[positions].tolist(), strict=True):
             name = nodes[p].name
             if name in ignored:
                 out.append((p, 0))
                 continue
-            key = (domains.values[combos[p]], tuple(per_node.get(name, 0) for per_node in hostname))
+            key = (domains.values[combo], tuple(per_node.get(name, 0) for per_node in hostname))
             if key not in known:
                 known[key] = self._group_score(*key)
             out.append((p, known[key]))

@@ -184,3 +184,16 @@ def test_view_class_ids_as_one_lookup_per_node(seed: int) -> None:
         by_index = pts._view_class_ids(view)
         assert by_index.generation is classes.generation
         assert by_index.ids.tolist() == [classes[ni].id for ni in view.nodes]
+
+
+def test_view_class_ids_of_a_view_whose_nodes_are_no_list() -> None:
+    """A view holding its nodes in a tuple gets them as a list first (engine/addresses.py
+    reads a list's items)."""
+    rng = random.Random("pts-view-ids/tuple")
+    work = WorkingCluster(_cluster(rng), DEFAULT_SETTINGS)
+    view = type(work.view).__new__(type(work.view))
+    view.__dict__.update(work.view.__dict__)
+    view.nodes = tuple(_relabelled(ni) if ni.index % 7 == 0 else ni for ni in work.view.nodes)
+    classes = pts._classes_for(view)
+    for _ in range(2):
+        assert pts._view_class_ids(view).ids.tolist() == [classes[ni].id for ni in view.nodes]
