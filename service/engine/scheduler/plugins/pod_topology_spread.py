@@ -359,7 +359,9 @@ class _ByIndex:
 
     __slots__ = ("addresses", "generation", "ids", "nodes")
 
-    def __init__(self, nodes: list, addresses: np.ndarray, ids: np.ndarray, generation) -> None:
+    def __init__(
+        self, nodes: list, addresses: np.ndarray, ids: np.ndarray, generation: _Generation
+    ) -> None:
         self.nodes = nodes
         self.addresses = addresses
         self.ids = ids
