@@ -26,6 +26,7 @@ from operator import attrgetter, itemgetter
 
 import numpy as np
 
+from service.engine.addresses import addresses
 from service.engine.labels import selector_matches
 from service.engine.nodeaffinity import matches_node_selector_and_affinity
 from service.engine.objects import (
@@ -285,76 +286,95 @@ class _NodeClass:
     """Nodes PodTopologySpread cannot tell apart but by name: the same labels (the hostname
     label's value recorded as ``_OWN_NAME`` when it is the node's name) and the same taints.
     ``node`` is one of them, to ask what reads only labels and taints (inclusion policies);
-    ``tokens`` its nodes by name."""
+    ``id`` its position in its generation's ``classes`` (what arrays of classes hold)."""
 
-    __slots__ = ("_values", "generation", "labels", "node", "tokens")
+    __slots__ = ("id", "labels", "node")
 
     def __init__(self, labels: dict, node: Node, generation: _Generation) -> None:
         self.labels = labels
         self.node = node
-        self.generation = generation
-        self.tokens: dict[str, _NodeToken] = {}
-        self._values: dict[tuple[str, ...], tuple] = {}
-
-    def values(self, keys: tuple[str, ...]) -> tuple:
-        """The class's value of each key (None: the label is missing), computed once."""
-        found = self._values.get(keys)
-        if found is None:
-            labels = self.labels
-            found = self._values[keys] = tuple(labels.get(key) for key in keys)
-        return found
-
-
-class _NodeToken:
-    """A node as PodTopologySpread sees it, its class and its name: one per (class, name),
-    shared by every NodeInfo of that node, so that the nodes of a list named in a set are
-    found by a pass over their tokens (``_positions``)."""
-
-    __slots__ = ("cls", "name")
-
-    def __init__(self, cls: _NodeClass, name: str) -> None:
-        self.cls = cls
-        self.name = name
+        self.id = len(generation.classes)
+        generation.classes.append(self)
 
 
 class _Generation:
-    """The classes and tokens made since the registry was last emptied: classes by what
-    tells them apart, tokens by node name, and per tuple of topology keys each class's
-    values of them."""
+    """The classes made since the registry was last emptied: by what tells them apart, and
+    in order of making (a class's ``id`` is its position: only ever appended to); per
+    tuple of topology keys, the classes' combinations of domains (``domains_of``)."""
 
-    __slots__ = ("by_key", "by_name", "values")
+    __slots__ = ("_domains", "by_key", "classes")
 
     def __init__(self) -> None:
         self.by_key: dict[tuple, _NodeClass] = {}
-        self.by_name: dict[str, list[_NodeToken]] = {}
-        self.values: dict[tuple[str, ...], _ValuesByClass] = {}
+        self.classes: list[_NodeClass] = []
+        self._domains: dict[tuple[str, ...], _Domains] = {}
 
-    def values_of(self, keys: tuple[str, ...]) -> _ValuesByClass:
-        found = self.values.get(keys)
+    def domains_of(self, keys: tuple[str, ...]) -> _Domains:
+        found = self._domains.get(keys)
         if found is None:
-            found = self.values[keys] = _ValuesByClass(keys)
+            found = self._domains.setdefault(keys, _Domains(keys))
         return found
 
 
-class _ValuesByClass(dict):
-    """_NodeClass -> its values of ``keys`` (``_NodeClass.values``), a dict so that many
-    classes are looked up at C speed."""
+class _Domains:
+    """The distinct values of ``keys`` among a generation's classes (``values``: a tuple per
+    combination, None where a label is missing) and each class's combination by class id
+    (``of``): what the Filter and the scores read of a node, so computed once per
+    combination. Extended as classes are made."""
+
+    __slots__ = ("_index", "_lock", "_of_class", "keys", "values")
 
     def __init__(self, keys: tuple[str, ...]) -> None:
-        super().__init__()
         self.keys = keys
+        self.values: list[tuple] = []
+        self._index: dict[tuple, int] = {}
+        self._of_class = np.empty(0, np.intp)
+        self._lock = threading.Lock()
 
-    def __missing__(self, k: _NodeClass) -> tuple:
-        found = self[k] = k.values(self.keys)
+    def of(self, classes: list[_NodeClass]) -> np.ndarray:
+        """The combination id of each class of ``classes`` (its generation's), by class id."""
+        found = self._of_class
+        made = len(classes)
+        if len(found) < made:
+            with self._lock:
+                found = self._of_class
+                if len(found) < made:
+                    extra = [self._combination(k) for k in classes[len(found) : made]]
+                    found = self._of_class = np.concatenate([found, np.array(extra, np.intp)])
         return found
 
+    def _combination(self, k: _NodeClass) -> int:
+        values = tuple(map(k.labels.get, self.keys))
+        at = self._index.get(values)
+        if at is None:
+            at = self._index[values] = len(self.values)
+            self.values.append(values)
+        return at
 
-class _Tokens(dict):
-    """NodeInfo -> its _NodeToken, made on first sight (``__missing__``): a NodeInfo's node
+
+class _ByIndex:
+    """The class id of each node of a view's ``nodes`` list (by view index) and the
+    NodeInfos' addresses, for ``generation``'s classes: the list is held, so that no
+    address is reused while they are compared."""
+
+    __slots__ = ("addresses", "generation", "ids", "nodes")
+
+    def __init__(
+        self, nodes: list, addresses: np.ndarray, ids: np.ndarray, generation: _Generation
+    ) -> None:
+        self.nodes = nodes
+        self.addresses = addresses
+        self.ids = ids
+        self.generation = generation
+
+
+class _Classes(dict):
+    """NodeInfo -> its _NodeClass, made on first sight (``__missing__``): a NodeInfo's node
     never changes, and the dict holds its keys alive, so an id is never reused for another.
-    One per base view, shared by the views derived from it (``_tokens_for``). Bounded:
-    emptied, and a new generation of classes begun, when it grows past ``LIMIT`` entries
-    (a successor view's new NodeInfos add one each); tokens already handed out stay whole
+    One per base view, shared by the views derived from it (``_classes_for``), with the
+    class ids of the view last asked (``last``, see ``_view_class_ids``). Bounded: emptied,
+    and a new generation of classes begun, when it grows past ``LIMIT`` entries (a
+    successor view's new NodeInfos add one each); classes already handed out stay whole
     in their generation."""
 
     LIMIT = 40_000
@@ -362,15 +382,15 @@ class _Tokens(dict):
     def __init__(self) -> None:
         super().__init__()
         self.generation = _Generation()
+        self.last: _ByIndex | None = None
         self._lock = threading.Lock()
 
-    def __missing__(self, ni: NodeInfo) -> _NodeToken:
+    def __missing__(self, ni: NodeInfo) -> _NodeClass:
         node = ni.node
         labels = dict(node.labels)
         if labels.get(LABEL_HOSTNAME) == node.name:
             labels[LABEL_HOSTNAME] = _OWN_NAME
         key = (tuple(sorted(labels.items(), key=_FIRST)), node.taints)
-        name = ni.name
         with self._lock:
             if len(self) >= self.LIMIT:
                 self.clear()
@@ -379,66 +399,114 @@ class _Tokens(dict):
             cls = generation.by_key.get(key)
             if cls is None:
                 cls = generation.by_key[key] = _NodeClass(labels, node, generation)
-            token = cls.tokens.get(name)
-            if token is None:
-                token = cls.tokens[name] = _NodeToken(cls, name)
-                generation.by_name.setdefault(name, []).append(token)
-            self[ni] = token
-        return token
+            self[ni] = cls
+        return cls
+
+    def ids_of(self, nodes: Sequence[NodeInfo]) -> tuple[_Generation, np.ndarray]:
+        """The class id of each node, one lookup per node, all of one generation (looked up
+        again if the registry was emptied meanwhile)."""
+        while True:
+            generation = self.generation
+            ids = np.fromiter(map(_ID, map(self.__getitem__, nodes)), np.intp, len(nodes))
+            if self.generation is generation:
+                return generation, ids
 
 
-# The token maps, by the object a view and the views derived from it share (the base
-# view, ``images_key``): a map lives as long as that view, and holds no NodeInfo beyond it.
-_TOKEN_MAPS: weakref.WeakKeyDictionary[object, _Tokens] = weakref.WeakKeyDictionary()
-_TOKEN_MAPS_LOCK = threading.Lock()
+# The class maps, by the object a view and the views derived from it share (the base view,
+# ``images_key``): a map lives as long as that view, and holds no NodeInfo beyond it.
+_CLASS_MAPS: weakref.WeakKeyDictionary[object, _Classes] = weakref.WeakKeyDictionary()
+_CLASS_MAPS_LOCK = threading.Lock()
 
 
-def _tokens_for(view: SchedulerView | None) -> _Tokens:
-    """The token map of ``view`` and of the views derived from it (a new one without a
+def _classes_for(view: SchedulerView | None) -> _Classes:
+    """The class map of ``view`` and of the views derived from it (a new one without a
     view)."""
     anchor = getattr(view, "images_key", None)
     if anchor is None:
-        return _Tokens()
-    found = _TOKEN_MAPS.get(anchor)
+        return _Classes()
+    found = _CLASS_MAPS.get(anchor)
     if found is None:
-        with _TOKEN_MAPS_LOCK:
-            found = _TOKEN_MAPS.get(anchor)
+        with _CLASS_MAPS_LOCK:
+            found = _CLASS_MAPS.get(anchor)
             if found is None:
-                found = _TOKEN_MAPS[anchor] = _Tokens()
+                found = _CLASS_MAPS[anchor] = _Classes()
     return found
 
 
-_CLASS = attrgetter("cls")
+_ID = attrgetter("id")
 _NAME = attrgetter("name")
 _FIRST = itemgetter(0)
+# A view's nodes list differing from the one asked last in at most 1/8 of its places (queue
+# steps replace a NodeInfo or two) is patched from it; else looked up whole.
+_PATCH_SHARE = 8
 
 
-def _tokens_of(
-    nodes: Sequence[NodeInfo], view: SchedulerView | None
-) -> tuple[list[_NodeToken], list[_NodeClass]]:
-    """The token and the class of each node (one pass over the nodes, one over the
-    tokens), from ``view``'s token map."""
-    tokens = list(map(_tokens_for(view).__getitem__, nodes))
-    return tokens, list(map(_CLASS, tokens))
+def _view_class_ids(view: SchedulerView) -> _ByIndex:
+    """The class ids of ``view.nodes`` by view index. A queue step's view differs from the
+    one before it in a few NodeInfos: the addresses of the two lists are compared in numpy
+    and only the NodeInfos that differ are looked up (engine/addresses.py)."""
+    classes = _classes_for(view)
+    nodes = view.nodes
+    if type(nodes) is not list:  # addresses() reads a list's items
+        nodes = list(nodes)
+    last = classes.last
+    if last is not None and last.nodes is nodes and last.generation is classes.generation:
+        return last
+    found = addresses(nodes)
+    generation, ids = classes.generation, None
+    if last is not None and last.generation is generation and len(last.ids) == len(found):
+        changed = np.flatnonzero(last.addresses != found)
+        if len(changed) * _PATCH_SHARE <= len(found):
+            ids = last.ids.copy()
+            for k in changed.tolist():
+                ids[k] = classes[nodes[k]].id
+            if classes.generation is not generation:
+                ids = None  # emptied meanwhile: the ids kept belong to the old classes
+    if ids is None:
+        generation, ids = classes.ids_of(nodes)
+    found_now = _ByIndex(nodes, found, ids, generation)
+    classes.last = found_now
+    return found_now
 
 
-def _positions(
-    tokens: Sequence[_NodeToken], present: Collection[_NodeClass], names: Collection[str]
-) -> list[int]:
-    """The positions, in a list of nodes whose tokens are ``tokens`` and distinct classes
-    ``present``, of the nodes named in ``names`` (a pass over the tokens, not the nodes)."""
-    if not names:
-        return []
-    wanted: set[_NodeToken] = set()
-    for generation in {k.generation for k in present}:
-        by_name = generation.by_name
-        for name in names:
-            found = by_name.get(name)
-            if found:
-                wanted.update(found)
-    if not wanted:
-        return []
-    return list(compress(range(len(tokens)), map(wanted.__contains__, tokens)))
+def _class_ids(state: CycleState, nodes: Sequence[NodeInfo]) -> tuple[_Generation, np.ndarray]:
+    """The class of each of ``nodes``: their generation and class ids. For many nodes of
+    the cycle's view, read by their view indexes (node_indexes, which the cycle gives
+    without reading the nodes) from the view's ids, a node not the view's NodeInfo at its
+    index (another list's) looked up itself; else one lookup per node."""
+    view = state.view
+    classes = _classes_for(view)
+    if view is None or type(nodes) is not list or len(nodes) < _BY_INDEX_FROM:
+        return classes.ids_of(nodes)
+    by_index = _view_class_ids(view)
+    at = node_indexes(state, nodes)
+    if len(at) and int(at.max()) >= len(by_index.ids):
+        return classes.ids_of(nodes)
+    ids = by_index.ids[at]
+    stray = np.flatnonzero(by_index.addresses[at] != addresses(nodes))
+    if len(stray):
+        generation = classes.generation
+        for p in stray.tolist():
+            ids[p] = classes[nodes[p]].id
+        if generation is not by_index.generation or classes.generation is not generation:
+            return classes.ids_of(nodes)
+    return by_index.generation, ids
+
+
+def _combinations(
+    state: CycleState, nodes: Sequence[NodeInfo], keys: tuple[str, ...]
+) -> tuple[_Domains, np.ndarray, np.ndarray]:
+    """The combinations of ``keys``' values (``_Domains``), each node's combination id and
+    the distinct ids."""
+    generation, ids = _class_ids(state, nodes)
+    domains = generation.domains_of(keys)
+    combos = domains.of(generation.classes)[ids]
+    return domains, combos, _present(combos)
+
+
+def _present(ids: np.ndarray) -> np.ndarray:
+    """The distinct ids among ``ids``, ascending."""
+    return np.flatnonzero(np.bincount(ids)) if len(ids) else ids
 
 
 def _class_reads_pod_labels_only(pod: Pod) -> bool:
@@ -544,15 +612,17 @@ class _PreScoreState:
     # update them in place).
     terms: list[tuple[str, dict[str, int] | None, dict[str, int], float, float]] = field(init=False)
     keys: tuple[str, ...] = field(init=False)  # the constraints' topology keys
-    # The nodes PreScore ran on, their tokens and classes (score_nodes reuses them for that
-    # list), and the raw score of a node with no matching pod of its own per combination of
-    # domains (None: such nodes are scored alone), valid until a carried cycle changes the
-    # counts.
+    # The nodes PreScore ran on, the combinations of the keys' values, each node's and
+    # the distinct ones (score_nodes reuses them for that list), and the raw score of a
+    # node with no matching pod of its own per combination of domains (None: such nodes
+    # are scored alone), valid until a carried cycle changes the counts.
     nodes: Sequence[NodeInfo] | None = None
-    tokens: list[_NodeToken] | None = None
-    classes: list[_NodeClass] | None = None
-    present: set[_NodeClass] | None = None
+    domains: _Domains | None = None
+    combos: np.ndarray | None = None
+    present: np.ndarray | None = None
     group_scores: dict[tuple, int | None] = field(default_factory=dict)
+    # the same for the nodes scored alone, per combination and own matching pods
+    own_scores: dict[tuple[tuple, tuple], int | None] = field(default_factory=dict)
     # carry_pre_score's memos: the last added pod's labels and whether each constraint's
     # selector matched them; per Node (by id, the Node held) what adding such a pod there
     # does (_carried_effect)
@@ -574,37 +644,61 @@ class _PreScoreState:
             )
         ]
 
-    def class_scores(
-        self, present: Collection[_NodeClass], values_of: _ValuesByClass
-    ) -> dict[_NodeClass, int | None]:
-        """Score's arithmetic for a node of each class with no matching pod of its own (a
-        hostname constraint counts 0 for it), once per combination of domains; None when
-        a domain of the class was not counted (its nodes are scored alone)."""
-        listed = list(present)
-        values = list(map(values_of.__getitem__, listed))
+    def group_scores_of(self, domains: _Domains, present: np.ndarray) -> list[int | None]:
+        """Score's arithmetic for a node of each combination of domains of ``present``
+        (ids in ``domains``) with no matching pod of its own (a hostname constraint counts
+        0 for it), computed once; None when a domain of it was not counted (its nodes are
+        scored alone)."""
         known = self.group_scores
-        for found in set(values).difference(known):
-            known[found] = self._group_score(found)
-        return dict(zip(listed, map(known.__getitem__, values), strict=True))
+        out: list[int | None] = []
+        for values in map(domains.values.__getitem__, present.tolist()):
+            if values not in known:
+                known[values] = self._group_score(values)
+            out.append(known[values])
+        return out
 
-    def _group_score(self, values: tuple) -> int | None:
+    def alone_scores(
+        self, nodes: Sequence[NodeInfo], positions: list[int], domains: _Domains, combos: np.ndarray
+    ) -> list[tuple[int, int | None]]:
+        """(position, raw score) of the nodes at ``positions`` (``alone``): 0 for an ignored
+        node, else Score's arithmetic once per combination of domains and of the node's own
+        matching pods under the hostname constraints; None where a domain of the node was
+        not counted (``score`` tells)."""
+        hostname = [per_node for _, per_node, _, _, _ in self.terms if per_node is not None]
+        known, ignored = self.own_scores, self.ignored
+        out: list[tuple[int, int | None]] = []
+        for p, combo in zip(positions, combos[positions].tolist(), strict=True):
+            name = nodes[p].name
+            if name in ignored:
+                out.append((p, 0))
+                continue
+            key = (domains.values[combo], tuple(per_node.get(name, 0) for per_node in hostname))
+            if key not in known:
+                known[key] = self._group_score(*key)
+            out.append((p, known[key]))
+        return out
+
+    def _group_score(self, values: tuple, own: tuple = ()) -> int | None:
+        """Score's arithmetic for a node with the keys' ``values`` and ``own`` matching pods
+        under each hostname constraint, in order (none given: 0)."""
         total = 0.0
+        mine = iter(own)
         for value, (_, per_node, counts, weight, skew) in zip(values, self.terms, strict=True):
+            own_count = None if per_node is None else next(mine, 0)
             if value is None:
                 continue
-            if per_node is None:
-                count = counts.get(value)
-                if count is None:
-                    return None
-            else:
-                count = 0
+            count = counts.get(value) if own_count is None else own_count
+            if count is None:
+                return None
             total += float(count) * weight + skew
         return _go_round(total)
 
     def counts_changed(self) -> None:
-        """A carried cycle changed a domain's count: the scores by class are stale."""
+        """A carried cycle changed a domain's count: the scores kept are stale."""
         if self.group_scores:
             self.group_scores.clear()
+        if self.own_scores:
+            self.own_scores.clear()
 
     def alone(self) -> set[str]:
         """The nodes Score reads one by one: those with matching pods of their own under a
@@ -619,28 +713,29 @@ class _PreScoreState:
 def _score_domains(
     constraints: Sequence[_Constraint],
     nodes: Sequence[NodeInfo],
-    classes: Sequence[_NodeClass],
-    present: set[_NodeClass],
-    values_of: _ValuesByClass,
+    domains: _Domains,
+    combos: np.ndarray,
+    present: np.ndarray,
     require_all: bool,
 ) -> tuple[set[str], list[dict[str, int]]]:
-    """initPreScoreState's first half, one node class at a time: the nodes ignored (lacking
-    a key, when every key is required) and, per constraint but the hostname ones, each
-    domain of the other nodes with a zero count (a missing key is the domain ""; the
-    order of the domains matters to nothing). ``present``: the distinct ``classes``;
-    ``values_of``: a class's values of the constraints' keys."""
-    listed = list(present)
-    values = list(map(values_of.__getitem__, listed))
-    lacking: set[_NodeClass] = set()
-    if require_all:
-        lacking = {k for k, found in zip(listed, values, strict=True) if None in found}
+    """initPreScoreState's first half, once per combination of the nodes' domains: the
+    nodes ignored (lacking a key, when every key is required) and, per constraint but the
+    hostname ones, each domain of the other nodes with a zero count (a missing key is the
+    domain ""; the order of the domains matters to nothing). ``combos``: the nodes'
+    combinations in ``domains``; ``present``: the distinct ones."""
+    listed = present.tolist()
+    values = list(map(domains.values.__getitem__, listed))
     ignored: set[str] = set()
-    if lacking:
-        ignored = set(map(_NAME, compress(nodes, map(lacking.__contains__, classes))))
-        values = list(compress(values, [k not in lacking for k in listed]))
+    if require_all:
+        lacking = [i for i, found in zip(listed, values, strict=True) if None in found]
+        if lacking:
+            marked = np.zeros(len(domains.values), bool)
+            marked[lacking] = True
+            ignored = {nodes[p].name for p in np.flatnonzero(marked[combos]).tolist()}
+            values = [found for found in values if None not in found]
     counts: list[dict[str, int]] = [{} for _ in constraints]
     spread = [i for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
-    for found in set(values):
+    for found in values:
         for i in spread:
             value = found[i]
             counts[i].setdefault("" if value is None else value, 0)
@@ -685,26 +780,20 @@ def _domain_counts_by_class(
     every = [c.includes_every_node(pod) for c in constraints]
     if not all(every) and not _class_reads_pod_labels_only(pod):
         return None
-    nodes = view.nodes
-    token_map = _tokens_for(view)
-    classes = list(map(_CLASS, map(token_map.__getitem__, nodes)))
+    by_index = _view_class_ids(view)
+    classes, ids = by_index.generation.classes, by_index.ids
     counts: list[dict[str, int]] = [{} for _ in constraints]
     # per class: its domain per constraint, None where the constraint leaves it out
     rows: dict[_NodeClass, tuple | None] = {}
 
-    def row_of(k: _NodeClass) -> tuple | None:
-        values = k.values(keys)
-        row = None
+    for k in map(classes.__getitem__, dict.fromkeys(ids.tolist())):
+        values = tuple(map(k.labels.get, keys))
+        row = rows[k] = None
         if None not in values:
-            row = tuple(
+            row = rows[k] = tuple(
                 value if every[i] or c.includes(pod, k.node) else None
                 for i, (c, value) in enumerate(zip(constraints, values, strict=True))
             )
-        rows[k] = row
-        return row
-
-    for k in dict.fromkeys(classes):
-        row = row_of(k)
         if row is None:
             continue
         for domain_counts, value in zip(counts, row, strict=True):
@@ -717,11 +806,7 @@ def _domain_counts_by_class(
             ni = by_name.get(name)
             if ni is None:
                 continue
-            # the class read by the node's position (the token map may have been emptied
-            # since by another request: a new lookup would give a new class)
-            at = ni.index
-            k = classes[at] if at < len(nodes) and nodes[at] is ni else token_map[ni].cls
-            row = rows[k] if k in rows else row_of(k)
+            row = rows[classes[ids[ni.index]]]  # the class by the node's view index
             if row is not None and row[i] is not None:
                 domain_counts[row[i]] += count
     return counts
@@ -830,24 +915,29 @@ class PodTopologySpread(
         s: _PreFilterState | None = state.data.get(self.name)
         if s is None or not s.constraints:
             return [None] * len(nodes)
-        tokens, classes = _tokens_of(nodes, state.view)
-        present = set(classes)
-        verdicts = {k: self._class_verdict(state, s, k) for k in present}
-        out = list(map(verdicts.__getitem__, classes))
+        keys = tuple(c.topology_key for c in s.constraints)
+        domains, combos, present = _combinations(state, nodes, keys)
+        verdicts: list[Status | None] = [None] * len(domains.values)
+        for i in present.tolist():
+            verdicts[i] = self._domains_verdict(state, s, domains.values[i])
+        out = list(map(verdicts.__getitem__, combos.tolist()))
         alone: set[str] = set()  # nodes whose own hostname domain has a count
         for c, domain_counts in zip(s.constraints, s.counts, strict=True):
             if c.topology_key == LABEL_HOSTNAME:
                 alone.update(value for value, count in domain_counts.items() if count)
-        for p in _positions(tokens, present, alone):
+        for p in _named_positions(state, nodes, alone):
             out[p] = self.filter(state, nodes[p], nodes[p])
         return out
 
-    def _class_verdict(self, state: CycleState, s: _PreFilterState, k: _NodeClass) -> Status | None:
-        """``filter`` on a node of class ``k`` that is its own hostname domain without
-        matching pods (a domain absent from the counts counts 0, as in ``filter``)."""
+    def _domains_verdict(
+        self, state: CycleState, s: _PreFilterState, values: tuple
+    ) -> Status | None:
+        """``filter`` on a node with the constraints' keys' ``values`` (None: missing)
+        that is its own hostname domain without matching pods (a domain absent from the
+        counts counts 0, as in ``filter``)."""
         pod_labels = state.pod.labels
         for i, c in enumerate(s.constraints):
-            value = k.labels.get(c.topology_key)
+            value = values[i]
             if value is None:
                 return Status(UNRESOLVABLE, (ERR_REASON_NODE_LABEL_NOT_MATCH,), self.name)
             self_match = 1 if selector_matches(c.selector, pod_labels) else 0
@@ -869,14 +959,9 @@ class PodTopologySpread(
         if not constraints:
             return SKIPPED
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
-        tokens, classes = _tokens_of(nodes, state.view)
-        present = set(classes)
-        values_of = _tokens_for(view).generation.values_of(
-            tuple(c.topology_key for c in constraints)
-        )
-        ignored, counts = _score_domains(
-            constraints, nodes, classes, present, values_of, require_all
-        )
+        keys = tuple(c.topology_key for c in constraints)
+        domains, combos, present = _combinations(state, nodes, keys)
+        ignored, counts = _score_domains(constraints, nodes, domains, combos, present, require_all)
         weights = []
         for c, domain_counts in zip(constraints, counts, strict=True):
             hostname = c.topology_key == LABEL_HOSTNAME
@@ -887,7 +972,7 @@ class PodTopologySpread(
         # nodes holding some can change a count, so only they are visited (a hostname
         # constraint counts no domain here, Score reads its matching pods per node). A
         # node's values of the keys are its class's (None: the label is missing).
-        by_name, token_map = view.by_name, _tokens_for(view)
+        by_name, class_map = view.by_name, _classes_for(view)
         for i, (c, domain_counts, matching_pods) in enumerate(
             zip(constraints, counts, matching, strict=True)
         ):
@@ -898,7 +983,7 @@ class PodTopologySpread(
                 ni = by_name.get(name)
                 if ni is None:
                     continue
-                values = values_of[token_map[ni].cls]
+                values = tuple(map(class_map[ni].labels.get, keys))
                 if require_all and None in values:
                     continue
                 if ask and not c.includes(pod, ni.node):
@@ -909,7 +994,7 @@ class PodTopologySpread(
                 if value in domain_counts:
                     domain_counts[value] += count
         found = _PreScoreState(constraints, ignored, counts, weights, matching)
-        found.nodes, found.tokens, found.classes, found.present = nodes, tokens, classes, present
+        found.nodes, found.domains, found.combos, found.present = nodes, domains, combos, present
         state.write(_SCORE_KEY, found)
         return OK
 
@@ -970,32 +1055,34 @@ class PodTopologySpread(
         return _go_round(total)
 
     def score_nodes(self, state: CycleState, nodes: Sequence[NodeInfo]) -> list[int] | np.ndarray:
-        """``score`` on every node, computed once per node class (its domains); the nodes
-        with matching pods of their own under a hostname constraint, and the ignored ones,
-        one by one. An int64 column, built from the classes' scores without a list of
-        them (a list only where a score outgrows int64)."""
+        """``score`` on every node, computed once per combination of domains; the nodes with
+        matching pods of their own under a hostname constraint, and the ignored ones, one
+        by one. An int64 column taken from the combinations' scores by the nodes'
+        combination ids (a list only where a score outgrows int64)."""
         s: _PreScoreState | None = state.data.get(_SCORE_KEY)
         if s is None:
             return np.zeros(len(nodes), np.int64)
-        if nodes is s.nodes and s.classes is not None:
-            classes, present = s.classes, s.present
+        if nodes is s.nodes and s.domains is not None:
+            domains, combos, present = s.domains, s.combos, s.present
         else:
-            classes = _tokens_of(nodes, state.view)[1]
-            present = set(classes)
-        values_of = _tokens_for(state.view).generation.values_of(s.keys)
-        scores = s.class_scores(present, values_of)  # type: ignore[arg-type]
+            domains, combos, present = _combinations(state, nodes, s.keys)
+        scores = s.group_scores_of(domains, present)  # type: ignore[arg-type]
         alone = _named_positions(state, nodes, s.alone())
-        if None in scores.values():
-            unknown = {k for k, score in scores.items() if score is None}
-            alone += compress(range(len(nodes)), map(unknown.__contains__, classes))
-            scores = {k: score or 0 for k, score in scores.items()}
-        by_class = map(scores.__getitem__, classes)  # type: ignore[arg-type]
+        listed = present.tolist()  # type: ignore[union-attr]
+        if None in scores:
+            unknown = np.zeros(len(domains.values), bool)  # type: ignore[union-attr]
+            unknown[[i for i, score in zip(listed, scores, strict=True) if score is None]] = True
+            alone += np.flatnonzero(unknown[combos]).tolist()
+            scores = [score or 0 for score in scores]
         try:
-            out: list[int] | np.ndarray = np.fromiter(by_class, np.int64, len(nodes))
+            by_combo = np.zeros(len(domains.values), np.int64)  # type: ignore[union-attr]
+            by_combo[listed] = scores
+            out: list[int] | np.ndarray = by_combo[combos]
         except OverflowError:
-            out = list(map(scores.__getitem__, classes))  # type: ignore[arg-type]
-        for p in alone:
-            out[p] = self.score(state, nodes[p], nodes[p])
+            by_id = dict(zip(listed, scores, strict=True))
+            out = list(map(by_id.__getitem__, combos.tolist()))  # type: ignore[union-attr]
+        for p, score in s.alone_scores(nodes, alone, domains, combos):  # type: ignore[arg-type]
+            out[p] = self.score(state, nodes[p], nodes[p]) if score is None else score
         return out
 
     def normalize_score(

@@ -216,17 +216,17 @@ def test_pre_score_score_nodes_and_normalize_as_node_by_node(seed: int) -> None:
         assert scores == want
 
 
-def test_score_nodes_after_the_token_registry_is_emptied(monkeypatch) -> None:
-    """The registry of node tokens may be emptied between a PreScore and its Score (another
-    request's nodes): the tokens already handed out still find their nodes."""
+def test_score_nodes_after_the_class_registry_is_emptied(monkeypatch) -> None:
+    """The registry of node classes may be emptied between a PreScore and its Score (another
+    request's nodes): the classes already handed out still score their nodes."""
     for seed in range(40):
         view, plugin, pod = _setup(seed)
         state = CycleState(pod, view, DEFAULT_SETTINGS)
         if plugin.pre_score(state, view.nodes).is_skip:
             continue
-        token_map = pts._tokens_for(view)
-        token_map.clear()
-        token_map.generation = pts._Generation()
+        class_map = pts._classes_for(view)
+        class_map.clear()
+        class_map.generation = pts._Generation()
         nodes = view.nodes
         assert list(plugin.score_nodes(state, nodes)) == [plugin.score(state, n, n) for n in nodes]
         assert list(plugin.score_nodes(state, list(nodes))) == [
@@ -234,21 +234,21 @@ def test_score_nodes_after_the_token_registry_is_emptied(monkeypatch) -> None:
         ]
 
 
-def test_token_maps_live_as_long_as_their_base_view() -> None:
-    """A view's token map is shared by the views derived from it (the same images_key) and
+def test_class_maps_live_as_long_as_their_base_view() -> None:
+    """A view's class map is shared by the views derived from it (the same images_key) and
     goes with its base view: it holds no NodeInfo beyond it."""
     import gc
 
     view, _, _ = _setup(3)
-    pts._tokens_of(view.nodes, view)
+    pts._view_class_ids(view)
     derived = type(view).__new__(type(view))
     derived.__dict__.update(view.__dict__)
-    assert pts._tokens_for(derived) is pts._tokens_for(view)
-    assert len(pts._tokens_for(view)) == len(view.nodes)
-    before = len(pts._TOKEN_MAPS)
+    assert pts._classes_for(derived) is pts._classes_for(view)
+    assert len(pts._classes_for(view)) == len(view.nodes)
+    before = len(pts._CLASS_MAPS)
     del view, derived
     gc.collect()
-    assert len(pts._TOKEN_MAPS) < before
+    assert len(pts._CLASS_MAPS) < before
 
 
 def test_carried_pre_score_memos_follow_the_pod() -> None:
