@@ -599,6 +599,10 @@ class _PreFilterState:
             self.paths[i].update(value, self.counts[i][value])
 
 
+# own_scores' marker for a key not scored yet (a score kept may be None)
+_UNKNOWN = object()
+
+
 @dataclass(slots=True)
 class _PreScoreState:
     constraints: list[_Constraint]
@@ -664,18 +668,19 @@ class _PreScoreState:
         node, else Score's arithmetic once per combination of domains and of the node's own
         matching pods under the hostname constraints; None where a domain of the node was
         not counted (``score`` tells)."""
-        hostname = [per_node for _, per_node, _, _, _ in self.terms if per_node is not None]
-        known, ignored = self.own_scores, self.ignored
+        owns = [per_node.get for _, per_node, _, _, _ in self.terms if per_node is not None]
+        known, ignored, values = self.own_scores, self.ignored, domains.values
         out: list[tuple[int, int | None]] = []
         for p, combo in zip(positions, combos[positions].tolist(), strict=True):
             name = nodes[p].name
             if name in ignored:
                 out.append((p, 0))
                 continue
-            key = (domains.values[combo], tuple(per_node.get(name, 0) for per_node in hostname))
-            if key not in known:
-                known[key] = self._group_score(*key)
-            out.append((p, known[key]))
+            key = (values[combo], tuple([own(name, 0) for own in owns]))
+            score = known.get(key, _UNKNOWN)
+            if score is _UNKNOWN:
+                score = known[key] = self._group_score(*key)
+            out.append((p, score))
         return out
 
     def _group_score(self, values: tuple, own: tuple = ()) -> int | None:
@@ -781,19 +786,21 @@ def _domain_counts_by_class(
     if not all(every) and not _class_reads_pod_labels_only(pod):
         return None
     by_index = _view_class_ids(view)
-    classes, ids = by_index.generation.classes, by_index.ids
+    generation, ids = by_index.generation, by_index.ids
     counts: list[dict[str, int]] = [{} for _ in constraints]
-    # per class: its domain per constraint, None where the constraint leaves it out
-    rows: dict[_NodeClass, tuple | None] = {}
-
-    for k in map(classes.__getitem__, dict.fromkeys(ids.tolist())):
-        values = tuple(map(k.labels.get, keys))
-        row = rows[k] = None
-        if None not in values:
-            row = rows[k] = tuple(
-                value if every[i] or c.includes(pod, k.node) else None
-                for i, (c, value) in enumerate(zip(constraints, values, strict=True))
-            )
+    # per node (by view index) what it is decided by, and per such id the node's domain
+    # per constraint, None where the constraint leaves it out (no row: every constraint)
+    if all(every):  # the keys' values alone decide: once per combination of them
+        domains = generation.domains_of(keys)
+        at = domains.of(generation.classes)[ids]
+        rows = {c: _row_of_values(domains.values[c]) for c in _first_shown(at)}
+    else:
+        at = ids
+        rows = {
+            k.id: _row_of_class(pod, constraints, every, k)
+            for k in map(generation.classes.__getitem__, _first_shown(ids))
+        }
+    for row in rows.values():
         if row is None:
             continue
         for domain_counts, value in zip(counts, row, strict=True):
@@ -806,10 +813,37 @@ def _domain_counts_by_class(
             ni = by_name.get(name)
             if ni is None:
                 continue
-            row = rows[classes[ids[ni.index]]]  # the class by the node's view index
+            row = rows[int(at[ni.index])]  # the node's class or combination by view index
             if row is not None and row[i] is not None:
                 domain_counts[row[i]] += count
     return counts
+
+
+def _first_shown(ids: np.ndarray) -> list[int]:
+    """The distinct ids among ``ids`` in the order of their first place (the domains'
+    order follows the nodes')."""
+    distinct, first = np.unique(ids, return_index=True)
+    return distinct[np.argsort(first)].tolist()
+
+
+def _row_of_values(values: tuple) -> tuple | None:
+    """A node's domain per constraint when every node passes the inclusion policies: the
+    keys' values, None (the node counts nowhere) when one is missing."""
+    return None if None in values else values
+
+
+def _row_of_class(
+    pod: Pod, constraints: Sequence[_Constraint], every: list[bool], k: _NodeClass
+) -> tuple | None:
+    """A node's domain per constraint from its class: None where the constraint's inclusion
+    policies leave the node out; None for the row when a key is missing."""
+    values = tuple(map(k.labels.get, (c.topology_key for c in constraints)))
+    if None in values:
+        return None
+    return tuple(
+        value if every[i] or c.includes(pod, k.node) else None
+        for i, (c, value) in enumerate(zip(constraints, values, strict=True))
+    )
 
 
 class PodTopologySpread(

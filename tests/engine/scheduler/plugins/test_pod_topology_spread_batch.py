@@ -169,6 +169,64 @@ def test_pre_filter_and_filter_nodes_as_node_by_node(seed: int) -> None:
     assert plugin.filter_nodes(other, nodes) == [plugin.filter(other, n, n) for n in nodes]
 
 
+def _spread_pod(zone_key: str) -> dict:
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": zone_key,
+        "whenUnsatisfiable": DO_NOT_SCHEDULE,
+        "labelSelector": {"matchLabels": {"app": "a"}},
+    }
+    spec = {"containers": [{"name": "c"}], "topologySpreadConstraints": [spread]}
+    return {
+        "kind": "Pod",
+        "metadata": {"name": "in", "namespace": "default", "labels": {"app": "a"}},
+        "spec": spec,
+    }
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_domain_counts_per_combination_as_node_by_node(seed: int) -> None:
+    """Constraints every node passes decide per combination of the keys' values: nodes of
+    many classes (other labels) share one, zones first shown in shuffled order, classes
+    made in another order than the view's, nodes lacking a key; the domains, their counts
+    and their order are the plain ones."""
+    rng = random.Random(f"pts-combination/{seed}")
+    objects: list[dict] = []
+    for n in range(40):
+        labels = {LABEL_HOSTNAME: f"n{n}", "rack": f"r{rng.randrange(6)}"}
+        if rng.random() < 0.85:
+            labels[ZONE] = rng.choice(("z3", "z1", "z2", "z4"))
+        objects.append({"kind": "Node", "metadata": {"name": f"n{n}", "labels": labels}})
+        for k in range(rng.randrange(3)):
+            objects.append(
+                {
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"p{n}-{k}",
+                        "namespace": "default",
+                        "labels": {"app": rng.choice(("a", "b"))},
+                    },
+                    "spec": {"nodeName": f"n{n}", "containers": [{"name": "c"}]},
+                    "status": {"phase": "Running"},
+                }
+            )
+    view = scheduler_view(Cluster(snapshot_from_objects(objects)), DEFAULT_SETTINGS)
+    pod = pod_from_object(_spread_pod(ZONE))
+    fwk = Framework(DEFAULT_PROFILE, DEFAULT_SETTINGS)
+    plugin = next(p for p in fwk.pre_filter_plugins if p.name == "PodTopologySpread")
+    shuffled = list(view.nodes)
+    rng.shuffle(shuffled)
+    pts._classes_for(view).ids_of(shuffled)  # classes (and ids) made out of the view's order
+    state = CycleState(pod, view, DEFAULT_SETTINGS)
+    plugin.pre_filter(state, view.nodes)
+    s = state.data[plugin.name]
+    assert s.constraints[0].includes_every_node(pod)
+    matching = [_matching_per_node(view, c.selector, pod.namespace) for c in s.constraints]
+    plain = _domain_counts(pod, s.constraints, matching, view.nodes)
+    assert s.counts == plain
+    assert [list(d) for d in s.counts] == [list(d) for d in plain]  # the same order
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_critical_paths_of_as_every_update(seed: int) -> None:
     """The paths built with the early stop are those of an update per domain: ties, the
