@@ -384,7 +384,7 @@ def columns_at(
     found = addresses(current)
     with _LOCK:
         for i, known in enumerate(_recent):
-            if np.array_equal(known.addresses, found):
+            if len(known.addresses) == len(found) and np.array_equal(known.addresses, found):
                 _recent.insert(0, _recent.pop(i))
                 return known
     view_found = addresses(view_nodes)  # ``view_nodes`` holds them meanwhile

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from service.engine.addresses import addresses
 from service.engine.quantity import MAX_INT64, MIN_INT64, wrap_int64
 from service.engine.resources import is_extended_resource_name, is_scalar_resource_name
 from service.engine.scheduler.framework import (
@@ -49,6 +50,7 @@ __all__ = [
 
 _NO_IGNORED = NodeResourcesFitArgs()
 _PASS_ONE_KEPT = 4096  # pass 1's rows kept (``_pass_one_values``), then dropped together
+_PATCH_SHARE = 8  # pass 1's last array is patched when at most 1/8 of its rows differ
 _SCORE_KEY = "NodeResourcesFit/score"  # PreScore's state (the filter's is under the name)
 
 
@@ -145,6 +147,9 @@ class NodeResourcesFit(
         self._status_tables: dict[tuple[str, ...], np.ndarray] = {}
         # Pass 1's rows by (NodeInfo, NodeInfoPods, names): ``_pass_one_values``
         self._pass_one_rows: dict[tuple[int, int, tuple[str, ...]], tuple] = {}
+        # The last pass-1 array: (names, the NodeInfos' and NodeInfoPods' addresses, the
+        # array, the two lists, which hold them): ``_pass_one_values``
+        self._pass_one_last: tuple | None = None
 
     def pre_filter(self, state: CycleState, nodes: Sequence[NodeInfo]) -> PreFilterResult:
         """computePodResourceRequest: the effective request the pod's PodInfo holds."""
@@ -241,13 +246,42 @@ class NodeResourcesFit(
         self, nodes: Sequence[NodeInfo], pods: Sequence[NodeInfoPods], names: tuple[str, ...]
     ) -> np.ndarray:
         """Per node (a row): its pod count with the nominated pods, allowed pods, then each
-        of ``names``' allocatable and requested sum; int64 (OverflowError beyond). A node's
-        row is kept by the identity of its NodeInfo and NodeInfoPods, which pass 1 meets
-        cycle after cycle (NodeInfo.with_nominated keeps them; neither ever changes)."""
+        of ``names``' allocatable and requested sum; int64 (OverflowError beyond). The last
+        call's array is kept with its lists: lists of the same length that differ from them
+        in a few places (a queue step replaced a NodeInfo) take it with those rows redone,
+        the NodeInfos and NodeInfoPods compared by address. Read-only."""
+        held = list(nodes), list(pods)  # kept with the array: their addresses stay theirs
+        found = addresses(held[0]), addresses(held[1])
+        last = self._pass_one_last
+        if last is not None and last[0] == names and len(last[1]) == len(found[0]):
+            changed = np.flatnonzero((found[0] != last[1]) | (found[1] != last[2]))
+            if len(changed) * _PATCH_SHARE <= len(found[0]):
+                values = last[3]
+                if len(changed):
+                    at = changed.tolist()
+                    redone = self._pass_one_array(
+                        [nodes[k] for k in at], [pods[k] for k in at], names
+                    )
+                    values = values.copy()
+                    values[changed] = redone
+                    values.flags.writeable = False
+                self._pass_one_last = (names, *found, values, held)
+                return values
+        values = self._pass_one_array(nodes, pods, names)
+        values.flags.writeable = False
+        self._pass_one_last = (names, *found, values, held)
+        return values
+
+    def _pass_one_array(
+        self, nodes: Sequence[NodeInfo], pods: Sequence[NodeInfoPods], names: tuple[str, ...]
+    ) -> np.ndarray:
+        """``_pass_one_values``' rows of ``nodes``, each kept by the identity of its NodeInfo
+        and NodeInfoPods, which pass 1 meets cycle after cycle (NodeInfo.with_nominated
+        keeps them; neither ever changes)."""
         kept = self._pass_one_rows
         if len(kept) > _PASS_ONE_KEPT:
             kept.clear()
-        rows = []
+        values: list[int] = []  # the rows one after another: numpy reads a flat list faster
         for ni, ns in zip(nodes, pods, strict=True):
             key = (id(ni), id(ns), names)
             found = kept.get(key)
@@ -257,8 +291,8 @@ class NodeResourcesFit(
                 for name in names:
                     row += (alloc.get(name, 0), requested.get(name, 0))
                 found = kept[key] = (row, ni, ns)  # holds them: their ids stay theirs
-            rows.append(found[0])
-        return np.array(rows, np.int64).reshape(len(rows), 2 + 2 * len(names))
+            values += found[0]
+        return np.array(values, np.int64).reshape(len(nodes), 2 + 2 * len(names))
 
     def _status_table(self, names: tuple[str, ...]) -> np.ndarray:
         """Filter's answer for every set of shortfalls of ``names`` (``_shortfall_bits``):

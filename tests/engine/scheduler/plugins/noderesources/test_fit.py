@@ -163,3 +163,30 @@ def test_score_nodes_without_resources_raises_as_score() -> None:
     with pytest.raises(ScoringError, match="resources not found"):
         plugin.score_nodes(state, nodes)
     assert list(plugin.score_nodes(state, [])) == []
+
+
+@pytest.mark.parametrize("edges", [True, False])
+@pytest.mark.parametrize("seed", range(4))
+def test_filter_with_pods_patching_its_last_lists_is_filter(seed: int, edges: bool) -> None:
+    """Pass 1's batch keeps its last array (``_pass_one_values``): lists that differ from
+    the last ones in a few places (a NodeInfo, or only its pods, replaced), in many, or
+    asked for another pod's resources answer as Filter node by node."""
+    rng = random.Random(seed)
+    plugin = _plugin()
+    nodes, others = node_infos(rng, 40, edges), node_infos(rng, 40, edges)
+    redone: list[int] = []
+    array = plugin._pass_one_array
+    plugin._pass_one_array = lambda ns, *rest: redone.append(len(ns)) or array(ns, *rest)
+    for _ in range(40):
+        state = _state(plugin, incoming(rng), nodes)
+        infos, pods = list(nodes), list(nodes)
+        for k in rng.sample(range(len(nodes)), rng.choice([0, 1, 2, 3, 20])):
+            pods[k] = others[k]
+            if rng.random() < 0.5:
+                infos[k] = others[k]
+        statuses = plugin.filter_with_pods(state, infos, pods)
+        assert statuses == [
+            plugin.filter(state, ni, ns) for ni, ns in zip(infos, pods, strict=True)
+        ]
+    assert any(0 < n < len(nodes) for n in redone)  # the patched path was taken
+    assert any(n == len(nodes) for n in redone)  # and the whole one
