@@ -87,6 +87,7 @@ _SUMMED = "framework/summedInputs"  # see Framework.summed_inputs
 _PLUGIN = attrgetter("plugin")
 _NONE_ADDRESS = id(None)  # a filter's answer at this address passed the node
 _SLICES_UP_TO = 32  # _kept copies slices while at most one item in this many is dropped
+_READ_AT_UP_TO = 8  # _rejections reads by position while at most one answer in this many
 
 
 # A Score column: one score per scored node, in the nodes' order; a ``list[int]``, or a 1-D
@@ -199,6 +200,14 @@ def _kept(items: Sequence[Any], passed: np.ndarray, dropped: np.ndarray) -> list
         start = end + 1
     kept += items[start:]
     return kept
+
+
+def _rejections(found: list[Status | None], dropped: np.ndarray) -> list[Status]:
+    """A batch's answers that are not None (at ``dropped``, ascending), in order: read at
+    their positions when few, else by testing every answer (a Status is always true)."""
+    if len(dropped) * _READ_AT_UP_TO > len(found):
+        return list(compress(found, found))
+    return list(map(found.__getitem__, dropped.tolist()))
 
 
 def invalid_score(scores: NodeScores, nodes: Sequence[NodeInfo]) -> CycleError | None:
@@ -666,7 +675,7 @@ class Framework:
                 continue
             dropped = np.flatnonzero(~passed)
             at = positions[dropped]
-            rejections = _named(list(compress(found, found)), name)
+            rejections = _named(_rejections(found, dropped), name)
             out[at] = np.fromiter(rejections, object, len(rejections))
             if rejected_at is not None:
                 rejected_at[at] = k

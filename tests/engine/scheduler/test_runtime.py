@@ -14,7 +14,7 @@ import pytest
 
 from service.engine.objects import Taint
 from service.engine.scheduler import runtime
-from service.engine.scheduler.framework import UNRESOLVABLE, FilterPlugin, IgnoresNodePods
+from service.engine.scheduler.framework import UNRESOLVABLE, FilterPlugin, IgnoresNodePods, Status
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.placement import num_feasible_nodes_to_find, place
 from service.engine.scheduler.plugins import REGISTRY, default_preemption
@@ -357,3 +357,16 @@ def test_kept_is_the_passed_items_in_order(size, share):
         kept = runtime._kept(source, passed, dropped)
         assert type(kept) is list
         assert [id(x) for x in kept] == [id(x) for x in expected]
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 9, 200, 5000])
+@pytest.mark.parametrize("share", [0.0, 0.01, 1 / 8, 0.2, 1.0])
+def test_rejections_are_the_answers_not_none_in_order(size, share):
+    """_rejections (read by position when few, else by testing every answer) gives the
+    batch's Status answers in order, as ``compress(found, found)`` does."""
+    rng = np.random.default_rng(size * 1000 + int(share * 1000))
+    rejected = rng.random(size) < share
+    found = [Status(UNRESOLVABLE, (f"r{i}",), "P") if r else None for i, r in enumerate(rejected)]
+    dropped = np.flatnonzero(rejected)
+    got = runtime._rejections(found, dropped)
+    assert [id(s) for s in got] == [id(s) for s in found if s is not None]
