@@ -86,6 +86,8 @@ _PER_NODE = "framework/keepsVerdict"  # the filters asked per node, see Framewor
 _SUMMED = "framework/summedInputs"  # see Framework.summed_inputs
 _PLUGIN = attrgetter("plugin")
 _NONE_ADDRESS = id(None)  # a filter's answer at this address passed the node
+_SLICES_UP_TO = 32  # _kept copies slices while at most one item in this many is dropped
+_READ_AT_UP_TO = 8  # _rejections reads by position while at most one answer in this many
 
 
 # A Score column: one score per scored node, in the nodes' order; a ``list[int]``, or a 1-D
@@ -183,6 +185,29 @@ def _named(statuses: list[Status], name: str) -> list[Status]:
     if all(map(_PLUGIN, statuses)):
         return statuses
     return [s if s.plugin else Status(s.code, s.reasons, name) for s in statuses]
+
+
+def _kept(items: Sequence[Any], passed: np.ndarray, dropped: np.ndarray) -> list[Any]:
+    """The ``items`` a filter passed (``passed``: a mask; ``dropped``: the others' positions,
+    ascending), in order. A filter mostly rejects few nodes (the cordoned ones): the runs
+    between them are copied as slices, not item by item; many rejections take a mask."""
+    if len(dropped) * _SLICES_UP_TO > len(items):
+        return list(compress(items, passed.tolist()))
+    kept: list[Any] = []
+    start = 0
+    for end in dropped.tolist():
+        kept += items[start:end]
+        start = end + 1
+    kept += items[start:]
+    return kept
+
+
+def _rejections(found: list[Status | None], dropped: np.ndarray) -> list[Status]:
+    """A batch's answers that are not None (at ``dropped``, ascending), in order: read at
+    their positions when few, else by testing every answer (a Status is always true)."""
+    if len(dropped) * _READ_AT_UP_TO > len(found):
+        return list(compress(found, found))
+    return list(map(found.__getitem__, dropped.tolist()))
 
 
 def invalid_score(scores: NodeScores, nodes: Sequence[NodeInfo]) -> CycleError | None:
@@ -634,7 +659,6 @@ class Framework:
         remaining = (
             nodes if len(positions) == len(nodes) else [nodes[i] for i in positions.tolist()]
         )
-        every: np.ndarray | None = None  # ``nodes`` as an object array, once a filter rejects
         last = len(state.filters) - 1
         for k, (name, run) in enumerate(state.filters):
             if not remaining:
@@ -649,17 +673,16 @@ class Framework:
             passed = addresses(found) == _NONE_ADDRESS
             if passed.all():
                 continue
-            at = positions[~passed]
-            rejections = _named(list(compress(found, found)), name)
+            dropped = np.flatnonzero(~passed)
+            at = positions[dropped]
+            rejections = _named(_rejections(found, dropped), name)
             out[at] = np.fromiter(rejections, object, len(rejections))
             if rejected_at is not None:
                 rejected_at[at] = k
             if k == last:
                 break
             positions = positions[passed]
-            if every is None:
-                every = np.fromiter(nodes, object, len(nodes))
-            remaining = every[positions].tolist()
+            remaining = _kept(remaining, passed, dropped)
 
     def _first_passes(
         self,

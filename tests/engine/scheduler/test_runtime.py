@@ -9,11 +9,12 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from service.engine.objects import Taint
 from service.engine.scheduler import runtime
-from service.engine.scheduler.framework import UNRESOLVABLE, FilterPlugin, IgnoresNodePods
+from service.engine.scheduler.framework import UNRESOLVABLE, FilterPlugin, IgnoresNodePods, Status
 from service.engine.scheduler.nominated import prepare_nominated
 from service.engine.scheduler.placement import num_feasible_nodes_to_find, place
 from service.engine.scheduler.plugins import REGISTRY, default_preemption
@@ -340,3 +341,32 @@ def test_nodes_with_nominated_pods_are_found_again_on_other_nodes(monkeypatch) -
         assert [s.is_success for s in plain] == [ni.name != "n0" for ni in view.nodes]
         known = fwk._nominated_nodes
         assert [view.nodes[i].name for i in known.positions] == known.names == ["n0", "n1"]
+
+
+@pytest.mark.parametrize("size", [0, 1, 31, 32, 33, 200, 5000])
+@pytest.mark.parametrize("share", [0.0, 0.001, 0.01, 1 / 32, 0.05, 0.5, 1.0])
+def test_kept_is_the_passed_items_in_order(size, share):
+    """_kept, the batch's survivors of a filter (slices between few rejections, a mask for
+    many), gives the items the mask passed, in order, as a plain comprehension does."""
+    rng = np.random.default_rng(size * 1000 + int(share * 1000))
+    items = [object() for _ in range(size)]
+    for source in (items, tuple(items)):
+        passed = rng.random(size) >= share
+        dropped = np.flatnonzero(~passed)
+        expected = [x for x, ok in zip(source, passed.tolist(), strict=True) if ok]
+        kept = runtime._kept(source, passed, dropped)
+        assert type(kept) is list
+        assert [id(x) for x in kept] == [id(x) for x in expected]
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 9, 200, 5000])
+@pytest.mark.parametrize("share", [0.0, 0.01, 1 / 8, 0.2, 1.0])
+def test_rejections_are_the_answers_not_none_in_order(size, share):
+    """_rejections (read by position when few, else by testing every answer) gives the
+    batch's Status answers in order, as ``compress(found, found)`` does."""
+    rng = np.random.default_rng(size * 1000 + int(share * 1000))
+    rejected = rng.random(size) < share
+    found = [Status(UNRESOLVABLE, (f"r{i}",), "P") if r else None for i, r in enumerate(rejected)]
+    dropped = np.flatnonzero(rejected)
+    got = runtime._rejections(found, dropped)
+    assert [id(s) for s in got] == [id(s) for s in found if s is not None]
