@@ -106,15 +106,20 @@ def test_threads_sharing_the_groups_of_a_lineage():
     assert errors == []
 
 
+def _patchable_table() -> tuple[NodeTable, list[NodeInfo]]:
+    """NodeUnschedulable's table over a view long enough for the table to patch its last
+    answer, and that view's nodes as a list."""
+    view = _view(node_tables._PATCH_FROM + 40)
+    groups = NodeGroups(_UNSCHEDULABLE)
+    groups.fill(view.nodes)
+    return NodeTable(groups, _UNSCHEDULABLE), list(view.nodes)
+
+
 def test_a_list_like_the_last_one_is_patched_where_it_differs():
     """A list of the last one's length differing in a few places (a queue step's new
     NodeInfos) takes the last answers there; each answer is a new list (a caller may change
     it), and a list differing in many places is looked up whole."""
-    view = _view(node_tables._PATCH_FROM + 40)
-    groups = NodeGroups(_UNSCHEDULABLE)
-    groups.fill(view.nodes)
-    table = NodeTable(groups, _UNSCHEDULABLE)
-    nodes = list(view.nodes)
+    table, nodes = _patchable_table()
     first = table.answers(nodes)
     assert first == [ni.node.unschedulable for ni in nodes]
     first[0] = "changed by the caller"
@@ -179,11 +184,7 @@ def test_scores_fall_back_to_the_answers():
 def test_a_patched_list_with_the_same_answers_is_a_new_list():
     """A queue step's new NodeInfo answered as the one it replaces: the answers are those
     of the last list, still a new list each time (a caller may change it)."""
-    view = _view(node_tables._PATCH_FROM + 40)
-    groups = NodeGroups(_UNSCHEDULABLE)
-    groups.fill(view.nodes)
-    table = NodeTable(groups, _UNSCHEDULABLE)
-    nodes = list(view.nodes)
+    table, nodes = _patchable_table()
     first = table.answers(nodes)
     replaced = list(nodes)
     replaced[4] = NodeInfo(Node(name="n4", unschedulable=nodes[4].node.unschedulable), 4, [])
